@@ -1,0 +1,532 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Signals a turn can carry. The gate reports them; the pipeline counts them.
+const (
+	SignalRemember       = "remember"
+	SignalPreference     = "preference"
+	SignalProhibition    = "prohibition"
+	SignalConstraint     = "constraint"
+	SignalDecision       = "decision"
+	SignalReason         = "reason"
+	SignalIdentity       = "identity"
+	SignalProcedure      = "procedure" // "if X fails, do Y"
+	SignalTaskResult     = "task_result"
+	SignalTemporaryState = "temporary_state" // "this week I'm in Berlin"
+	SignalClaim          = "claim"           // an assistant's price, offer or policy statement
+	SignalConfirmation   = "confirmation"    // a user's "yes" to an assistant claim
+	SignalToolFailure    = "tool_failure"
+	SignalToolRecovery   = "tool_recovery"
+	// SignalFirstPerson is weak: a substantive first-person statement without an explicit cue.
+	SignalFirstPerson = "first_person"
+)
+
+// GateResult is the gate's verdict on one turn.
+type GateResult struct {
+	Pass    bool     `json:"pass"`
+	Signals []string `json:"signals,omitempty"`
+	Reason  string   `json:"reason"`
+}
+
+// Gate decides, without any model, whether a turn is worth extracting from: greetings,
+// thanks and other chit-chat are skipped; explicit signals always pass.
+type Gate struct {
+	lex *lexicon
+}
+
+// NewGate compiles the gate's bilingual lexicon.
+func NewGate() *Gate { return &Gate{lex: newLexicon()} }
+
+// Check judges a turn on its own. A tool success can only be recognised as a recovery with
+// the turns before it: use CheckWith or CheckBatch for that.
+func (g *Gate) Check(t memory.Turn) GateResult { return g.CheckWith(t, nil) }
+
+// CheckWith judges a turn given the session's earlier turns, older first.
+func (g *Gate) CheckWith(t memory.Turn, earlier []memory.Turn) GateResult {
+	if t.Deleted {
+		return skip("deleted turn")
+	}
+	switch t.Role {
+	case memory.RoleTool:
+		return g.checkTool(t, earlier)
+	case memory.RoleUser:
+		return g.checkUser(t, earlier)
+	case memory.RoleAssistant:
+		if strings.TrimSpace(t.Content) == "" {
+			return skip("empty turn")
+		}
+		// Assistant turns are only worth a look when they state facts that could be
+		// hallucinated (prices, policies) or record a decision; trust judges them later.
+		if sigs := g.lex.turnSignals(t.Content, true); len(sigs) > 0 {
+			return pass(sigs...)
+		}
+		return skip("assistant turn without a claim or decision")
+	}
+	return skip("system turn")
+}
+
+// CheckBatch judges every turn of b.New, each in the context of the window and the new
+// turns before it. Results are aligned with b.New.
+func (g *Gate) CheckBatch(b Batch) []GateResult {
+	earlier := make([]memory.Turn, 0, len(b.Window)+len(b.New))
+	earlier = append(earlier, b.Window...)
+	out := make([]GateResult, len(b.New))
+	for i, t := range b.New {
+		out[i] = g.CheckWith(t, earlier)
+		earlier = append(earlier, t)
+	}
+	return out
+}
+
+func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
+	text := strings.TrimSpace(t.Content)
+	if text == "" {
+		return skip("empty turn")
+	}
+	// "对" alone is chit-chat, except as the answer to an assistant claim: trust needs it.
+	if prev, ok := lastSpoken(earlier); ok && prev.Role == memory.RoleAssistant && isConfirmation(text) &&
+		containsString(g.lex.turnSignals(prev.Content, true), SignalClaim) {
+		return pass(SignalConfirmation)
+	}
+	if g.lex.isSmallTalk(text) {
+		return skip("small talk")
+	}
+	if sigs := g.lex.turnSignals(text, false); len(sigs) > 0 {
+		return pass(sigs...)
+	}
+	if g.lex.weakFirstPerson(text) {
+		return GateResult{Pass: true, Signals: []string{SignalFirstPerson}, Reason: "weak: substantive first-person statement"}
+	}
+	return skip("no signal")
+}
+
+func (g *Gate) checkTool(t memory.Turn, earlier []memory.Turn) GateResult {
+	task := t.TaskID != "" || g.lex.taskDone(t.Content)
+	if t.Tool == nil {
+		if task {
+			return pass(SignalTaskResult)
+		}
+		return skip("tool turn without a call record or signal")
+	}
+	switch {
+	case toolFailed(t.Tool):
+		return pass(SignalToolFailure)
+	case toolSucceeded(t.Tool):
+		var sigs []string
+		if pendingFailure(earlier, t.Tool.Name) {
+			sigs = append(sigs, SignalToolRecovery)
+		}
+		if task {
+			sigs = append(sigs, SignalTaskResult)
+		}
+		if len(sigs) > 0 {
+			return pass(sigs...)
+		}
+	}
+	return skip("tool success without a preceding failure or a task")
+}
+
+func pass(sigs ...string) GateResult {
+	return GateResult{Pass: true, Signals: sigs, Reason: "signals: " + strings.Join(sigs, ", ")}
+}
+
+func skip(reason string) GateResult { return GateResult{Reason: reason} }
+
+func toolFailed(c *memory.ToolCall) bool {
+	switch strings.ToLower(c.Status) {
+	case "failure", "failed", "error":
+		return true
+	}
+	return false
+}
+
+func toolSucceeded(c *memory.ToolCall) bool {
+	switch strings.ToLower(c.Status) {
+	case "success", "succeeded", "ok":
+		return true
+	}
+	return false
+}
+
+// pendingFailure reports whether the latest call of the named tool in earlier failed.
+func pendingFailure(earlier []memory.Turn, name string) bool {
+	for i := len(earlier) - 1; i >= 0; i-- {
+		t := earlier[i]
+		if t.Role != memory.RoleTool || t.Tool == nil || t.Tool.Name != name {
+			continue
+		}
+		return toolFailed(t.Tool)
+	}
+	return false
+}
+
+// lastSpoken is the latest user or assistant turn of turns.
+func lastSpoken(turns []memory.Turn) (memory.Turn, bool) {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if r := turns[i].Role; r == memory.RoleUser || r == memory.RoleAssistant {
+			return turns[i], true
+		}
+	}
+	return memory.Turn{}, false
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// signalCue is one signal's pattern over lower-cased text. Excludes are phrases removed
+// before matching: false friends such as 特别 for 别, or "don't worry" for "don't".
+type signalCue struct {
+	name     string
+	re       *regexp.Regexp
+	excludes []string
+}
+
+func (c signalCue) match(lower string) bool {
+	for _, x := range c.excludes {
+		lower = strings.ReplaceAll(lower, x, " ")
+	}
+	return c.re.MatchString(lower)
+}
+
+// lexicon is the bilingual vocabulary shared by the gate and the offline extractor.
+type lexicon struct {
+	cues        []signalCue // user signals, in priority order
+	claim       signalCue
+	decision    signalCue
+	task        signalCue
+	stateCue    *regexp.Regexp
+	firstPerson *regexp.Regexp
+	requestEN   *regexp.Regexp
+	requestZH   *regexp.Regexp
+	smallTalk   map[string]struct{}
+	smallMax    int // longest small-talk phrase, in runes
+	temporal    *Temporal
+}
+
+func newLexicon() *lexicon {
+	re := regexp.MustCompile
+	l := &lexicon{
+		cues: []signalCue{
+			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))`)},
+			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b`),
+				excludes: []string{"我记得", "不记得", "还记得", "记得吗", "你记得", "do you remember", "i remember", "don't remember", "can't remember", "do not remember"}},
+			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
+				excludes: []string{"你决定", "你来决定", "还没决定", "没决定", "不决定", "预定了", "一定了", "haven't decided", "not decided", "undecided", "didn't decide", "you decide"}},
+			{name: SignalIdentity, re: re(`我叫|我的名字|我住在|我住|我家在|我在[^，。,.]{1,15}(?:工作|上班)|我就职于|我来自|我是|我的[^，。,.!！?？]{1,10}(?:是|叫)|\bmy name is\b|\bcall me\b|\bi'm called\b|\bi live in\b|\bi(?:'m| am) based in\b|\bi work (?:at|for|as)\b|\bi(?:'m| am) from\b|\bi come from\b|\bi(?:'m| am) an? \b|\bmy [a-z' -]{1,30} (?:is|are)\b`),
+				excludes: []string{"我是说", "我是不是", "我是想", "我是在问", "我是问", "我是觉得", "我的意思是", "我的问题是", "我的天", "i'm a bit", "i am a bit", "i'm a little", "i am a little", "i'm a fan", "i'm a big fan", "i'm a huge fan", "my bad", "my pleasure", "my point is", "my question is", "my guess is"}},
+			{name: SignalProhibition, re: re(`不要|别|不能|禁止|不许|不准|避开|避免|从不|从来不|绝不|决不|不可以|千万别|不吃|不喝|不用|\bnever\b|\bdon't\b|\bdo not\b|\bavoid\b|\bcan't\b|\bcannot\b|\bcan not\b|\bmust not\b|\bmustn't\b|\bno more\b|\bstop \w+ing\b`),
+				excludes: []string{"要不要", "能不能", "不能不", "别忘了", "别人", "特别", "区别", "分别", "类别", "告别", "性别", "级别", "个别", "识别", "辨别", "差别", "别的", "别处", "别墅", "别名", "鉴别", "派别", "离别", "道别", "送别", "惜别", "别致", "不要紧", "不要客气", "别客气", "别担心", "不要担心", "别着急", "别急", "不用谢", "不用客气", "不用了",
+					"never mind", "don't worry", "don't know", "don't think so", "don't understand", "don't remember", "can't remember", "can't wait", "can't believe", "can't thank", "don't mention it", "don't get me wrong", "don't forget", "do not forget",
+					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
+			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
+				excludes: []string{"have to go", "need to go", "has to go"}},
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+				excludes: []string{"最好的", "i'd like to", "i would like to"}},
+			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
+				excludes: []string{"well done", "are you done", "when done"}},
+			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
+		},
+		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),
+			excludes: []string{"feel free", "free to"}},
+		stateCue:    re(`出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
+		firstPerson: re(`我|咱|\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b`),
+		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
+		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
+		temporal:    NewTemporal(),
+	}
+	for _, c := range l.cues {
+		switch c.name {
+		case SignalDecision:
+			l.decision = c
+		case SignalTaskResult:
+			l.task = c
+		}
+	}
+	l.smallTalk = make(map[string]struct{})
+	for _, p := range smallTalkPhrases() {
+		l.smallTalk[p] = struct{}{}
+		l.smallMax = max(l.smallMax, utf8.RuneCountInString(p))
+	}
+	return l
+}
+
+// smallTalkPhrases are greetings, thanks, acknowledgements and laughter, written without
+// spaces or punctuation; a turn made only of them carries nothing to remember.
+func smallTalkPhrases() []string {
+	return []string{
+		"hi", "hello", "hey", "heya", "hiya", "yo", "sup", "howdy", "thanks", "thank", "thankyou", "thx", "ty", "tysm",
+		"cheers", "ok", "okay", "okey", "k", "kk", "sure", "cool", "nice", "great", "awesome", "perfect", "fine", "good",
+		"gotit", "lol", "lmao", "rofl", "ha", "he", "hmm", "hm", "um", "uh", "oh", "ah", "wow", "yay", "goodmorning",
+		"morning", "goodafternoon", "goodevening", "goodnight", "night", "gm", "gn", "bye", "byebye", "goodbye", "seeyou",
+		"seeya", "later", "ttyl", "youtoo", "np", "noproblem", "noworries", "welcome", "yourewelcome", "yes", "yeah", "yep",
+		"yup", "no", "nope", "nah", "alright", "allright", "soundsgood", "right", "exactly", "indeed", "agreed", "true",
+		"really", "alot", "much", "verymuch", "so", "manythanks", "appreciated", "appreciateit", "amazing", "interesting",
+		"gotcha", "understood", "roger", "noted", "howareyou", "imfine", "andyou", "same", "metoo", "sorry", "you", "thats",
+		"neverminditsfine",
+		"你好", "您好", "嗨", "哈喽", "哈啰", "喂", "早", "早上好", "早安", "上午好", "中午好", "下午好", "午安", "晚上好", "晚安",
+		"谢谢", "谢了", "谢啦", "多谢", "感谢", "非常感谢", "辛苦了", "辛苦", "好的", "好滴", "好嘞", "好吧", "好", "的", "嗯", "恩",
+		"哦", "噢", "喔", "啊", "呀", "哈", "呵", "嘿", "嘻", "行", "可以", "收到", "明白", "明白了", "了解", "知道了", "懂了",
+		"在吗", "在不在", "在", "拜拜", "再见", "回头见", "没事", "没关系", "不客气", "不用谢", "不用客气", "没问题", "对", "对的",
+		"是的", "是", "没错", "好久不见", "你好吗", "我很好", "还行", "厉害", "牛", "棒", "太棒了", "太好了", "不错", "赞",
+		"666", "了", "吧", "呢", "啦", "哇", "您", "你", "也", "很", "非常", "真", "太",
+	}
+}
+
+// isSmallTalk reports whether text is made only of small-talk phrases, emojis and punctuation.
+func (l *lexicon) isSmallTalk(text string) bool {
+	var rs []rune
+	for _, r := range strings.ToLower(text) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			rs = append(rs, r)
+		}
+	}
+	// Word break: can rs be cut into known phrases? ("okthanks", "好的谢谢").
+	ok := make([]bool, len(rs)+1)
+	ok[0] = true
+	for i := range rs {
+		if !ok[i] {
+			continue
+		}
+		for j := i + 1; j <= len(rs) && j-i <= l.smallMax; j++ {
+			if _, hit := l.smallTalk[string(rs[i:j])]; hit {
+				ok[j] = true
+			}
+		}
+	}
+	return ok[len(rs)]
+}
+
+// turnSignals are the signals of text's statements (questions do not count), in cue order.
+// Assistant turns only carry claims and decisions.
+func (l *lexicon) turnSignals(text string, assistant bool) []string {
+	var found []string
+	add := func(s string) {
+		if !containsString(found, s) {
+			found = append(found, s)
+		}
+	}
+	for _, s := range splitSentences(text) {
+		s, ok := l.statement(s)
+		if !ok {
+			continue
+		}
+		lower := lowerText(s)
+		if assistant {
+			if l.claim.match(lower) {
+				add(SignalClaim)
+			}
+			if l.decision.match(lower) {
+				add(SignalDecision)
+			}
+			continue
+		}
+		for _, c := range l.sentenceSignals(s) {
+			add(c)
+		}
+	}
+	// Report in a fixed order whatever the sentence order, for stable metrics.
+	order := []string{SignalClaim, SignalConfirmation}
+	for _, c := range l.cues {
+		order = append(order, c.name)
+	}
+	order = append(order, SignalTemporaryState)
+	var out []string
+	for _, o := range order {
+		if containsString(found, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// sentenceSignals are the user signals of one statement, in cue (priority) order.
+func (l *lexicon) sentenceSignals(s string) []string {
+	if l.isSmallTalk(s) {
+		return nil
+	}
+	lower := lowerText(s)
+	var out []string
+	for _, c := range l.cues {
+		if c.match(lower) {
+			out = append(out, c.name)
+		}
+	}
+	// Any reference time will do: only the presence of a date expression matters here.
+	if l.stateCue.MatchString(lower) && len(l.temporal.Find(s, time.Time{})) > 0 {
+		out = append(out, SignalTemporaryState)
+	}
+	return out
+}
+
+// statement turns a polite request into its content ("can you remember that …?" →
+// "remember that …") and rejects questions, which state nothing.
+func (l *lexicon) statement(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
+		s = trimQuestion(s[loc[1]:])
+		return s, s != ""
+	}
+	if loc := l.requestZH.FindStringIndex(s); loc != nil && loc[1] > 0 && isQuestion(s) {
+		s = trimQuestion(s[loc[1]:])
+		return s, s != ""
+	}
+	if isQuestion(s) {
+		return "", false
+	}
+	return s, s != ""
+}
+
+func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
+
+// weakFirstPerson reports a substantive statement in the first person: worth a model's look
+// even without an explicit cue.
+func (l *lexicon) weakFirstPerson(text string) bool {
+	for _, s := range splitSentences(text) {
+		s, ok := l.statement(s)
+		if !ok {
+			continue
+		}
+		lower := lowerText(s)
+		if !l.firstPerson.MatchString(lower) {
+			continue
+		}
+		han := 0
+		for _, r := range s {
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		if han >= 10 || len(strings.Fields(s)) >= 6 {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lexicon) hasFirstPerson(s string) bool { return l.firstPerson.MatchString(lowerText(s)) }
+
+// splitSentences cuts text at sentence ends (。！？!?；; newlines, and a full stop followed
+// by a space, so 19.9 stays whole) and folds a sentence that only gives a reason ("因为…",
+// "Because …") into the one before it.
+func splitSentences(text string) []string {
+	var parts []string
+	var b strings.Builder
+	rs := []rune(text)
+	for i, r := range rs {
+		b.WriteRune(r)
+		end := false
+		switch r {
+		case '。', '！', '？', '!', '?', '；', ';', '\n', '…':
+			end = true
+		case '.':
+			end = i+1 == len(rs) || unicode.IsSpace(rs[i+1])
+		}
+		if end && i+1 < len(rs) && strings.ContainsRune("。！？!?；;…", rs[i+1]) {
+			end = false // keep "?!" and "。。。" together
+		}
+		if end {
+			if s := strings.TrimSpace(b.String()); s != "" {
+				parts = append(parts, s)
+			}
+			b.Reset()
+		}
+	}
+	if s := strings.TrimSpace(b.String()); s != "" {
+		parts = append(parts, s)
+	}
+	var out []string
+	for _, p := range parts {
+		if len(out) > 0 && reasonLead(p) {
+			prev := trimEnd(out[len(out)-1])
+			if hasHan(p) {
+				out[len(out)-1] = prev + "，" + p
+			} else {
+				out[len(out)-1] = prev + ", " + lowerFirst(p)
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func reasonLead(s string) bool {
+	l := lowerText(s)
+	for _, p := range []string{"因为", "原因是", "由于", "because", "the reason is", "'cause"} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isQuestion reports a sentence that asks rather than states.
+func isQuestion(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") {
+		return true
+	}
+	s = strings.TrimRight(s, "。.!！~～ ")
+	for _, p := range []string{"吗", "么", "嘛"} {
+		if strings.HasSuffix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// trimQuestion drops a question's ending: "… 吗？" → "…".
+func trimQuestion(s string) string {
+	s = strings.TrimRight(strings.TrimSpace(s), "?？。.!！ ")
+	for _, p := range []string{"吗", "么", "嘛"} {
+		s = strings.TrimSuffix(s, p)
+	}
+	return strings.TrimSpace(s)
+}
+
+// trimEnd drops trailing sentence punctuation and spaces.
+func trimEnd(s string) string {
+	return strings.TrimRightFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("。．.！!？?；;，,、~～…", r)
+	})
+}
+
+// lowerText lower-cases and straightens apostrophes, which is what cues are written against.
+func lowerText(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, "’", "'"))
+}
+
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsUpper(r) {
+		return s
+	}
+	// Keep acronyms and names that are all capitals ("API", "I").
+	if r2, _ := utf8.DecodeRuneInString(s[n:]); unicode.IsUpper(r2) || (r == 'I' && (len(s) == 1 || !unicode.IsLetter(r2))) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
+}
+
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}

@@ -1,0 +1,1152 @@
+package extractor
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Offline extractor identity.
+const (
+	OfflineName    = "offline-rules"
+	OfflineVersion = "1.0.0"
+)
+
+// Importance by kind of memory: what constrains the agent or identifies the user matters
+// most, one-off events least.
+const (
+	impConstraint = 0.8
+	impIdentity   = 0.8
+	impRemember   = 0.8
+	impPreference = 0.7
+	impDecision   = 0.7
+	impSkill      = 0.6
+	impState      = 0.5
+	impClaim      = 0.5
+	impEvent      = 0.4
+
+	confExplicit = 0.9
+	confHedged   = 0.7 // "尽量", "maybe", "I think"
+	confState    = 0.8
+	confEvent    = 0.8
+	confClaim    = 0.5
+)
+
+// Offline is the deterministic bilingual (Chinese, English) rule extractor engram uses when
+// no LLM is configured. It extracts the gate's explicit signals sentence by sentence from
+// user turns, price and policy claims from assistant turns (for trust to judge), and
+// failure→success recoveries and finished tasks from tool turns. Content is rewritten in
+// the third person ("The user …", "用户…") with relative dates made absolute.
+//
+// Keys it derives (normalised slots, so that conflicting values meet deterministically):
+// meeting.avoid_time, meeting.preferred_time, meeting.room, meeting.preference,
+// allergy.<x>, food.diet, food.cuisine.<x>, food.spicy, food.ingredient.<x>, drink.<x>,
+// language.preference, ui.theme, editor.theme, editor.preference, code.indentation,
+// user.timezone, schedule.working_hours, schedule.sleep, notification.quiet_hours,
+// notification.channel, travel.seat, response.style, user.name, user.location,
+// user.employer, user.work_location, user.origin, user.role, user.birthday, user.email,
+// user.phone, user.address, user.status (temporary, with expire_at),
+// relation.<x> (manager, spouse, child …), favorite.<x>, tool.<name>.recovery[.<error>].
+type Offline struct {
+	lex    *lexicon
+	topics topicLexicon
+	idents []identRule
+
+	hedge, permanent, fixCue *regexp.Regexp
+	rememberZH, rememberEN   *regexp.Regexp
+	fillerZH, fillerEN       *regexp.Regexp
+	leadEN, imperativeEN     *regexp.Regexp
+	letsEN, conclusionZH     *regexp.Regexp
+	pronounEN, verbEN        *regexp.Regexp
+	reason                   *regexp.Regexp
+}
+
+var _ Extractor = (*Offline)(nil)
+
+// NewOffline compiles the extractor's rules.
+func NewOffline() *Offline {
+	re := regexp.MustCompile
+	return &Offline{
+		lex:          newLexicon(),
+		topics:       newTopicLexicon(),
+		idents:       newIdentRules(),
+		hedge:        re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
+		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
+		fixCue:       re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang)`),
+		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
+		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
+		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|ok|OK)[，,、\s]*)+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey|hi|please|pls|plz|kindly|actually|one more thing|fyi)(?:[,:!]\s*|\s+))+`),
+		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
+		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
+		letsEN:       re(`(?i)^let's\s+`),
+		conclusionZH: re(`^(?:最终)?结论(?:是|：|:)`),
+		pronounEN:    re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
+		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even)\s+)*)([a-z']+)\b`),
+		reason:       re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
+	}
+}
+
+// Name implements Extractor.
+func (o *Offline) Name() string { return OfflineName }
+
+// Version implements Extractor.
+func (o *Offline) Version() string { return OfflineVersion }
+
+// Model implements Extractor: the offline extractor uses none.
+func (o *Offline) Model() string { return "" }
+
+// draft is a candidate before the batch's ownership fields are attached.
+type draft struct {
+	typ        memory.Type
+	cat        memory.Category
+	key        string
+	content    string
+	importance float64
+	confidence float64
+	expire     *time.Time
+	rule       string
+	source     memory.Source // empty: the turn's role
+	sourceIDs  []string      // empty: the turn
+	meta       map[string]any
+}
+
+// Extract implements Extractor. It is deterministic: the same batch gives the same
+// candidates in the same order.
+func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, error) {
+	timeline := b.timeline()
+	base := len(b.Window)
+	recs := toolRecoveries(timeline)
+	var out []memory.Candidate
+	for i, t := range b.New {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("offline extraction: %w", err)
+		}
+		if t.Deleted {
+			continue
+		}
+		var drafts []draft
+		switch t.Role {
+		case memory.RoleUser:
+			// A "yes" to an assistant claim from an earlier batch: re-propose the claim so
+			// that trust can promote it with this confirmation.
+			if prev, ok := lastSpoken(timeline[:base+i]); ok && isConfirmation(t.Content) &&
+				prev.Role == memory.RoleAssistant && indexOf(timeline[:base], prev.TurnID) >= 0 {
+				for _, d := range o.fromAssistant(prev) {
+					d.sourceIDs = []string{prev.TurnID}
+					drafts = append(drafts, d)
+				}
+			}
+			drafts = append(drafts, o.fromUser(t)...)
+		case memory.RoleAssistant:
+			drafts = o.fromAssistant(t)
+		case memory.RoleTool:
+			drafts = o.fromTool(timeline, base+i, recs)
+		}
+		for _, d := range drafts {
+			out = append(out, o.candidate(b, t, d))
+		}
+	}
+	return out, nil
+}
+
+func indexOf(turns []memory.Turn, id string) int {
+	for i, t := range turns {
+		if t.TurnID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *Offline) candidate(b Batch, t memory.Turn, d draft) memory.Candidate {
+	ids := d.sourceIDs
+	if len(ids) == 0 {
+		ids = []string{t.TurnID}
+	}
+	src := d.source
+	if src == "" {
+		src = sourceOf(t.Role)
+	}
+	meta := map[string]any{"rule": d.rule}
+	for k, v := range d.meta {
+		meta[k] = v
+	}
+	return memory.Candidate{
+		Tenant:           firstNonEmpty(b.Tenant, t.Tenant),
+		UserID:           firstNonEmpty(b.UserID, t.UserID),
+		AgentID:          firstNonEmpty(b.AgentID, t.AgentID),
+		SessionID:        firstNonEmpty(b.SessionID, t.SessionID),
+		Scope:            memory.ScopeUser,
+		Type:             d.typ,
+		Category:         d.cat,
+		Key:              d.key,
+		Content:          d.content,
+		Importance:       d.importance,
+		Confidence:       d.confidence,
+		SourceTurnIDs:    append([]string(nil), ids...),
+		ValidFrom:        t.OccurredAt,
+		ExpireAt:         d.expire,
+		Source:           src,
+		Trusted:          src != memory.SourceAssistant, // ApplyTrust has the final word
+		Extractor:        OfflineName,
+		ExtractorVersion: OfflineVersion,
+		Metadata:         meta,
+	}
+}
+
+func sourceOf(r memory.Role) memory.Source {
+	switch r {
+	case memory.RoleAssistant:
+		return memory.SourceAssistant
+	case memory.RoleTool:
+		return memory.SourceTool
+	}
+	return memory.SourceUser
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fromUser extracts per sentence: each statement yields at most one memory, except
+// identity facts, which yield one per fact.
+func (o *Offline) fromUser(t memory.Turn) []draft {
+	var out []draft
+	for _, s := range splitSentences(t.Content) {
+		s, ok := o.lex.statement(s)
+		if !ok {
+			continue
+		}
+		out = append(out, o.classify(s, t.OccurredAt, true)...)
+	}
+	return out
+}
+
+func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft {
+	s = o.clean(s)
+	if s == "" || o.lex.isSmallTalk(s) {
+		return nil
+	}
+	sigs := o.lex.sentenceSignals(s)
+	has := func(name string) bool { return containsString(sigs, name) }
+	zh := hasHan(s)
+	lower := lowerText(s)
+	switch {
+	case has(SignalProcedure):
+		d := o.draft(s, ref, memory.Procedural, memory.CatSkill, "procedure", impPreference, confInstruction)
+		d.meta = map[string]any{"instruction": true}
+		return []draft{d}
+	case allowRemember && has(SignalRemember):
+		rest := s
+		if zh {
+			rest = o.rememberZH.ReplaceAllString(s, "")
+		} else {
+			rest = o.rememberEN.ReplaceAllString(s, "")
+		}
+		if rest != s && rest != "" {
+			if ds := o.classify(rest, ref, false); len(ds) > 0 {
+				for i := range ds {
+					ds[i].importance = max(ds[i].importance, impRemember)
+					ds[i].rule = "remember+" + ds[i].rule
+				}
+				return ds
+			}
+		}
+		return []draft{o.draft(rest, ref, memory.Semantic, memory.CatFact, "remember", impRemember, confExplicit)}
+	case has(SignalDecision):
+		d := o.draft(s, ref, memory.Semantic, memory.CatDecision, "decision", impDecision, o.confidence(lower))
+		if m := o.reason.FindStringSubmatch(s); m != nil {
+			d.meta = map[string]any{"reason": trimEnd(m[1])}
+		}
+		return []draft{d}
+	}
+	if ids := o.identity(s, ref); len(ids) > 0 {
+		return ids
+	}
+	switch {
+	case has(SignalProhibition) || has(SignalConstraint):
+		d := o.draft(s, ref, memory.Semantic, memory.CatConstraint, "constraint", impConstraint, o.confidence(lower))
+		d.key, d.expire = o.topics.key(lower), o.expiry(s, ref)
+		return []draft{d}
+	case has(SignalPreference):
+		d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "preference", impPreference, o.confidence(lower))
+		d.key, d.expire = o.topics.key(lower), o.expiry(s, ref)
+		return []draft{d}
+	case has(SignalTemporaryState):
+		if exp := o.expiry(s, ref); exp != nil {
+			d := o.draft(s, ref, memory.Semantic, memory.CatFact, "temporary_state", impState, confState)
+			d.key, d.expire = "user.status", exp
+			return []draft{d}
+		}
+	}
+	if has(SignalTaskResult) {
+		return []draft{o.draft(s, ref, memory.Episodic, memory.CatEvent, "task_result", impEvent, confEvent)}
+	}
+	return nil
+}
+
+func (o *Offline) draft(s string, ref time.Time, typ memory.Type, cat memory.Category, rule string, imp, conf float64) draft {
+	return draft{typ: typ, cat: cat, content: o.finish(o.thirdPerson(s, cat, rule), ref), importance: imp, confidence: conf, rule: rule,
+		meta: map[string]any{}}
+}
+
+func (o *Offline) confidence(lower string) float64 {
+	if o.hedge.MatchString(lower) {
+		return confHedged
+	}
+	return confExplicit
+}
+
+// expiry is when a time-bounded statement ("this week", "今天", "until Friday") stops being
+// true: the end of the first period it names that has not ended yet. Statements marked as
+// lasting ("from now on", "每周", "always") do not expire.
+func (o *Offline) expiry(s string, ref time.Time) *time.Time {
+	if ref.IsZero() || o.permanent.MatchString(lowerText(s)) {
+		return nil
+	}
+	for _, m := range o.lex.temporal.Find(s, ref) {
+		if m.Until.After(ref) {
+			u := m.Until
+			return &u
+		}
+	}
+	return nil
+}
+
+// finish makes relative dates absolute against the turn's time.
+func (o *Offline) finish(content string, ref time.Time) string {
+	if ref.IsZero() {
+		return content
+	}
+	return o.lex.temporal.Rewrite(content, ref)
+}
+
+// clean drops leading fillers ("好的，", "btw") and the trailing punctuation.
+func (o *Offline) clean(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "’", "'"))
+	if hasHan(s) {
+		s = o.fillerZH.ReplaceAllString(s, "")
+	} else {
+		s = o.fillerEN.ReplaceAllString(s, "")
+	}
+	return trimEnd(s)
+}
+
+// fromAssistant proposes the assistant's price, offer and policy statements as facts with
+// Source assistant, so that trust can hold them until the user confirms them. The claim
+// sentences of one turn form one candidate.
+func (o *Offline) fromAssistant(t memory.Turn) []draft {
+	var claims []string
+	for _, s := range splitSentences(t.Content) {
+		s, ok := o.lex.statement(s)
+		if !ok || !o.lex.claim.match(lowerText(s)) {
+			continue
+		}
+		claims = append(claims, trimEnd(strings.TrimSpace(s)))
+	}
+	if len(claims) == 0 {
+		return nil
+	}
+	joined := strings.Join(claims, "; ")
+	content := "The assistant stated: " + joined
+	if hasHan(joined) {
+		content = "助手称：" + strings.Join(claims, "；")
+	}
+	return []draft{{typ: memory.Semantic, cat: memory.CatFact, content: o.finish(content, t.OccurredAt),
+		importance: impClaim, confidence: confClaim, rule: "claim", source: memory.SourceAssistant}}
+}
+
+// recovery is one failure→success pattern of a tool: the failures of a streak and the
+// success that ended it.
+type recovery struct {
+	tool, err, slug string
+	fails           []int
+	success         int
+}
+
+func toolRecoveries(timeline []memory.Turn) []recovery {
+	var out []recovery
+	streak := map[string][]int{} // tool → failing turns since its last success
+	for i, t := range timeline {
+		if t.Role != memory.RoleTool || t.Tool == nil || t.Deleted {
+			continue
+		}
+		name := t.Tool.Name
+		switch {
+		case toolFailed(t.Tool):
+			streak[name] = append(streak[name], i)
+		case toolSucceeded(t.Tool):
+			if fails := streak[name]; len(fails) > 0 {
+				last := timeline[fails[len(fails)-1]]
+				err := strings.TrimSpace(last.Tool.Error)
+				if err == "" {
+					err = truncate(strings.TrimSpace(last.Content), 120)
+				}
+				out = append(out, recovery{tool: name, err: err, slug: errorSlug(err), fails: fails, success: i})
+			}
+			delete(streak, name)
+		}
+	}
+	return out
+}
+
+// fromTool turns the recoveries that end at this turn into skills (one per tool and kind of
+// error, at its last success in the batch) and a task's successful result into an event.
+func (o *Offline) fromTool(timeline []memory.Turn, p int, recs []recovery) []draft {
+	t := timeline[p]
+	if t.Tool == nil || !toolSucceeded(t.Tool) {
+		return nil
+	}
+	var out []draft
+	recovered := false
+	for _, r := range recs {
+		if r.success != p {
+			continue
+		}
+		recovered = true
+		var group []recovery
+		later := false
+		for _, g := range recs {
+			if g.tool == r.tool && g.slug == r.slug {
+				group = append(group, g)
+				later = later || g.success > p
+			}
+		}
+		if later {
+			continue // the last success of the group speaks for all of them
+		}
+		var ids []string
+		for _, g := range group {
+			for _, f := range g.fails {
+				ids = append(ids, timeline[f].TurnID)
+			}
+			ids = append(ids, timeline[g.success].TurnID)
+		}
+		conf := confOneRecovery
+		if len(group) > 1 {
+			conf = confManyRecovery
+		}
+		errText := r.err
+		if errText == "" {
+			errText = "an error"
+		}
+		content := fmt.Sprintf("When tool %s fails with %s, %s", quote(r.tool), quote(errText), o.whatWorked(timeline, group))
+		key := "tool." + slugify(r.tool) + ".recovery"
+		if r.slug != "" {
+			key += "." + r.slug
+		}
+		out = append(out, draft{typ: memory.Procedural, cat: memory.CatSkill, key: key, content: content,
+			importance: impSkill, confidence: conf, rule: "tool_recovery", source: memory.SourceTool, sourceIDs: ids,
+			meta: map[string]any{"tool": r.tool, "error": r.err, "pairs": len(group)}})
+	}
+	if t.TaskID != "" && !recovered {
+		content := fmt.Sprintf("Task %s: tool %s succeeded", t.TaskID, quote(t.Tool.Name))
+		if c := strings.TrimSpace(t.Content); c != "" {
+			content += ": " + truncate(c, 160)
+		}
+		out = append(out, draft{typ: memory.Episodic, cat: memory.CatEvent, content: o.finish(content, t.OccurredAt),
+			importance: impEvent, confidence: confExplicit, rule: "task_result",
+			meta: map[string]any{"tool": t.Tool.Name, "task_id": t.TaskID}})
+	}
+	return out
+}
+
+// whatWorked describes the fix: the latest user or assistant turn between a failure and the
+// success after it that reads like one, else the retry and its result.
+func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
+	for g := len(group) - 1; g >= 0; g-- {
+		r := group[g]
+		for i := r.success - 1; i > r.fails[len(r.fails)-1]; i-- {
+			t := timeline[i]
+			if (t.Role == memory.RoleUser || t.Role == memory.RoleAssistant) && o.fixCue.MatchString(t.Content) {
+				return "what worked: " + truncate(trimEnd(strings.TrimSpace(t.Content)), 200)
+			}
+		}
+	}
+	out := "retrying it succeeded"
+	if c := strings.TrimSpace(timeline[group[len(group)-1].success].Content); c != "" {
+		out += " (result: " + truncate(c, 120) + ")"
+	}
+	return out
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// slugify lower-cases and keeps [a-z0-9_], so a tool name can sit in a key.
+func slugify(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+				b.WriteByte('_')
+			}
+		}
+	}
+	return strings.Trim(b.String(), "_")
+}
+
+// errorSlug names a kind of error by its first three meaningful words, leaving out numbers
+// and ids that vary between occurrences ("timeout after 30s" → "timeout").
+func errorSlug(err string) string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(err), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if strings.ContainsAny(w, "0123456789") && !(len(w) == 3 && strings.Trim(w, "0123456789") == "") {
+			continue // 30s, request ids vary; HTTP status codes do not
+		}
+		switch w {
+		case "a", "an", "the", "of", "to", "for", "in", "on", "at", "after", "with", "by", "from", "is", "was", "s":
+			continue
+		}
+		words = append(words, w)
+		if len(words) == 3 {
+			break
+		}
+	}
+	return strings.Join(words, "_")
+}
+
+// thirdPerson rewrites a user's sentence so it stands on its own: "The user prefers …",
+// "用户希望…".
+func (o *Offline) thirdPerson(s string, cat memory.Category, rule string) string {
+	if hasHan(s) {
+		return o.thirdPersonZH(s, cat, rule)
+	}
+	return o.thirdPersonEN(s, cat, rule)
+}
+
+func startsWithAny(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *Offline) thirdPersonZH(s string, cat memory.Category, rule string) string {
+	s = strings.TrimPrefix(s, "请")
+	out := s
+	switch {
+	case strings.HasPrefix(s, "我"):
+	case rule == "remember":
+		out = "用户要求记住：" + s
+	case strings.HasPrefix(s, "希望"):
+		out = "用户" + s
+	case startsWithAny(s, "以后", "今后", "往后", "下次", "之后", "尽量", "尽可能", "从现在开始", "从今天起"):
+		out = "用户希望" + s
+	case startsWithAny(s, "不要", "别", "不能", "禁止", "不许", "不准", "千万", "避免", "避开", "绝不", "绝对不要", "永远不要", "必须", "务必", "一定要", "记得", "只能"):
+		out = "用户要求" + s
+	case startsWithAny(s, "最终决定", "最后决定", "决定", "最终选择", "最终确定", "确定"):
+		out = "用户" + s
+	case o.conclusionZH.MatchString(s):
+		out = "用户的结论是" + o.conclusionZH.ReplaceAllString(s, "")
+	case strings.Contains(s, "我"):
+	default:
+		switch cat {
+		case memory.CatPreference:
+			out = "用户偏好" + s
+		case memory.CatConstraint:
+			out = "用户要求" + s
+		case memory.CatDecision:
+			out = "用户决定：" + s
+		case memory.CatSkill:
+			out = "用户指示：" + s
+		default:
+			out = "用户表示" + s
+		}
+	}
+	out = strings.ReplaceAll(out, "我们", "用户")
+	return strings.ReplaceAll(out, "我", "用户")
+}
+
+func (o *Offline) thirdPersonEN(s string, cat memory.Category, rule string) string {
+	suffix := ""
+	if m := o.leadEN.FindStringSubmatch(s); m != nil {
+		s = s[len(m[0]):]
+		suffix = " " + strings.ToLower(m[1])
+	}
+	var out string
+	switch {
+	case rule == "remember":
+		out = "The user asked to remember that " + o.pronounsEN(lowerFirst(s), true)
+	case rule == "procedure":
+		out = "User instruction: " + o.pronounsEN(lowerFirst(s), true)
+	case o.letsEN.MatchString(s):
+		out = "The user decided to " + o.pronounsEN(o.letsEN.ReplaceAllString(s, ""), true)
+	case o.imperativeEN.MatchString(s) && !nounSubject(s):
+		m := o.imperativeEN.FindStringSubmatch(s)
+		rest := o.pronounsEN(s[len(m[0]):], true)
+		switch strings.ToLower(m[1]) {
+		case "don't", "do not":
+			out = "The user asked not to " + rest
+		case "never":
+			out = "The user asked never to " + rest
+		case "no":
+			out = "The user asked for no " + rest
+		default:
+			out = "The user asked to " + o.pronounsEN(lowerFirst(s), true)
+		}
+	case o.lex.hasFirstPerson(s):
+		out = upperFirst(o.pronounsEN(s, false))
+	default:
+		prefix := map[memory.Category]string{
+			memory.CatPreference: "User preference: ",
+			memory.CatConstraint: "User constraint: ",
+			memory.CatDecision:   "The user decided: ",
+			memory.CatEvent:      "The user reported: ",
+			memory.CatSkill:      "User instruction: ",
+		}[cat]
+		if prefix == "" {
+			prefix = "The user stated: "
+		}
+		out = prefix + lowerFirst(s)
+	}
+	return out + suffix
+}
+
+// nounSubject reports an imperative-looking first word used as a noun: "Email is best".
+func nounSubject(s string) bool {
+	f := strings.Fields(strings.ToLower(s))
+	if len(f) < 2 {
+		return false
+	}
+	switch f[1] {
+	case "is", "are", "was", "were", "'s", "has", "works", "seems":
+		return true
+	}
+	return false
+}
+
+// pronounsEN replaces the first person: the first mention becomes "the user" (with the verb
+// agreeing: "I prefer" → "the user prefers"), later ones "they"/"them"/"their". introduced
+// says the sentence already names the user.
+func (o *Offline) pronounsEN(s string, introduced bool) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range o.pronounEN.FindAllStringIndex(s, -1) {
+		word := s[loc[0]:loc[1]]
+		if len(word) > 1 && word == strings.ToUpper(word) && !strings.ContainsAny(word, " '") {
+			continue // US, ME: abbreviations, not pronouns
+		}
+		b.WriteString(s[last:loc[0]])
+		last = loc[1]
+		rep, conj := pronounFor(strings.ToLower(strings.Join(strings.Fields(word), " ")), introduced)
+		b.WriteString(rep)
+		introduced = true
+		if !conj {
+			continue
+		}
+		if m := o.verbEN.FindStringSubmatchIndex(s[last:]); m != nil {
+			b.WriteString(s[last : last+m[4]])
+			b.WriteString(thirdSingular(s[last+m[4] : last+m[5]]))
+			last += m[5]
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// pronounFor maps a first-person form; conj says the next verb must agree with "the user".
+func pronounFor(w string, introduced bool) (string, bool) {
+	type forms struct{ first, later string }
+	var f forms
+	conj := false
+	switch w {
+	case "i", "we":
+		f, conj = forms{"the user", "they"}, true
+	case "i am", "we are":
+		f = forms{"the user is", "they are"}
+	case "i'm", "we're":
+		f = forms{"the user is", "they're"}
+	case "i was", "we were":
+		f = forms{"the user was", "they were"}
+	case "i've", "we've":
+		f = forms{"the user has", "they've"}
+	case "i have", "we have":
+		f = forms{"the user has", "they have"}
+	case "i'd", "we'd":
+		f = forms{"the user would", "they'd"}
+	case "i'll", "we'll":
+		f = forms{"the user will", "they'll"}
+	case "me", "us":
+		f = forms{"the user", "them"}
+	case "my", "our":
+		f = forms{"the user's", "their"}
+	case "mine", "ours":
+		f = forms{"the user's", "theirs"}
+	default: // myself, ourselves
+		f = forms{"the user", "themselves"}
+	}
+	if introduced {
+		return f.later, false
+	}
+	return f.first, conj
+}
+
+// thirdSingular conjugates a verb for "the user": prefer → prefers, go → goes, try → tries;
+// modals, past forms and contractions stay.
+func thirdSingular(w string) string {
+	lw := strings.ToLower(w)
+	switch lw {
+	case "don't":
+		return "doesn't"
+	case "do":
+		return "does"
+	case "have":
+		return "has"
+	case "am", "are":
+		return "is"
+	case "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
+		"must", "mustn't", "may", "might", "shall", "did", "didn't", "was", "wasn't", "were", "had", "hadn't", "is",
+		"went", "got", "made", "took", "said", "found", "left", "bought", "ate", "came", "saw", "knew", "thought",
+		"told", "broke", "chose", "sent", "spent", "felt", "lost", "met", "paid", "ran", "wrote", "built", "began",
+		"became", "forgot", "gave", "kept", "heard", "put", "set", "read", "let", "cut", "hit", "quit", "and", "or", "to":
+		return w
+	}
+	if strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(lw, "ss"), strings.HasSuffix(lw, "sh"), strings.HasSuffix(lw, "ch"),
+		strings.HasSuffix(lw, "x"), strings.HasSuffix(lw, "z"), strings.HasSuffix(lw, "o"):
+		return w + "es"
+	case len(lw) > 1 && strings.HasSuffix(lw, "y") && !strings.ContainsRune("aeiou", rune(lw[len(lw)-2])):
+		return w[:len(w)-1] + "ies"
+	}
+	return w + "s"
+}
+
+// identRule recognises one kind of identity fact; value is the submatch holding it.
+type identRule struct {
+	re    *regexp.Regexp
+	kind  string
+	value int
+}
+
+func newIdentRules() []identRule {
+	re := regexp.MustCompile
+	const zhVal = `([^，。,!！?？；;\s]{1,20})`
+	const enVal = `([^,;!?]{2,60})`
+	return []identRule{
+		{re: re(`我叫(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
+		{re: re(`我的名字(?:是|叫)(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
+		{re: re(`我(?:现在|目前|一直)?住在` + zhVal), kind: "location", value: 1},
+		{re: re(`我家在` + zhVal), kind: "location", value: 1},
+		{re: re(`我(?:现在|目前)?在([^，。,!！?？；;\s]{1,20}?)(?:工作|上班|任职)`), kind: "employer", value: 1},
+		{re: re(`我(?:现在|目前)?就职于` + zhVal), kind: "employer", value: 1},
+		{re: re(`我来自` + zhVal), kind: "origin", value: 1},
+		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
+		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
+		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		{re: re(`(?i:\bi live in|\bi'm based in|\bi am based in|\bi currently live in|\bi now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
+		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
+		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
+		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
+	}
+}
+
+// identity extracts profile facts (name, home, employer, role …), one per fact found.
+func (o *Offline) identity(s string, ref time.Time) []draft {
+	var out []draft
+	seen := map[string]bool{}
+	zh := hasHan(s)
+	for _, r := range o.idents {
+		for _, m := range r.re.FindAllStringSubmatch(s, -1) {
+			d, ok := o.identityDraft(r.kind, m, zh)
+			if !ok || seen[d.key+"|"+d.content] {
+				continue
+			}
+			seen[d.key+"|"+d.content] = true
+			d.content = o.finish(d.content, ref)
+			d.rule = "identity"
+			d.meta = map[string]any{}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) {
+	profile := func(key, content string) (draft, bool) {
+		return draft{typ: memory.Semantic, cat: memory.CatProfile, key: key, content: content,
+			importance: impIdentity, confidence: confExplicit}, true
+	}
+	switch kind {
+	case "name":
+		v := cutAt(m[1], "是在住今来从的，,了")
+		if v == "" || strings.ContainsAny(v, "了过着他她你人车外") {
+			return draft{}, false
+		}
+		if zh {
+			return profile("user.name", "用户的名字是"+v)
+		}
+		return profile("user.name", "The user's name is "+v)
+	case "location":
+		v := o.cutValue(m[1])
+		if v == "" {
+			return draft{}, false
+		}
+		if zh {
+			return profile("user.location", "用户住在"+v)
+		}
+		return profile("user.location", "The user lives in "+v)
+	case "employer":
+		v := o.cutValue(m[1])
+		if v == "" {
+			return draft{}, false
+		}
+		if zh {
+			key := "user.employer"
+			if isPlace(v) {
+				key = "user.work_location"
+			}
+			return profile(key, "用户在"+v+"工作")
+		}
+		return profile("user.employer", "The user works at "+v)
+	case "origin", "origin_zh":
+		v := o.cutValue(m[1])
+		if v == "" || startsWithAny(v, "个", "一", "好", "坏", "什么", "这样", "哪") {
+			return draft{}, false
+		}
+		if zh {
+			return profile("user.origin", "用户来自"+v)
+		}
+		return profile("user.origin", "The user is from "+v)
+	case "diet":
+		return profile("food.diet", "The user is "+strings.ToLower(m[1]))
+	case "role":
+		v := o.cutValue(m[1])
+		if zh {
+			if strings.HasPrefix(v, "素食") {
+				return profile("food.diet", "用户是"+v)
+			}
+			return profile("user.role", "用户是"+v)
+		}
+		first := strings.ToLower(strings.Fields(v + " x")[0])
+		switch first {
+		case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian":
+			return draft{}, false
+		}
+		article := "a "
+		if strings.ContainsRune("aeiou", rune(first[0])) {
+			article = "an "
+		}
+		return profile("user.role", "The user is "+article+v)
+	case "attr":
+		attr, v := strings.TrimSpace(m[1]), o.cutValue(m[2])
+		if v == "" {
+			return draft{}, false
+		}
+		key, cat, ok := attrKey(attr)
+		if !ok {
+			return draft{}, false
+		}
+		d := draft{typ: memory.Semantic, cat: cat, key: key, importance: impIdentity, confidence: confExplicit}
+		switch cat {
+		case memory.CatPreference:
+			d.importance = impPreference
+		case memory.CatFact, memory.CatGoal, memory.CatRelationship:
+			d.importance = impPreference
+		}
+		verb := "是"
+		if strings.Contains(m[0], attr+"叫") {
+			verb = "叫"
+		}
+		if zh {
+			d.content = "用户的" + attr + verb + v
+		} else {
+			be := " is "
+			if strings.Contains(strings.ToLower(m[0]), " are ") {
+				be = " are "
+			}
+			d.content = "The user's " + attr + be + v
+		}
+		return d, true
+	}
+	return draft{}, false
+}
+
+// cutValue ends an identity value at the first clause boundary ("Berlin with my family" →
+// "Berlin") and drops trailing particles.
+func (o *Offline) cutValue(v string) string {
+	v = strings.TrimSpace(v)
+	lower := " " + lowerText(v) + " "
+	cut := len(v)
+	for _, stop := range []string{" and ", " but ", " with ", " since ", " for ", " because ", " now ", " right now ",
+		" these days ", " at the moment ", " who ", " so ", " at ", " in ", " from "} {
+		if i := strings.Index(lower, stop); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	v = strings.TrimSpace(v[:min(cut, len(v))])
+	v = strings.TrimRight(trimEnd(v), "了呢啊呀吧")
+	return trimEnd(v)
+}
+
+// cutAt ends v before the first rune (after the first) that is one of stops.
+func cutAt(v, stops string) string {
+	for i, r := range v {
+		if i > 0 && strings.ContainsRune(stops, r) {
+			return v[:i]
+		}
+	}
+	return v
+}
+
+func isPlace(v string) bool {
+	if strings.HasSuffix(v, "市") || strings.HasSuffix(v, "省") || strings.HasSuffix(v, "区") {
+		return true
+	}
+	switch v {
+	case "北京", "上海", "深圳", "广州", "杭州", "成都", "南京", "武汉", "西安", "苏州", "天津", "重庆", "香港", "台北", "新加坡", "东京", "伦敦", "纽约", "硅谷", "国外", "家":
+		return true
+	}
+	return false
+}
+
+// attrKey maps "my X is …" / "我的X是…" to a key and category; ok is false for phrases that
+// are not facts about the user ("my point is").
+func attrKey(attr string) (key string, cat memory.Category, ok bool) {
+	a := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(attr), "'s name"), " name")
+	if rest, fav := strings.CutPrefix(a, "favorite "); fav {
+		return "favorite." + slugify(rest), memory.CatPreference, true
+	}
+	if rest, fav := strings.CutPrefix(a, "favourite "); fav {
+		return "favorite." + slugify(rest), memory.CatPreference, true
+	}
+	switch a {
+	case "意思", "问题", "想法", "看法", "理解", "建议", "天", "重点", "目的", "回答", "意见", "bad", "pleasure", "point",
+		"question", "guess", "concern", "answer", "fault", "turn", "understanding", "idea", "opinion":
+		return "", "", false
+	case "名字", "name":
+		return "user.name", memory.CatProfile, true
+	case "生日", "birthday", "date of birth":
+		return "user.birthday", memory.CatProfile, true
+	case "邮箱", "电子邮箱", "邮件地址", "email", "e-mail", "email address":
+		return "user.email", memory.CatProfile, true
+	case "手机", "手机号", "电话", "手机号码", "电话号码", "phone", "phone number", "number", "mobile":
+		return "user.phone", memory.CatProfile, true
+	case "时区", "timezone", "time zone":
+		return "user.timezone", memory.CatProfile, true
+	case "地址", "住址", "address", "home address":
+		return "user.address", memory.CatProfile, true
+	case "老家", "家乡", "hometown":
+		return "user.origin", memory.CatProfile, true
+	case "职位", "工作", "岗位", "职业", "job", "role", "title", "job title", "position":
+		return "user.role", memory.CatProfile, true
+	case "公司", "company", "employer":
+		return "user.employer", memory.CatProfile, true
+	case "城市", "city":
+		return "user.location", memory.CatProfile, true
+	case "目标", "goal", "goals", "plan":
+		return "", memory.CatGoal, true
+	case "老板", "经理", "领导", "上司", "boss", "manager":
+		return "relation.manager", memory.CatRelationship, true
+	case "妻子", "老婆", "太太", "爱人", "丈夫", "老公", "wife", "husband", "spouse", "partner":
+		return "relation.spouse", memory.CatRelationship, true
+	case "女朋友", "男朋友", "girlfriend", "boyfriend":
+		return "relation.partner", memory.CatRelationship, true
+	case "儿子", "son":
+		return "relation.son", memory.CatRelationship, true
+	case "女儿", "daughter":
+		return "relation.daughter", memory.CatRelationship, true
+	case "孩子", "child", "kid":
+		return "relation.child", memory.CatRelationship, true
+	case "妈妈", "母亲", "mom", "mother":
+		return "relation.mother", memory.CatRelationship, true
+	case "爸爸", "父亲", "dad", "father":
+		return "relation.father", memory.CatRelationship, true
+	case "助理", "assistant":
+		return "relation.assistant", memory.CatRelationship, true
+	case "同事", "colleague", "coworker":
+		return "", memory.CatRelationship, true
+	}
+	return "", memory.CatFact, true
+}
+
+// topicLexicon derives a key from what a preference or constraint is about. Only single
+// valued slots get keys; "likes spicy food" and "likes sushi" must not supersede each other,
+// so food keys name the food.
+type topicLexicon struct {
+	meetingRoom, meeting, timeWord, avoid *regexp.Regexp
+	allergy, diet                         *regexp.Regexp
+	cuisines, drinks, ingredients         []slugRule
+	language, theme, editor, indentation  *regexp.Regexp
+	timezone, workHours, sleep, notify    *regexp.Regexp
+	seat, style                           *regexp.Regexp
+}
+
+type slugRule struct {
+	re   *regexp.Regexp
+	slug string
+}
+
+func slugRules(pairs [][2]string) []slugRule {
+	out := make([]slugRule, len(pairs))
+	for i, p := range pairs {
+		out[i] = slugRule{re: regexp.MustCompile(p[0]), slug: p[1]}
+	}
+	return out
+}
+
+func firstSlug(rules []slugRule, lower string) string {
+	for _, r := range rules {
+		if r.re.MatchString(lower) {
+			return r.slug
+		}
+	}
+	return ""
+}
+
+func newTopicLexicon() topicLexicon {
+	re := regexp.MustCompile
+	return topicLexicon{
+		meetingRoom: re(`会议室|\b(?:meeting|conference) rooms?\b`),
+		meeting:     re(`会议|开会|例会|周会|站会|\bmeetings?\b|\bstand-?ups?\b|\bsyncs?\b|\b1:1s?\b|\bone-on-ones?\b`),
+		timeWord:    re(`周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|早上|晚上|中午|傍晚|凌晨|早晨|午饭|午休|周末|\d{1,2}\s*点|[一二三四五六七八九十]{1,3}点|\b(?:mornings?|afternoons?|evenings?|nights?|lunch(?:time)?|noon|weekends?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b(?:before|after)\s+\d`),
+		avoid:       re(`避开|避免|不要|别|不能|不想|不安排|不开|\bavoid\b|\bdon't\b|\bdo not\b|\bnever\b|\bno meetings?\b|\bnot (?:on|before|after|in|during)\b|\bkeep [a-z ]*free\b|\bblock\b`),
+		allergy:     re(`过敏|\ballerg(?:ic|y|ies)\b`),
+		diet:        re(`素食|吃素|纯素|清真|不吃肉|\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bpescatarian\b`),
+		cuisines: slugRules([][2]string{
+			{`川菜|四川菜|\bsichuan\b|\bszechuan\b`, "sichuan"},
+			{`粤菜|广东菜|早茶|\bcantonese\b|\bdim sum\b`, "cantonese"},
+			{`湘菜|\bhunan\b`, "hunan"},
+			{`日料|日本料理|日本菜|寿司|拉面|\bjapanese (?:food|cuisine)\b|\bsushi\b|\bramen\b`, "japanese"},
+			{`韩餐|韩国料理|韩国菜|\bkorean (?:food|cuisine|bbq)\b`, "korean"},
+			{`意大利菜|意餐|意面|披萨|\bitalian (?:food|cuisine)\b|\bpasta\b|\bpizza\b`, "italian"},
+			{`泰国菜|泰餐|\bthai (?:food|cuisine)\b`, "thai"},
+			{`墨西哥菜|\bmexican (?:food|cuisine)\b|\btacos?\b`, "mexican"},
+			{`印度菜|\bindian (?:food|cuisine)\b|\bcurry\b`, "indian"},
+			{`法餐|法国菜|\bfrench (?:food|cuisine)\b`, "french"},
+			{`火锅|\bhot ?pot\b`, "hotpot"},
+			{`西餐|\bwestern food\b`, "western"},
+			{`中餐|中国菜|\bchinese (?:food|cuisine)\b`, "chinese"},
+			{`烧烤|\bbbq\b|\bbarbecue\b`, "bbq"},
+			{`快餐|\bfast food\b`, "fast_food"},
+		}),
+		drinks: slugRules([][2]string{
+			{`奶茶|\bbubble tea\b|\bboba\b`, "milk_tea"},
+			{`咖啡|拿铁|美式|\bcoffee\b|\blatte\b|\bespresso\b|\bcappuccino\b`, "coffee"},
+			{`茶|\btea\b`, "tea"},
+			{`啤酒|红酒|白酒|喝酒|葡萄酒|\bbeer\b|\bwine\b|\balcohol\b|\bcocktails?\b`, "alcohol"},
+		}),
+		ingredients: slugRules([][2]string{
+			{`香菜|\bcilantro\b|\bcoriander\b`, "cilantro"},
+			{`花生|\bpeanuts?\b`, "peanut"},
+			{`坚果|\bnuts?\b|\btree nuts\b`, "nuts"},
+			{`海鲜|\bseafood\b|\bshellfish\b`, "seafood"},
+			{`虾|\bshrimps?\b|\bprawns?\b`, "shrimp"},
+			{`辣|\bspicy\b|\bspice\b|\bchili\b`, "spicy"},
+			{`大蒜|蒜|\bgarlic\b`, "garlic"},
+			{`洋葱|\bonions?\b`, "onion"},
+			{`蘑菇|\bmushrooms?\b`, "mushroom"},
+			{`乳制品|乳糖|牛奶|\bdairy\b|\blactose\b|\bmilk\b`, "dairy"},
+			{`麸质|\bgluten\b`, "gluten"},
+			{`猪肉|\bpork\b`, "pork"},
+			{`牛肉|\bbeef\b`, "beef"},
+			{`鸡蛋|\beggs?\b`, "egg"},
+			{`芒果|\bmangoe?s?\b`, "mango"},
+			{`青霉素|\bpenicillin\b`, "penicillin"},
+			{`猫毛|\bcats?\b`, "cat"},
+			{`花粉|\bpollen\b`, "pollen"},
+		}),
+		language:    re(`中文|汉语|英文|英语|日语|日文|法语|德语|韩语|西班牙语|粤语|\bin (?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\b(?:reply|replies|respond|responses|answer|answers|write|speak|talk|communicate)\b.*\b(?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\blanguage\b`),
+		theme:       re(`深色模式|暗色模式|暗黑模式|深色主题|浅色模式|浅色主题|夜间模式|主题|\bdark (?:mode|theme)\b|\blight (?:mode|theme)\b|\bthemes?\b`),
+		editor:      re(`编辑器|\bide\b|\bvim\b|\bneovim\b|\bemacs\b|\bvs ?code\b|\bvisual studio code\b|\bjetbrains\b|\bgoland\b|\bintellij\b|\bsublime\b|\beditor\b`),
+		indentation: re(`缩进|\btabs?\b|\bspaces\b|\bindent(?:ation)?\b`),
+		timezone:    re(`时区|北京时间|\btime ?zone\b|\butc\b|\bgmt\b|\bpst\b|\bpdt\b|\bcet\b`),
+		workHours:   re(`工作时间|上班时间|上班|下班|\bworking hours\b|\bwork hours\b|\boffice hours\b|\bwork(?:ing)? days?\b`),
+		sleep:       re(`睡觉|起床|作息|\bsleep\b|\bwake up\b|\bgo to bed\b|\bbedtime\b`),
+		notify:      re(`通知|提醒|推送|打电话|短信|微信|邮件|发消息|消息|\bnotif(?:y|ications?)\b|\bremind(?:ers?)?\b|\balerts?\b|\bemails?\b|\btext me\b|\bcall me\b|\bcall\b|\bmessage me\b|\bping me\b|\bslack\b`),
+		seat:        re(`靠窗|靠过道|座位|\bwindow seats?\b|\baisle seats?\b|\bseats?\b`),
+		style:       re(`简洁|简短|详细|啰嗦|长篇|要点|列表|表格|表情|\bconcise\b|\bbrief\b|\bshort (?:answers|replies|responses)\b|\bverbose\b|\bdetailed\b|\bbullet(?: points?)?\b|\bmarkdown\b|\bemojis?\b|\btables?\b`),
+	}
+}
+
+// key derives the slot of a preference or constraint from its (lower-cased) sentence, or ""
+// when the topic is unknown or multi-valued.
+func (tl topicLexicon) key(lower string) string {
+	switch {
+	case tl.meetingRoom.MatchString(lower):
+		return "meeting.room"
+	case tl.meeting.MatchString(lower):
+		switch {
+		case !tl.timeWord.MatchString(lower):
+			return "meeting.preference"
+		case tl.avoid.MatchString(lower):
+			return "meeting.avoid_time"
+		}
+		return "meeting.preferred_time"
+	case tl.allergy.MatchString(lower):
+		if ing := firstSlug(tl.ingredients, lower); ing != "" && ing != "spicy" {
+			return "allergy." + ing
+		}
+		return ""
+	case tl.diet.MatchString(lower):
+		return "food.diet"
+	}
+	if c := firstSlug(tl.cuisines, lower); c != "" {
+		return "food.cuisine." + c
+	}
+	if d := firstSlug(tl.drinks, lower); d != "" && !strings.Contains(lower, "酒店") {
+		return "drink." + d
+	}
+	if ing := firstSlug(tl.ingredients, lower); ing == "spicy" {
+		return "food.spicy"
+	} else if ing != "" {
+		return "food.ingredient." + ing
+	}
+	switch {
+	case tl.language.MatchString(lower):
+		return "language.preference"
+	case tl.theme.MatchString(lower):
+		if tl.editor.MatchString(lower) {
+			return "editor.theme"
+		}
+		return "ui.theme"
+	case tl.editor.MatchString(lower):
+		return "editor.preference"
+	case tl.indentation.MatchString(lower):
+		return "code.indentation"
+	case tl.timezone.MatchString(lower):
+		return "user.timezone"
+	case tl.workHours.MatchString(lower):
+		return "schedule.working_hours"
+	case tl.sleep.MatchString(lower):
+		return "schedule.sleep"
+	case tl.notify.MatchString(lower):
+		if tl.timeWord.MatchString(lower) {
+			return "notification.quiet_hours"
+		}
+		return "notification.channel"
+	case tl.seat.MatchString(lower):
+		return "travel.seat"
+	case tl.style.MatchString(lower):
+		return "response.style"
+	}
+	return ""
+}

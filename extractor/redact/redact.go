@@ -1,0 +1,458 @@
+// Package redact finds secrets (API keys, tokens, passwords, private keys, card
+// numbers …) in free text and replaces them with typed placeholders such as
+// "[REDACTED:openai_key]". Ingest uses it before a turn is stored and the extractor
+// before a candidate memory is published, so a secret an agent or a user typed never
+// becomes a long-term memory.
+//
+// A Redactor is immutable after New and safe for concurrent use.
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Kinds of findings; the placeholder for kind k is "[REDACTED:k]".
+const (
+	KindOpenAIKey     = "openai_key"
+	KindAnthropicKey  = "anthropic_key"
+	KindAWSAccessKey  = "aws_access_key"
+	KindAWSSecretKey  = "aws_secret_key"
+	KindGCPKey        = "gcp_key"
+	KindGCPToken      = "gcp_token"
+	KindGitHubToken   = "github_token"
+	KindGitLabToken   = "gitlab_token"
+	KindSlackToken    = "slack_token"
+	KindSlackWebhook  = "slack_webhook"
+	KindStripeKey     = "stripe_key"
+	KindNPMToken      = "npm_token"
+	KindHuggingFace   = "huggingface_token"
+	KindJWT           = "jwt"
+	KindBearerToken   = "bearer_token"
+	KindBasicAuth     = "basic_auth"
+	KindPrivateKey    = "private_key"
+	KindPassword      = "password"
+	KindSecret        = "secret"
+	KindCardNumber    = "card_number"
+	KindIDNumber      = "id_number"
+	KindCustom        = "custom"
+	placeholderPrefix = "[REDACTED:"
+	placeholderSuffix = "]"
+	valueGroupPrefix  = "v" // named groups v1, v2 … mark the part to replace
+)
+
+// Placeholder returns the text that replaces a secret of the given kind.
+func Placeholder(kind string) string { return placeholderPrefix + kind + placeholderSuffix }
+
+// Config tunes a Redactor.
+type Config struct {
+	// Extra are additional regular expressions (RE2 syntax); every match is
+	// replaced by [REDACTED:custom]. A named group whose name starts with "v"
+	// limits the replacement to that group, to keep a label such as "pin=".
+	Extra []string
+}
+
+// Finding is one redacted span. Start and End are byte offsets in the input.
+type Finding struct {
+	Kind       string
+	Start, End int
+}
+
+// Redactor replaces secrets in text. Build it with New.
+type Redactor struct {
+	rules []rule
+	// filler and cjkFiller are read-only after New; IsSecret ignores these words.
+	filler    map[string]bool
+	cjkFiller *strings.Replacer
+}
+
+type rule struct {
+	kind string
+	re   *regexp.Regexp
+	// hints: the rule can only match when the lower-cased input contains one of
+	// them; this skips most regexps on ordinary text, which is most of the cost.
+	hints []string
+	// label: a hint only counts when a ':' or '=' follows it (after the rest of
+	// the label word), so prose full of "tokens" and "keys" skips the rule.
+	label bool
+	// also: when set, the input must contain one of these too.
+	also []string
+	// minDigits: the rule can only match when the input has a number with at least
+	// that many digits (single spaces or dashes allowed between them).
+	minDigits int
+	// wordStart: the match must not continue a word. Checked here rather than
+	// with a leading \b, which would hide the literal prefix the regexp engine
+	// uses to skip ahead.
+	wordStart bool
+	// valueGroups are the submatch indices whose span is replaced (first one that
+	// took part in the match); empty means the whole match.
+	valueGroups []int
+	// validate rejects matches that have the shape but not the substance of a
+	// secret (a Luhn-failing number, an English word after "bearer").
+	validate func(v string) bool
+	// trimPunct drops trailing sentence punctuation from the value ("is hunter2.").
+	trimPunct bool
+}
+
+type ruleSpec struct {
+	kind      string
+	pattern   string
+	hints     []string
+	label     bool
+	also      []string
+	minDigits int
+	wordStart bool
+	validate  func(string) bool
+	trimPunct bool
+}
+
+// Pieces shared by the "label: value" rules. The value is either quoted (and may
+// then contain spaces) or runs to the next space, quote, comma or semicolon.
+const (
+	labelSep   = `["']?[ \t]*(?:=>|:=|[:=])[ \t]*`
+	labelValue = `(?:"(?P<v1>[^"\r\n]{1,200})"|'(?P<v2>[^'\r\n]{1,200})'|(?P<v3>[^\s"'` + "`" + `,;]+))`
+
+	// cjkValue stops at Han characters and CJK punctuation, which never belong to
+	// a password someone types but usually follow it ("密码是abc123，记住了").
+	cjkValue = `(?P<v1>[^\s\p{Han}，。；、！？：“”‘’（）《》【】,;"'<>]+)`
+)
+
+// builtinSpecs lists the rules in priority order: when two findings cover the same
+// span, the earlier (more specific) kind wins.
+func builtinSpecs() []ruleSpec {
+	return []ruleSpec{
+		{kind: KindPrivateKey,
+			// An unterminated block (a truncated paste) is redacted to the end of the text.
+			pattern: `(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\z)`,
+			hints:   []string{"private key-----"}},
+		{kind: KindAnthropicKey,
+			pattern: `sk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,}`,
+			hints:   []string{"sk-ant-"}, validate: looksRandom, wordStart: true},
+		{kind: KindOpenAIKey,
+			pattern: `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
+			hints:   []string{"sk-"}, validate: looksRandom, wordStart: true},
+		{kind: KindAWSAccessKey,
+			pattern: `(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,
+			hints:   []string{"akia", "asia", "abia", "acca"}, wordStart: true},
+		{kind: KindAWSSecretKey,
+			pattern: `(?i)(?:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)` + labelSep + `["']?(?P<v1>[A-Za-z0-9/+=]{40})\b`,
+			hints:   []string{"secret"}, label: true},
+		{kind: KindGCPKey,
+			pattern: `AIza[0-9A-Za-z_-]{35}`,
+			hints:   []string{"aiza"}, wordStart: true},
+		{kind: KindGCPKey,
+			pattern: `GOCSPX-[0-9A-Za-z_-]{28}`,
+			hints:   []string{"gocspx-"}, wordStart: true},
+		{kind: KindGCPToken,
+			pattern: `ya29\.[0-9A-Za-z_-]{20,}`,
+			hints:   []string{"ya29."}, wordStart: true},
+		{kind: KindGitHubToken,
+			pattern: `(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`,
+			hints:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, wordStart: true},
+		{kind: KindGitLabToken,
+			pattern: `glpat-[A-Za-z0-9_-]{20,}`,
+			hints:   []string{"glpat-"}, wordStart: true},
+		{kind: KindSlackWebhook,
+			pattern: `https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`,
+			hints:   []string{"hooks.slack.com"}},
+		{kind: KindSlackToken,
+			pattern: `xox[abposre]-[A-Za-z0-9-]{10,}`,
+			hints:   []string{"xox"}, wordStart: true},
+		{kind: KindStripeKey,
+			pattern: `\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
+			hints:   []string{"_live_", "_test_"}},
+		{kind: KindNPMToken,
+			pattern: `npm_[A-Za-z0-9]{36}\b`,
+			hints:   []string{"npm_"}, wordStart: true},
+		{kind: KindHuggingFace,
+			pattern: `hf_[A-Za-z0-9]{30,}\b`,
+			hints:   []string{"hf_"}, validate: looksRandom, wordStart: true},
+		{kind: KindJWT,
+			pattern: `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
+			hints:   []string{"eyj"}, wordStart: true},
+		{kind: KindBearerToken,
+			pattern: `(?i)\bbearer[ \t]+(?P<v1>[A-Za-z0-9._~+/=-]{16,})`,
+			hints:   []string{"bearer"}, validate: looksRandomLoose},
+		{kind: KindBasicAuth,
+			pattern: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<v1>[A-Za-z0-9+/=]{8,})`,
+			hints:   []string{"authorization"}},
+		{kind: KindPassword,
+			// Credentials in a URL: scheme://user:password@host.
+			pattern: `://[^\s:/@]+:(?P<v1>[^\s/@]+)@`,
+			hints:   []string{"://"}},
+		{kind: KindPassword,
+			pattern: `(?i)(?:password|passwd|pwd|passphrase|passcode)\b` + labelSep + labelValue,
+			hints:   []string{"pass", "pwd"}, validate: minLen3, label: true},
+		{kind: KindPassword,
+			// Prose: "my wifi password is hunter2". Only secret-looking values, so that
+			// "the password is required" stays.
+			pattern: `(?i)\b(?:password|passwd|passcode|pin code|pin)[ \t]+(?:is|was)[ \t]+(?:"(?P<v1>[^"\r\n]{1,200})"|(?P<v2>\S+))`,
+			hints:   []string{"pass", "pin"}, also: []string{" is ", " was "},
+			validate: looksRandomLoose, trimPunct: true},
+		{kind: KindSecret,
+			pattern: `(?i)(?:secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret)\b` + labelSep + labelValue,
+			hints:   []string{"secret", "key", "token"}, validate: minLen3, label: true},
+		{kind: KindPassword,
+			pattern: `(?:密码|口令)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
+			hints:   []string{"密码", "口令"}},
+		{kind: KindSecret,
+			pattern: `(?:密钥|秘钥)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
+			hints:   []string{"密钥", "秘钥"}},
+		{kind: KindIDNumber,
+			// Chinese resident ID: region, birth date, sequence, checksum.
+			pattern:   `\b[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b`,
+			minDigits: 17, validate: validChineseID},
+		{kind: KindCardNumber,
+			// Issuer prefixes start with 2–6; separators are single spaces or dashes.
+			pattern:   `\b[2-6](?:[ -]?\d){12,18}\b`,
+			minDigits: 13, validate: validCard},
+	}
+}
+
+// New compiles the built-in rules and cfg.Extra.
+func New(cfg Config) (*Redactor, error) {
+	specs := builtinSpecs()
+	r := &Redactor{
+		rules:     make([]rule, 0, len(specs)+len(cfg.Extra)),
+		filler:    fillerWords(),
+		cjkFiller: cjkFillerReplacer(),
+	}
+	for _, s := range specs {
+		re, err := regexp.Compile(s.pattern)
+		if err != nil {
+			// A broken built-in is a programming error, but report it rather than panic.
+			return nil, fmt.Errorf("redact: compile built-in %s rule: %w", s.kind, err)
+		}
+		r.rules = append(r.rules, rule{kind: s.kind, re: re, hints: s.hints, label: s.label,
+			also: s.also, minDigits: s.minDigits, wordStart: s.wordStart,
+			valueGroups: valueGroups(re), validate: s.validate, trimPunct: s.trimPunct})
+	}
+	for i, p := range cfg.Extra {
+		if strings.TrimSpace(p) == "" {
+			return nil, fmt.Errorf("redact: extra pattern %d: empty pattern", i)
+		}
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("redact: extra pattern %d (%q): %w", i, p, err)
+		}
+		if re.MatchString("") {
+			// It would match everywhere and redact nothing useful.
+			return nil, fmt.Errorf("redact: extra pattern %d (%q): matches the empty string", i, p)
+		}
+		r.rules = append(r.rules, rule{kind: KindCustom, re: re, valueGroups: valueGroups(re)})
+	}
+	return r, nil
+}
+
+func valueGroups(re *regexp.Regexp) []int {
+	var idx []int
+	for i, name := range re.SubexpNames() {
+		if i > 0 && strings.HasPrefix(name, valueGroupPrefix) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// Redact returns s with every secret replaced by its placeholder, and the findings
+// (sorted by Start, non-overlapping) in terms of byte offsets in s.
+func (r *Redactor) Redact(s string) (string, []Finding) {
+	findings := r.find(s)
+	if len(findings) == 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, f := range findings {
+		b.WriteString(s[last:f.Start])
+		b.WriteString(Placeholder(f.Kind))
+		last = f.End
+	}
+	b.WriteString(s[last:])
+	return b.String(), findings
+}
+
+type candidate struct {
+	Finding
+	prio int
+}
+
+func (r *Redactor) find(s string) []Finding {
+	if s == "" {
+		return nil
+	}
+	lower := asciiLower(s) // same offsets as s
+	digits, numStart := longestNumber(s)
+	var cands []candidate
+	for prio, ru := range r.rules {
+		from := ru.scanFrom(lower, digits, numStart)
+		if from < 0 {
+			continue
+		}
+		for _, m := range ru.re.FindAllStringSubmatchIndex(s[from:], -1) {
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += from
+				}
+			}
+			start, end := m[0], m[1]
+			if start > 0 && ((ru.wordStart && isWordByte(s[start-1])) || (ru.label && isAlnum(s[start-1]))) {
+				continue // "task-…" is not "sk-…"; "mysecret=" is no label
+			}
+			for _, g := range ru.valueGroups {
+				if m[2*g] >= 0 {
+					start, end = m[2*g], m[2*g+1]
+					break
+				}
+			}
+			if ru.trimPunct {
+				end = start + len(strings.TrimRight(s[start:end], `.,;:!?)]}'"`))
+			}
+			if end <= start || (ru.validate != nil && !ru.validate(s[start:end])) {
+				continue
+			}
+			cands = append(cands, candidate{Finding{Kind: ru.kind, Start: start, End: end}, prio})
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// Leftmost first, then the widest, then the most specific rule; overlapping
+	// later candidates are dropped because their text is already gone.
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		if a.End != b.End {
+			return b.End - a.End
+		}
+		return a.prio - b.prio
+	})
+	out := make([]Finding, 0, len(cands))
+	end := 0
+	for _, c := range cands {
+		if c.Start < end {
+			continue
+		}
+		out = append(out, c.Finding)
+		end = c.End
+	}
+	return out
+}
+
+// hintBackoff is how far before its hint a match may start ("client_" before
+// "secret", "-----BEGIN RSA " before "private key-----").
+const hintBackoff = 64
+
+// scanFrom is the cheap prefilter run before the regexp: it returns -1 when the
+// rule cannot match, else the offset from which matching must start (a little
+// before the first hint), so a hint near the end of a long text scans little.
+func (ru *rule) scanFrom(lower string, digits, numStart int) int {
+	if ru.minDigits > digits {
+		return -1
+	}
+	if ru.minDigits >= minCardDigits {
+		// Start one byte early so that a leading \b sees the real preceding byte.
+		return max(0, numStart-1)
+	}
+	if len(ru.also) > 0 && !slices.ContainsFunc(ru.also, func(a string) bool { return strings.Contains(lower, a) }) {
+		return -1
+	}
+	if len(ru.hints) == 0 {
+		return 0
+	}
+	first := -1
+	for _, h := range ru.hints {
+		var i int
+		if ru.label {
+			i = labelFollowedBySep(lower, h)
+		} else {
+			i = strings.Index(lower, h)
+		}
+		if i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return -1
+	}
+	return max(0, first-hintBackoff)
+}
+
+// labelFollowedBySep returns the offset of the first occurrence of stem that is
+// followed by the rest of a label word, an optional quote and spaces, then ':' or
+// '='; -1 when there is none.
+func labelFollowedBySep(lower, stem string) int {
+	for off := 0; ; {
+		i := strings.Index(lower[off:], stem)
+		if i < 0 {
+			return -1
+		}
+		j := off + i + len(stem)
+		for j < len(lower) && (isWordByte(lower[j]) || lower[j] == '-' || lower[j] == '.') {
+			j++
+		}
+		if j < len(lower) && (lower[j] == '"' || lower[j] == '\'') {
+			j++
+		}
+		for j < len(lower) && (lower[j] == ' ' || lower[j] == '\t') {
+			j++
+		}
+		if j < len(lower) && (lower[j] == ':' || lower[j] == '=') {
+			return off + i
+		}
+		off += i + 1
+	}
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets stay those of s
+// (strings.ToLower can change the length of some non-ASCII runes).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
+}
+
+func isAlnum(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+
+// minCardDigits is the fewest digits a number rule (card, ID) can match.
+const minCardDigits = 13
+
+// longestNumber returns the most digits in one run of digits separated by at most
+// one space or dash, which is what card and ID numbers look like, and where the
+// first run of at least minCardDigits digits starts (-1 if none).
+func longestNumber(s string) (best, firstLong int) {
+	run, runStart, sep := 0, 0, false
+	firstLong = -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if run == 0 {
+				runStart = i
+			}
+			run++
+			sep = false
+			best = max(best, run)
+			if run == minCardDigits && firstLong < 0 {
+				firstLong = runStart
+			}
+		case (c == ' ' || c == '-') && run > 0 && !sep:
+			sep = true
+		default:
+			run, sep = 0, false
+		}
+	}
+	return best, firstLong
+}

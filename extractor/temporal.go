@@ -1,0 +1,432 @@
+package extractor
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// TimeUnit is the span a relative date expression names.
+type TimeUnit int
+
+// Units of a resolved expression. A week runs Monday to Sunday (ISO, and how 下周 is meant).
+const (
+	UnitDay TimeUnit = iota + 1
+	UnitWeek
+	UnitWeekend
+	UnitMonth
+)
+
+// TimeMatch is one relative date expression found in a text.
+type TimeMatch struct {
+	Start, End int    // byte offsets of the expression in the text
+	Text       string // the expression as written
+	At         time.Time
+	// Until is the exclusive end of the period the expression names: the next day for a
+	// day, the Monday after for a week. It is what a temporary state expires at.
+	Until time.Time
+	Unit  TimeUnit
+}
+
+// Label renders the absolute date (or range) the match stands for, as RewriteRelative inserts it.
+func (m TimeMatch) Label(zh bool) string {
+	const day = "2006-01-02"
+	switch m.Unit {
+	case UnitWeek, UnitWeekend:
+		sep := " to "
+		if zh {
+			sep = "至"
+		}
+		return m.At.Format(day) + sep + m.Until.AddDate(0, 0, -1).Format(day)
+	case UnitMonth:
+		return m.At.Format("2006-01")
+	default:
+		return m.At.Format(day)
+	}
+}
+
+type period struct {
+	at    time.Time
+	unit  TimeUnit
+	clock bool // keep ref's time of day ("today")
+}
+
+type timeRule struct {
+	re *regexp.Regexp
+	// group is the submatch that is the expression itself ("until Friday" → "Friday"), so
+	// that a rewrite annotates the date and not the preposition.
+	group   int
+	resolve func(m []string, ref time.Time) (period, bool)
+	// notAfter rejects a match preceded by one of these (每周五前 is every Friday, not one).
+	notAfter []string
+}
+
+// Temporal finds relative date expressions (English and Chinese) and resolves them against
+// a reference time. It holds only compiled patterns and is safe for concurrent use.
+type Temporal struct {
+	rules []timeRule
+}
+
+// NewTemporal compiles the expression rules.
+func NewTemporal() *Temporal {
+	const (
+		enDays = `monday|tuesday|wednesday|thursday|friday|saturday|sunday`
+		enNum  = `\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve`
+		zhNum  = `\d{1,3}|[一二两三四五六七八九十]{1,3}`
+	)
+	shift := func(days int) func([]string, time.Time) (period, bool) {
+		return func(_ []string, ref time.Time) (period, bool) {
+			return period{at: dayOf(ref, days), unit: UnitDay}, true
+		}
+	}
+	today := func(_ []string, ref time.Time) (period, bool) {
+		return period{at: ref, unit: UnitDay, clock: true}, true
+	}
+	re := regexp.MustCompile
+	return &Temporal{rules: []timeRule{
+		{re: re(`(?i)\bthe day after tomorrow\b`), resolve: shift(2)},
+		{re: re(`(?i)\bthe day before yesterday\b`), resolve: shift(-2)},
+		{re: re(`(?i)\b(?:today|tonight|this (?:morning|afternoon|evening))\b`), resolve: today},
+		{re: re(`(?i)\b(?:yesterday|last night)\b`), resolve: shift(-1)},
+		{re: re(`(?i)\btomorrow\b`), resolve: shift(1)},
+		{re: re(`(?i)\b(next|this|last|coming)\s+(` + enDays + `)\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekdayIn(ref, strings.ToLower(m[1]), enWeekday(m[2])), unit: UnitDay}, true
+		}},
+		{re: re(`(?i)\b(next|this|last)\s+week\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekStart(ref).AddDate(0, 0, 7*weekOffset(m[1])), unit: UnitWeek}, true
+		}},
+		{re: re(`(?i)\b(next|this|last)\s+weekend\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekStart(ref).AddDate(0, 0, 7*weekOffset(m[1])+5), unit: UnitWeekend}, true
+		}},
+		{re: re(`(?i)\b(next|this|last)\s+month\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: monthStart(ref, weekOffset(m[1])), unit: UnitMonth}, true
+		}},
+		{re: re(`(?i)\bin\s+(` + enNum + `)\s+(days?|weeks?)\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return nDays(ref, m[1], m[2], 1)
+		}},
+		{re: re(`(?i)\b(` + enNum + `)\s+(days?|weeks?)\s+ago\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return nDays(ref, m[1], m[2], -1)
+		}},
+		{re: re(`(?i)\b(?:until|till|through|by|before)\s+(` + enDays + `)\b`), group: 1, resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekdayIn(ref, "until", enWeekday(m[1])), unit: UnitDay}, true
+		}},
+		{re: re(`大后天|大前天|前天|后天|昨天|昨晚|昨日|明天|明早|明晚|明日|今天|今晚|今早|今日`), resolve: func(m []string, ref time.Time) (period, bool) {
+			switch m[0] {
+			case "大后天":
+				return shift(3)(m, ref)
+			case "大前天":
+				return shift(-3)(m, ref)
+			case "前天":
+				return shift(-2)(m, ref)
+			case "后天":
+				return shift(2)(m, ref)
+			case "昨天", "昨晚", "昨日":
+				return shift(-1)(m, ref)
+			case "明天", "明早", "明晚", "明日":
+				return shift(1)(m, ref)
+			}
+			return today(m, ref)
+		}},
+		{re: re(`(下|上|这|本)个?(?:周|星期|礼拜)([一二三四五六日天末])`), resolve: func(m []string, ref time.Time) (period, bool) {
+			if m[2] == "末" {
+				return period{at: weekStart(ref).AddDate(0, 0, 7*weekOffset(m[1])+5), unit: UnitWeekend}, true
+			}
+			return period{at: weekdayIn(ref, m[1], zhWeekday(m[2])), unit: UnitDay}, true
+		}},
+		{re: re(`(下|上|这|本)个?(?:周|星期|礼拜)`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekStart(ref).AddDate(0, 0, 7*weekOffset(m[1])), unit: UnitWeek}, true
+		}},
+		{re: re(`(下|上|这|本)个?月`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: monthStart(ref, weekOffset(m[1])), unit: UnitMonth}, true
+		}},
+		{re: re(`(` + zhNum + `)个?(天|周|星期|礼拜)(以后|之后|后|以前|之前|前)`), resolve: func(m []string, ref time.Time) (period, bool) {
+			sign := 1
+			if strings.HasSuffix(m[3], "前") {
+				sign = -1
+			}
+			unit := "days"
+			if m[2] != "天" {
+				unit = "weeks"
+			}
+			return nDays(ref, m[1], unit, sign)
+		}},
+		{re: re(`(?:直到|截止到|截止|到)((?:周|星期|礼拜)([一二三四五六日天]))`), group: 1, resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
+		}},
+		{re: re(`((?:周|星期|礼拜)([一二三四五六日天]))(?:之前|以前|前|为止)`), group: 1, notAfter: []string{"每", "每个"}, resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
+		}},
+	}}
+}
+
+// Find returns the relative date expressions of text, in order and not overlapping (at one
+// position the longest wins, so 下周五 is one expression, not 下周 and a stray 五).
+func (tp *Temporal) Find(text string, ref time.Time) []TimeMatch {
+	var all []TimeMatch
+	for _, r := range tp.rules {
+		for _, idx := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			m := make([]string, len(idx)/2)
+			for i := range m {
+				if idx[2*i] >= 0 {
+					m[i] = text[idx[2*i]:idx[2*i+1]]
+				}
+			}
+			start, end := idx[2*r.group], idx[2*r.group+1]
+			if precededBy(text[:start], r.notAfter) {
+				continue
+			}
+			p, ok := r.resolve(m, ref)
+			if !ok {
+				continue
+			}
+			at := p.at
+			if !p.clock {
+				at = dayOf(p.at, 0)
+			}
+			all = append(all, TimeMatch{Start: start, End: end, Text: text[start:end], At: at, Until: p.until(), Unit: p.unit})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].Start != all[j].Start {
+			return all[i].Start < all[j].Start
+		}
+		return all[i].End-all[i].Start > all[j].End-all[j].Start
+	})
+	out := all[:0]
+	end := -1
+	for _, m := range all {
+		if m.Start >= end {
+			out = append(out, m)
+			end = m.End
+		}
+	}
+	return out
+}
+
+// Resolve returns the absolute time of the first relative expression of text.
+func (tp *Temporal) Resolve(text string, ref time.Time) (time.Time, bool) {
+	ms := tp.Find(text, ref)
+	if len(ms) == 0 {
+		return time.Time{}, false
+	}
+	return ms[0].At, true
+}
+
+// Rewrite appends the absolute date after every relative expression, so that a memory
+// written from the text still means the same thing next month. Already annotated
+// expressions are left alone, which makes Rewrite idempotent.
+func (tp *Temporal) Rewrite(text string, ref time.Time) string {
+	ms := tp.Find(text, ref)
+	if len(ms) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(text[last:m.End])
+		last = m.End
+		if annotated(text[m.End:]) {
+			continue
+		}
+		if hasHan(m.Text) {
+			b.WriteString("(" + m.Label(true) + ")")
+		} else {
+			b.WriteString(" (" + m.Label(false) + ")")
+		}
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// ResolveTime returns the absolute time of the first relative date expression in text:
+// the start of that day in ref's location, or ref itself for "today"/今天. It compiles its
+// rules on every call; hot paths should keep a Temporal.
+func ResolveTime(text string, ref time.Time) (time.Time, bool) {
+	return NewTemporal().Resolve(text, ref)
+}
+
+// RewriteRelative appends the absolute date after each relative date expression:
+// "明天下午开会" → "明天(2026-01-06)下午开会", "yesterday the payment failed" →
+// "yesterday (2026-01-04) the payment failed". See ResolveTime about cost.
+func RewriteRelative(text string, ref time.Time) string {
+	return NewTemporal().Rewrite(text, ref)
+}
+
+func (p period) until() time.Time {
+	d := dayOf(p.at, 0)
+	switch p.unit {
+	case UnitWeek:
+		return d.AddDate(0, 0, 7)
+	case UnitWeekend:
+		return d.AddDate(0, 0, 2)
+	case UnitMonth:
+		return d.AddDate(0, 1, 0)
+	default:
+		return d.AddDate(0, 0, 1)
+	}
+}
+
+// dayOf is the start of the day offset days from ref, in ref's location.
+func dayOf(ref time.Time, offset int) time.Time {
+	y, m, d := ref.Date()
+	return time.Date(y, m, d+offset, 0, 0, 0, 0, ref.Location())
+}
+
+// mondayIndex is 0 for Monday … 6 for Sunday.
+func mondayIndex(t time.Time) int { return (int(t.Weekday()) + 6) % 7 }
+
+func weekStart(ref time.Time) time.Time { return dayOf(ref, -mondayIndex(ref)) }
+
+func monthStart(ref time.Time, offset int) time.Time {
+	y, m, _ := ref.Date()
+	return time.Date(y, m+time.Month(offset), 1, 0, 0, 0, 0, ref.Location())
+}
+
+// weekOffset maps next/下 to +1, last/上 to -1 and this/这/本 to 0.
+func weekOffset(mode string) int {
+	switch strings.ToLower(mode) {
+	case "next", "下":
+		return 1
+	case "last", "上":
+		return -1
+	}
+	return 0
+}
+
+// weekdayIn resolves a weekday (0 = Monday) by mode: this/next/last name a calendar week;
+// "coming" is the next such day strictly after ref; "until" is the next on or after ref.
+func weekdayIn(ref time.Time, mode string, idx int) time.Time {
+	switch mode {
+	case "coming", "until":
+		delta := (idx - mondayIndex(ref) + 7) % 7
+		if delta == 0 && mode == "coming" {
+			delta = 7
+		}
+		return dayOf(ref, delta)
+	}
+	return weekStart(ref).AddDate(0, 0, 7*weekOffset(mode)+idx)
+}
+
+func enWeekday(s string) int {
+	switch strings.ToLower(s) {
+	case "monday":
+		return 0
+	case "tuesday":
+		return 1
+	case "wednesday":
+		return 2
+	case "thursday":
+		return 3
+	case "friday":
+		return 4
+	case "saturday":
+		return 5
+	}
+	return 6
+}
+
+func zhWeekday(s string) int {
+	if i := strings.Index("一二三四五六", s); i >= 0 {
+		return i / len("一")
+	}
+	return 6 // 日, 天
+}
+
+func nDays(ref time.Time, num, unit string, sign int) (period, bool) {
+	n, ok := parseCount(num)
+	if !ok {
+		return period{}, false
+	}
+	if strings.HasPrefix(strings.ToLower(unit), "week") {
+		n *= 7
+	}
+	return period{at: dayOf(ref, sign*n), unit: UnitDay}, true
+}
+
+// parseCount reads digits, English number words and Chinese numerals up to 99.
+func parseCount(s string) (int, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, true
+	}
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	ls := strings.ToLower(s)
+	if ls == "a" || ls == "an" {
+		return 1, true
+	}
+	for i, w := range words {
+		if ls == w {
+			return i, true
+		}
+	}
+	digit := func(r rune) (int, bool) {
+		if r == '两' {
+			return 2, true
+		}
+		i := strings.IndexRune("零一二三四五六七八九", r)
+		if i < 0 {
+			return 0, false
+		}
+		return i / len("零"), true
+	}
+	rs := []rune(s)
+	switch ten := strings.IndexRune(s, '十'); {
+	case len(rs) == 1 && rs[0] == '十':
+		return 10, true
+	case ten < 0 && len(rs) == 1:
+		return digit(rs[0])
+	case ten >= 0:
+		tens, ones := 1, 0
+		before, after := []rune(s[:ten]), []rune(s[ten+len("十"):])
+		if len(before) > 1 || len(after) > 1 {
+			return 0, false
+		}
+		if len(before) == 1 {
+			d, ok := digit(before[0])
+			if !ok {
+				return 0, false
+			}
+			tens = d
+		}
+		if len(after) == 1 {
+			d, ok := digit(after[0])
+			if !ok {
+				return 0, false
+			}
+			ones = d
+		}
+		return tens*10 + ones, true
+	}
+	return 0, false
+}
+
+func precededBy(before string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasSuffix(before, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// annotated reports whether rest already starts with a "(2026-…" annotation.
+func annotated(rest string) bool {
+	rest = strings.TrimLeft(rest, " ")
+	for _, open := range []string{"(", "（"} {
+		if after, ok := strings.CutPrefix(rest, open); ok && after != "" && after[0] >= '0' && after[0] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}

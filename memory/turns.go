@@ -1,0 +1,114 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// InsertTurn stores a turn once: a second insert of the same tenant and turn id is a
+// no-op and reports false, so redelivered messages change nothing.
+func (t *Tx) InsertTurn(ctx context.Context, turn Turn) (bool, error) {
+	if !turn.Role.Valid() {
+		return false, fmt.Errorf("%w: role %q", ErrInvalid, turn.Role)
+	}
+	var tool []byte
+	if turn.Tool != nil {
+		b, err := json.Marshal(turn.Tool)
+		if err != nil {
+			return false, fmt.Errorf("encoding the tool of turn %s: %w", turn.TurnID, err)
+		}
+		tool = b
+	}
+	meta := turn.Metadata
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	received := turn.ReceivedAt
+	if received.IsZero() {
+		received = nowUTC()
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO turns (tenant, turn_id, user_id, agent_id, session_id, task_id, role,
+		content, content_hash, search_text, tool, metadata, occurred_at, received_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT (tenant, turn_id) DO NOTHING`,
+		t.tenant, turn.TurnID, turn.UserID, turn.AgentID, turn.SessionID, turn.TaskID, turn.Role, turn.Content,
+		ContentHash(turn.Content), SearchText(turn.Content), tool, meta, turn.OccurredAt, received)
+	if err != nil {
+		return false, fmt.Errorf("storing turn %s: %w", turn.TurnID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+const turnColumns = `turn_id, user_id, agent_id, session_id, task_id, role, coalesce(content, ''), tool, metadata,
+	occurred_at, received_at, content IS NULL`
+
+func scanTurn(row interface{ Scan(...any) error }, tenant string) (Turn, error) {
+	var tr Turn
+	var role string
+	var tool []byte
+	if err := row.Scan(&tr.TurnID, &tr.UserID, &tr.AgentID, &tr.SessionID, &tr.TaskID, &role, &tr.Content, &tool,
+		&tr.Metadata, &tr.OccurredAt, &tr.ReceivedAt, &tr.Deleted); err != nil {
+		return Turn{}, err
+	}
+	tr.Tenant, tr.Role = tenant, Role(role)
+	if len(tool) > 0 {
+		tr.Tool = &ToolCall{}
+		if err := json.Unmarshal(tool, tr.Tool); err != nil {
+			return Turn{}, fmt.Errorf("decoding the tool of turn %s: %w", tr.TurnID, err)
+		}
+	}
+	return tr, nil
+}
+
+// SessionWindow returns up to limit turns of a session that occurred at or before
+// `before` (all when zero), oldest first, excluding the ids in exclude.
+func (t *Tx) SessionWindow(ctx context.Context, userID, sessionID string, before time.Time, limit int, exclude []string) ([]Turn, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	if exclude == nil {
+		exclude = []string{} // NOT (x = ANY(NULL)) is NULL, which would match nothing
+	}
+	if before.IsZero() {
+		before = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	rows, err := t.tx.Query(ctx, `SELECT * FROM (SELECT `+turnColumns+`, seq FROM turns
+		WHERE tenant = $1 AND user_id = $2 AND session_id = $3 AND occurred_at <= $4 AND NOT (turn_id = ANY($5))
+		ORDER BY occurred_at DESC, seq DESC LIMIT $6) w ORDER BY occurred_at, seq`,
+		t.tenant, userID, sessionID, before, exclude, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the window of session %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []Turn
+	for rows.Next() {
+		var seq int64
+		var tr Turn
+		var role string
+		var tool []byte
+		if err := rows.Scan(&tr.TurnID, &tr.UserID, &tr.AgentID, &tr.SessionID, &tr.TaskID, &role, &tr.Content,
+			&tool, &tr.Metadata, &tr.OccurredAt, &tr.ReceivedAt, &tr.Deleted, &seq); err != nil {
+			return nil, fmt.Errorf("reading the window of session %s: %w", sessionID, err)
+		}
+		tr.Tenant, tr.Role = t.tenant, Role(role)
+		if len(tool) > 0 {
+			tr.Tool = &ToolCall{}
+			if err := json.Unmarshal(tool, tr.Tool); err != nil {
+				return nil, fmt.Errorf("decoding the tool of turn %s: %w", tr.TurnID, err)
+			}
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+// GetTurn reads one turn.
+func (t *Tx) GetTurn(ctx context.Context, turnID string) (Turn, error) {
+	row := t.tx.QueryRow(ctx, `SELECT `+turnColumns+` FROM turns WHERE tenant = $1 AND turn_id = $2`, t.tenant, turnID)
+	tr, err := scanTurn(row, t.tenant)
+	if err != nil {
+		return Turn{}, fmt.Errorf("reading turn %s: %w", turnID, notFound(err))
+	}
+	return tr, nil
+}

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# services.sh — install and run the project-local PostgreSQL (with pgvector) that
+# engram's embedded defaults, `make dev` and `make test` use.
+#
+#   scripts/services.sh install   install PostgreSQL 15 and build pgvector if missing (Debian 12, root)
+#   scripts/services.sh start     install if needed, then start the project-local cluster
+#   scripts/services.sh stop      stop it
+#   scripts/services.sh status    say whether it runs and where its data lives
+#   scripts/services.sh url       print the ENGRAM_DATABASE_URL of the local cluster
+#
+# The cluster is this checkout's own: data under .engram/pgdata (or, when the
+# postgres user cannot reach the checkout, under /var/lib/engram/<hash of the
+# checkout path>), listening on 127.0.0.1:${ENGRAM_PG_PORT:-55432}. It never
+# touches the system cluster. Every step is idempotent: a second run is quick.
+set -euo pipefail
+
+ROOT="${ENGRAM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+PORT="${ENGRAM_PG_PORT:-55432}"
+PG_MAJOR="${ENGRAM_PG_MAJOR:-15}"
+PGVECTOR_VERSION="0.8.0"
+APP_ROLE="engram"
+APP_DB="engram"
+
+log() { printf 'services: %s\n' "$*" >&2; }
+die() { printf 'services: error: %s\n' "$*" >&2; exit 1; }
+
+cannot_install() {
+	cat >&2 <<EOF
+services: cannot install PostgreSQL with pgvector on this machine ($1).
+  Install it yourself, then run this script again:
+    - Debian/Ubuntu (as root): apt-get install postgresql postgresql-contrib postgresql-server-dev-$PG_MAJOR,
+      then build pgvector $PGVECTOR_VERSION (https://github.com/pgvector/pgvector#installation);
+    - macOS: brew install postgresql@17 pgvector, and put its bin directory on PATH;
+  or run PostgreSQL and NATS in containers:
+    docker compose -f deploy/compose.yaml up -d
+    export ENGRAM_DATABASE_URL='postgres://engram:engram@127.0.0.1:5432/engram?sslmode=disable'
+    export ENGRAM_NATS_URL='nats://127.0.0.1:4222'
+EOF
+	exit 1
+}
+
+# pg_bin finds the server binaries: Debian's versioned directory first, then pg_config.
+pg_bin() {
+	if [[ -x "/usr/lib/postgresql/$PG_MAJOR/bin/pg_ctl" ]]; then
+		echo "/usr/lib/postgresql/$PG_MAJOR/bin"
+	elif command -v pg_config >/dev/null 2>&1 && [[ -x "$(pg_config --bindir)/pg_ctl" ]]; then
+		pg_config --bindir
+	fi
+}
+
+pg_config_bin() {
+	local bin
+	bin="$(pg_bin)"
+	if [[ -n "$bin" && -x "$bin/pg_config" ]]; then
+		echo "$bin/pg_config"
+	elif command -v pg_config >/dev/null 2>&1; then
+		command -v pg_config
+	fi
+}
+
+have_pgvector() {
+	local pgc share
+	pgc="$(pg_config_bin)"
+	[[ -n "$pgc" ]] || return 1
+	share="$("$pgc" --sharedir)"
+	[[ -f "$share/extension/vector.control" ]]
+}
+
+apt_updated=0
+apt_update() {
+	if [[ $apt_updated -eq 0 ]]; then
+		log "apt-get update"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+		apt_updated=1
+	fi
+}
+
+apt_install() {
+	apt_update
+	log "apt-get install $*"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+build_pgvector() {
+	local work list pgc
+	work="$(mktemp -d)"
+	list="$work/trixie-src.list"
+	# Debian 12 ships no pgvector; trixie's source package builds against PostgreSQL 15.
+	# A sources file of our own keeps the system's apt configuration untouched.
+	echo "deb-src http://deb.debian.org/debian trixie main" >"$list"
+	apt_install postgresql-server-dev-"$PG_MAJOR" make gcc libc6-dev
+	log "fetching the pgvector source package from Debian trixie"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+		-o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- \
+		-o APT::Get::List-Cleanup=0 >&2
+	chmod 755 "$work"
+	(cd "$work" && apt-get source -qq --download-only \
+		-o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- pgvector >&2)
+	local tarball
+	tarball="$(ls "$work"/pgvector_*.orig.tar.* 2>/dev/null | head -n1)"
+	[[ -n "$tarball" ]] || die "could not download the pgvector source package (see the apt output above)"
+	mkdir -p "$work/src"
+	tar -xf "$tarball" -C "$work/src" --strip-components=1
+	pgc="$(pg_config_bin)"
+	log "building pgvector ($(basename "$tarball"))"
+	make -s -C "$work/src" PG_CONFIG="$pgc" OPTFLAGS="" >&2
+	make -s -C "$work/src" PG_CONFIG="$pgc" install >&2
+	rm -rf "$work"
+}
+
+cmd_install() {
+	if [[ -n "$(pg_bin)" ]] && have_pgvector; then
+		return 0
+	fi
+	[[ "$(uname -s)" == "Linux" ]] || cannot_install "$(uname -s) is not Debian"
+	[[ -f /etc/debian_version ]] || cannot_install "not a Debian-based system"
+	[[ "$(id -u)" -eq 0 ]] || cannot_install "installing packages needs root"
+	command -v apt-get >/dev/null 2>&1 || cannot_install "apt-get is missing"
+	if [[ -z "$(pg_bin)" ]]; then
+		apt_install postgresql-"$PG_MAJOR" postgresql-contrib
+	fi
+	have_pgvector || build_pgvector
+	have_pgvector || die "pgvector is still missing after the build"
+	log "PostgreSQL $PG_MAJOR with pgvector installed"
+}
+
+# The server refuses to run as root, so as root the cluster belongs to the postgres user.
+as_owner() {
+	if [[ "$(id -u)" -eq 0 ]]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# state_dir picks where the cluster lives: .engram/ in the checkout when its owner can
+# write there, otherwise a directory keyed by the checkout path that the postgres user owns.
+state_dir() {
+	local dir="$ROOT/.engram"
+	if [[ -f "$dir/location" ]]; then
+		cat "$dir/location"
+		return
+	fi
+	if [[ "$(id -u)" -ne 0 ]]; then
+		echo "$dir"
+		return
+	fi
+	mkdir -p "$dir/pg"
+	chown postgres: "$dir/pg" 2>/dev/null || true
+	if runuser -u postgres -- test -w "$dir/pg" 2>/dev/null; then
+		echo "$dir/pg"
+	else
+		local key
+		key="$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
+		echo "/var/lib/engram/$key"
+	fi
+}
+
+url() {
+	echo "postgres://$APP_ROLE@127.0.0.1:$PORT/$APP_DB?sslmode=disable"
+}
+
+is_running() {
+	local bin dir
+	bin="$(pg_bin)"
+	[[ -n "$bin" ]] || return 1
+	dir="$(state_dir)"
+	[[ -f "$dir/data/PG_VERSION" ]] || return 1
+	as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+}
+
+psql_admin() {
+	local dir
+	dir="$(state_dir)"
+	PGOPTIONS="-c client_min_messages=warning" as_owner "$(pg_bin)/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/run" -p "$PORT" -U postgres "$@"
+}
+
+cmd_start() {
+	cmd_install
+	local bin dir
+	bin="$(pg_bin)"
+	dir="$(state_dir)"
+	mkdir -p "$ROOT/.engram"
+	echo "$dir" >"$ROOT/.engram/location"
+	if ! is_running; then
+		mkdir -p "$dir/run"
+		if [[ "$(id -u)" -eq 0 ]]; then chown -R postgres: "$dir"; fi
+		if [[ ! -f "$dir/data/PG_VERSION" ]]; then
+			log "initialising a cluster in $dir/data"
+			as_owner "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+			write_conf "$dir"
+		fi
+		log "starting PostgreSQL on 127.0.0.1:$PORT"
+		as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start >/dev/null ||
+			die "PostgreSQL did not start; see $dir/postgres.log"
+	fi
+	ensure_roles
+	log "PostgreSQL is running: $(url)"
+}
+
+# write_conf sizes the cluster for the machine, as FACTS.md measured: with stock
+# settings large index builds spill and run far slower.
+write_conf() {
+	local dir="$1" mem_kb sb_mb ecs_mb mwm_mb
+	mem_kb="$(awk '/MemTotal/ {print $2}' /proc/meminfo 2>/dev/null || echo 4194304)"
+	sb_mb=$((mem_kb / 1024 / 4))
+	((sb_mb > 6144)) && sb_mb=6144
+	((sb_mb < 128)) && sb_mb=128
+	ecs_mb=$((mem_kb / 1024 * 2 / 3))
+	mwm_mb=$((mem_kb / 1024 / 8))
+	((mwm_mb > 4096)) && mwm_mb=4096
+	((mwm_mb < 64)) && mwm_mb=64
+	as_owner tee -a "$dir/data/postgresql.conf" >/dev/null <<EOF
+
+# engram project-local cluster
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '$dir/run'
+max_connections = 400
+shared_buffers = ${sb_mb}MB
+effective_cache_size = ${ecs_mb}MB
+maintenance_work_mem = ${mwm_mb}MB
+work_mem = 64MB
+random_page_cost = 1.1
+jit = off
+max_wal_size = 4GB
+checkpoint_timeout = 15min
+log_min_messages = warning
+EOF
+}
+
+ensure_roles() {
+	# The application role owns its tables but is neither superuser nor BYPASSRLS, so
+	# forced row-level security applies to everything it runs.
+	psql_admin -d postgres <<EOF
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$APP_ROLE') THEN
+    CREATE ROLE $APP_ROLE LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS NOCREATEROLE;
+  END IF;
+END
+\$\$;
+EOF
+	if [[ "$(psql_admin -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$APP_DB'")" != "1" ]]; then
+		psql_admin -d postgres -c "CREATE DATABASE $APP_DB OWNER $APP_ROLE"
+	fi
+	# Extensions are created by the superuser in template1 and the app database, so
+	# migrations (run as the app role) and every cloned test database find them.
+	for db in template1 "$APP_DB"; do
+		psql_admin -d "$db" -c "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS btree_gin; CREATE EXTENSION IF NOT EXISTS pg_trgm;"
+	done
+}
+
+cmd_stop() {
+	local bin dir
+	bin="$(pg_bin)"
+	dir="$(state_dir)"
+	if is_running; then
+		as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+		log "stopped"
+	else
+		log "not running"
+	fi
+}
+
+cmd_status() {
+	local dir
+	if [[ -z "$(pg_bin)" ]]; then
+		echo "PostgreSQL: not installed"
+		return 1
+	fi
+	dir="$(state_dir)"
+	echo "PostgreSQL: $("$(pg_bin)/postgres" --version)"
+	if have_pgvector; then echo "pgvector: installed"; else echo "pgvector: missing"; fi
+	echo "data: $dir/data"
+	if is_running; then
+		echo "status: running on 127.0.0.1:$PORT"
+		echo "url: $(url)"
+	else
+		echo "status: stopped"
+		return 3
+	fi
+}
+
+case "${1:-}" in
+install) cmd_install ;;
+start) cmd_start ;;
+stop) cmd_stop ;;
+status) cmd_status ;;
+url) url ;;
+*)
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac

@@ -1,0 +1,123 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// EmbeddedConfig configures an in-process NATS server with JetStream.
+type EmbeddedConfig struct {
+	// StoreDir holds JetStream's file store. Required: streams must survive a restart.
+	StoreDir string
+	// Port for clients: 0 means 4222, -1 picks a free port.
+	Port int
+	// Host to listen on. Default 127.0.0.1: the dev server is not meant to be exposed.
+	Host string
+	// ServerName appears in server logs and advisories. Default "engram-embedded".
+	ServerName string
+	// Logger receives the server's log at notice level and above; nil silences it.
+	Logger *slog.Logger
+}
+
+// Embedded is a running in-process NATS server.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a NATS server with JetStream enabled and waits until it accepts
+// connections (or ctx ends).
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("starting embedded NATS: StoreDir is required")
+	}
+	if err := os.MkdirAll(cfg.StoreDir, 0o750); err != nil {
+		return nil, fmt.Errorf("starting embedded NATS: creating store dir: %w", err)
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.Port == 0 {
+		cfg.Port = server.DEFAULT_PORT
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = "engram-embedded"
+	}
+	opts := &server.Options{
+		ServerName: cfg.ServerName,
+		Host:       cfg.Host,
+		Port:       cfg.Port,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		NoSigs:     true, // the host process owns signal handling
+		NoLog:      cfg.Logger == nil,
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
+	}
+	if cfg.Logger != nil {
+		srv.SetLoggerV2(slogAdapter{cfg.Logger.With("component", "nats-server")}, false, false, false)
+	}
+	srv.Start()
+	deadline := 10 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		deadline = time.Until(d)
+	}
+	ready := make(chan bool, 1)
+	go func() { ready <- srv.ReadyForConnections(deadline) }()
+	select {
+	case ok := <-ready:
+		if !ok {
+			srv.Shutdown()
+			srv.WaitForShutdown()
+			return nil, fmt.Errorf("starting embedded NATS on %s:%d: not ready after %s", cfg.Host, cfg.Port, deadline)
+		}
+	case <-ctx.Done():
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("starting embedded NATS: %w", ctx.Err())
+	}
+	if !srv.JetStreamEnabled() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, errors.New("starting embedded NATS: JetStream did not start")
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Port is the port the server listens on (useful after asking for a random one).
+func (e *Embedded) Port() int {
+	if a, ok := e.srv.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+// Server exposes the underlying server, for tests and monitoring.
+func (e *Embedded) Server() *server.Server { return e.srv }
+
+// Shutdown stops the server and waits until it has stopped and flushed its store.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+// slogAdapter routes the server's printf-style log into slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Debugf(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Tracef(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }

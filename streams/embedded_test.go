@@ -1,0 +1,61 @@
+package streams_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/streams"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestStartEmbedded(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	start := func() *streams.Embedded {
+		e, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := start()
+	if e.Port() <= 0 {
+		t.Fatalf("port %d", e.Port())
+	}
+	nc, err := nats.Connect(e.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	if err := streams.EnsureTopology(ctx, js, streams.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.PublishTurn(ctx, js, turnEvent("acme", "u1", "t1")); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	e.Shutdown()
+
+	e = start() // same store, new port
+	defer e.Shutdown()
+	nc, err = nats.Connect(e.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ = jetstream.New(nc)
+	s, err := js.Stream(ctx, streams.TurnsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("after restart: %+v, %v", info, err)
+	}
+	if _, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{}); err == nil {
+		t.Fatal("StartEmbedded without StoreDir succeeded")
+	}
+}

@@ -418,8 +418,6 @@ func (l *lexicon) weakFirstPerson(text string) bool {
 	return false
 }
 
-func (l *lexicon) hasFirstPerson(s string) bool { return l.firstPerson.MatchString(lowerText(s)) }
-
 // splitSentences cuts text at sentence ends (。！？!?；; newlines, and a full stop followed
 // by a space, so 19.9 stays whole) and folds a sentence that only gives a reason ("因为…",
 // "Because …") into the one before it.

@@ -607,7 +607,7 @@ func (o *Offline) thirdPersonEN(s string, cat memory.Category, rule string) stri
 		default:
 			out = "The user asked to " + o.pronounsEN(lowerFirst(s), true)
 		}
-	case o.lex.hasFirstPerson(s):
+	case o.pronounsEN(s, false) != s: // speaks in the first person
 		out = upperFirst(o.pronounsEN(s, false))
 	default:
 		prefix := map[memory.Category]string{

@@ -363,7 +363,7 @@ func TestThirdPersonEN(t *testing.T) {
 		{"Never call me before 9am", memory.CatConstraint, "The user asked never to call them before 9am"},
 		{"Stop sending me newsletters", memory.CatConstraint, "The user asked to stop sending them newsletters"},
 		{"No meetings on Fridays", memory.CatConstraint, "The user asked for no meetings on Fridays"},
-		{"Email is the best way to reach me", memory.CatPreference, "The user is the best way to reach the user"[:0] + "Email is the best way to reach the user"},
+		{"Email is the best way to reach me", memory.CatPreference, "Email is the best way to reach the user"},
 		{"Meeting rooms on the third floor are best", memory.CatPreference, "User preference: meeting rooms on the third floor are best"},
 		{"The US office closes at 5", memory.CatFact, "The user stated: the US office closes at 5"},
 	}

@@ -1,0 +1,53 @@
+# engram — the two commands of a fresh machine are `make demo` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/engram
+# The race detector roughly doubles test time; CI keeps it on (it fits well inside the budget).
+RACE ?= -race
+TEST_TIMEOUT ?= 20m
+
+.PHONY: all build services services-stop services-status test test-short vet fmt dev demo bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/engram
+
+## services: install PostgreSQL + pgvector if missing and start the project-local cluster.
+services:
+	@bash scripts/services.sh start
+
+services-stop:
+	@bash scripts/services.sh stop
+
+services-status:
+	@bash scripts/services.sh status
+
+## test: set up what is missing, then run every test against real PostgreSQL and JetStream.
+test: services vet
+	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
+
+test-short: services
+	$(GO) test -short ./...
+
+vet:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## dev: run engram on embedded defaults (migrations, JetStream in-process, HTTP on :8080) until Ctrl-C.
+dev: services build
+	./$(BIN) dev
+
+## demo: the main job end to end on embedded defaults (no LLM, no network).
+demo: services build
+	bash scripts/demo.sh
+
+bench: services build
+	./$(BIN) bench ingest
+
+clean:
+	rm -rf bin

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/migrations"
+	"github.com/engramhq/engram/streams"
+)
+
+// App holds the dependencies a command opened; Close releases them in reverse order.
+type App struct {
+	Config   Config
+	Logger   *slog.Logger
+	Pool     *pgxpool.Pool
+	Store    *memory.Store
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Embedded *streams.Embedded
+	closers  []func()
+}
+
+// Close releases everything the app opened.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+func (a *App) databaseURL() string {
+	if a.Config.DatabaseURL != "" {
+		return a.Config.DatabaseURL
+	}
+	return fmt.Sprintf("postgres://engram@127.0.0.1:%d/engram?sslmode=disable", a.Config.LocalPGPort)
+}
+
+// openDB connects to PostgreSQL (starting the local cluster when the embedded
+// default is in use and nothing answers), applies migrations when migrate is set,
+// and opens the application pool. The pool registers pgvector's types on connect,
+// which needs the extension, so migrations run first on a connection of their own.
+func (a *App) openDB(ctx context.Context, migrate bool) error {
+	url := a.databaseURL()
+	conn, err := a.connectOrStart(ctx, url)
+	if err != nil {
+		return err
+	}
+	if migrate {
+		done, err := migrations.Default().Up(ctx, conn)
+		if err != nil {
+			conn.Close(ctx)
+			return fmt.Errorf("applying migrations: %w", err)
+		}
+		for _, m := range done {
+			a.Logger.Info("applied migration", "version", m.Version, "name", m.Name)
+		}
+	}
+	conn.Close(ctx)
+	pool, err := memory.Connect(ctx, url, int32(a.Config.DBMaxConns))
+	if err != nil {
+		return err
+	}
+	a.Pool, a.Store = pool, memory.NewStore(pool)
+	a.closers = append(a.closers, pool.Close)
+	return nil
+}
+
+func (a *App) connectOrStart(ctx context.Context, url string) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err == nil {
+		return conn, nil
+	}
+	if a.Config.DatabaseURL != "" {
+		return nil, fmt.Errorf("connecting to ENGRAM_DATABASE_URL: %w", err)
+	}
+	script, ferr := findServicesScript()
+	if ferr != nil {
+		return nil, fmt.Errorf("the local PostgreSQL is not running (%v) and %v; run `make services` or set ENGRAM_DATABASE_URL", err, ferr)
+	}
+	a.Logger.Info("starting the project-local PostgreSQL", "script", script)
+	cmd := exec.CommandContext(ctx, "bash", script, "start")
+	cmd.Env = append(os.Environ(), "ENGRAM_PG_PORT="+strconv.Itoa(a.Config.LocalPGPort))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("starting the local PostgreSQL with %s: %w", script, err)
+	}
+	conn, err = pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the local PostgreSQL: %w", err)
+	}
+	return conn, nil
+}
+
+// findServicesScript walks up from the working directory to scripts/services.sh.
+func findServicesScript() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "scripts", "services.sh")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("scripts/services.sh was not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// openNATS connects to ENGRAM_NATS_URL, or to the embedded server `engram dev`
+// runs when it is up, or else starts an in-process server on the local store. With
+// serve set (engram dev), it always starts the embedded server on NATSPort.
+func (a *App) openNATS(ctx context.Context, serve bool) error {
+	url := a.Config.NATSURL
+	if url == "" && !serve {
+		local := fmt.Sprintf("nats://127.0.0.1:%d", a.Config.NATSPort)
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", a.Config.NATSPort), 300*time.Millisecond); err == nil {
+			c.Close()
+			url = local
+		}
+	}
+	if url == "" {
+		port := -1
+		if serve {
+			port = a.Config.NATSPort
+		}
+		emb, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{
+			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: a.Logger,
+		})
+		if err != nil {
+			return fmt.Errorf("starting the embedded JetStream server: %w", err)
+		}
+		a.Embedded = emb
+		a.closers = append(a.closers, emb.Shutdown)
+		url = emb.ClientURL()
+	}
+	nc, err := nats.Connect(url, nats.Name("engram"), nats.MaxReconnects(-1))
+	if err != nil {
+		return fmt.Errorf("connecting to NATS at %s: %w", url, err)
+	}
+	a.closers = append(a.closers, func() { _ = nc.Drain() })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("opening JetStream: %w", err)
+	}
+	if err := streams.EnsureTopology(ctx, js, a.streamsConfig()); err != nil {
+		return fmt.Errorf("creating the JetStream topology: %w", err)
+	}
+	a.NC, a.JS = nc, js
+	return nil
+}
+
+func (a *App) streamsConfig() streams.Config {
+	return streams.Config{
+		Replicas:        a.Config.StreamReplicas,
+		TurnsMaxAge:     a.Config.TurnsMaxAge,
+		DuplicateWindow: a.Config.DuplicateWindow,
+	}
+}
+
+// embedder is the configured embedding model or the local hashing embedder.
+func (a *App) embedder() (llm.Embedder, error) {
+	if a.Config.EmbedBaseURL == "" {
+		return llm.NewHashEmbedder(0)
+	}
+	return llm.NewOpenAIEmbedder(llm.EmbedConfig{
+		BaseURL: a.Config.EmbedBaseURL, APIKey: a.Config.EmbedAPIKey, Model: a.Config.EmbedModel, Dims: a.Config.EmbedDims,
+	}, a.Logger)
+}
+
+// chat is the configured chat model, or nil when engram runs offline.
+func (a *App) chat() (*llm.ChatClient, error) {
+	if a.Config.LLMBaseURL == "" {
+		return nil, nil
+	}
+	return llm.NewChat(llm.ChatConfig{BaseURL: a.Config.LLMBaseURL, APIKey: a.Config.LLMAPIKey, Model: a.Config.LLMModel}, a.Logger)
+}
+
+// tokens loads the configured API tokens (possibly none).
+func (a *App) tokens() (*httpapi.Tokens, error) {
+	t := &httpapi.Tokens{}
+	if a.Config.Tokens != "" {
+		parsed, err := httpapi.ParseTokens(a.Config.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("ENGRAM_TOKENS: %w", err)
+		}
+		t = parsed
+	}
+	if a.Config.TokensFile != "" {
+		b, err := os.ReadFile(a.Config.TokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("ENGRAM_TOKENS_FILE: %w", err)
+		}
+		var f httpapi.TokenFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("ENGRAM_TOKENS_FILE %s: %w", a.Config.TokensFile, err)
+		}
+		for _, e := range f.Tokens {
+			if err := t.Add(e); err != nil {
+				return nil, fmt.Errorf("ENGRAM_TOKENS_FILE: %w", err)
+			}
+		}
+	}
+	return t, nil
+}
+
+// devToken returns the development token of DataDir, creating it on first use.
+func (a *App) devToken(tenant string) (string, error) {
+	path := filepath.Join(a.Config.DataDir, "dev-token")
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	tok, err := httpapi.NewToken()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(a.Config.DataDir, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", a.Config.DataDir, err)
+	}
+	if err := os.WriteFile(path, []byte(tok), 0o600); err != nil {
+		return "", fmt.Errorf("writing the development token: %w", err)
+	}
+	return tok, nil
+}

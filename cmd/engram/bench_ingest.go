@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/ingest"
+)
+
+const benchIngestUsage = `Usage: engram bench ingest [flags]
+
+Measure POST /v1/turns (token auth, validation, redaction, durable JetStream ack)
+against raw JetStream async publishing of the same payloads, and report both
+rates and their ratio (target >= 0.25). The turns go to a throw-away tenant
+"bench-<random>" and are purged afterwards unless --keep; run it against a
+development server, since workers consuming TURNS would process them.
+`
+
+// benchIngestCommand runs "engram bench ingest". args excludes "bench ingest".
+// Progress goes to stderr, the report to stdout.
+func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("engram bench ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchIngestUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	var cfg ingest.BenchConfig
+	fs.IntVar(&cfg.Turns, "turns", ingest.DefaultBenchTurns, "turns to send through each path")
+	fs.IntVar(&cfg.Batch, "batch", ingest.DefaultBenchBatch, "turns per request (at most 1000)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", ingest.DefaultBenchConcurrency, "concurrent HTTP clients (and raw publishers)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the benchmark's turns in TURNS instead of purging them")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("bench ingest: %w", err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("bench ingest: unexpected argument %q", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"turns", cfg.Turns}, {"batch", cfg.Batch}, {"concurrency", cfg.Concurrency}} {
+		if f.v <= 0 {
+			return fmt.Errorf("bench ingest: --%s must be positive, got %d", f.name, f.v)
+		}
+	}
+	cfg.Progress = stderr
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	res, err := ingest.RunIngestBench(ctx, js, cfg)
+	if err != nil {
+		return fmt.Errorf("bench ingest: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("bench ingest: writing the result: %w", err)
+		}
+		return nil
+	}
+	printBenchIngest(stdout, res)
+	return nil
+}
+
+func printBenchIngest(w io.Writer, r ingest.BenchResult) {
+	fmt.Fprintf(w, "ingest benchmark: %d turns, batches of %d, concurrency %d, avg payload %d B\n\n",
+		r.Turns, r.Batch, r.Concurrency, r.AvgPayloadBytes)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "path\tcount\tseconds\tper second\tbatch p50 ms\tbatch p99 ms\t")
+	for _, row := range []struct {
+		name string
+		p    ingest.BenchPhase
+	}{{"POST /v1/turns (durable ack)", r.HTTP}, {"raw JetStream async publish", r.Raw}} {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%.1f\t%.1f\t\n",
+			row.name, row.p.Count, row.p.Seconds, row.p.PerSecond, row.p.BatchP50Ms, row.p.BatchP99Ms)
+	}
+	tw.Flush()
+	verdict := "meets the target"
+	if !r.Pass {
+		verdict = "BELOW the target"
+	}
+	fmt.Fprintf(w, "\nratio HTTP/raw %.2f (target >= %.2f): %s\n", r.Ratio, r.Target, verdict)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything engram reads from its environment. Only this package reads
+// the environment; every other package takes its part of Config as arguments.
+type Config struct {
+	// DatabaseURL (ENGRAM_DATABASE_URL) is the PostgreSQL URL. Empty: the project-local
+	// cluster of scripts/services.sh, started on demand.
+	DatabaseURL string
+	// LocalPGPort (ENGRAM_PG_PORT, default 55432) is the port of that local cluster.
+	LocalPGPort int
+	// DBMaxConns (ENGRAM_DB_MAX_CONNS, default 16) bounds the connection pool.
+	DBMaxConns int
+	// NATSURL (ENGRAM_NATS_URL) is the NATS server. Empty: an in-process JetStream
+	// server storing under DataDir/nats (or the one `engram dev` runs, when it is up).
+	NATSURL string
+	// NATSPort (ENGRAM_NATS_PORT, default 4222) is where `engram dev` serves NATS.
+	NATSPort int
+	// HTTPAddr (ENGRAM_HTTP_ADDR, default ":8080") is the API's listen address.
+	HTTPAddr string
+	// DataDir (ENGRAM_DATA_DIR, default ".engram") holds local state: the embedded
+	// JetStream store and the development token.
+	DataDir string
+	// Tokens (ENGRAM_TOKENS) maps API tokens to tenants: "tenant[/name]=sha256:<hex>,…".
+	Tokens string
+	// TokensFile (ENGRAM_TOKENS_FILE) is a JSON file {"tokens":[{"tenant","name","sha256"}]}.
+	TokensFile string
+	// StreamReplicas (ENGRAM_STREAM_REPLICAS, default 1; 3 on a cluster).
+	StreamReplicas int
+	// TurnsMaxAge (ENGRAM_TURNS_MAX_AGE, default 720h) is how long TURNS keeps messages.
+	TurnsMaxAge time.Duration
+	// DuplicateWindow (ENGRAM_DUPLICATE_WINDOW, default 10m, at least 10m).
+	DuplicateWindow time.Duration
+	// LLM (ENGRAM_LLM_BASE_URL, ENGRAM_LLM_API_KEY, ENGRAM_LLM_MODEL): an
+	// OpenAI-compatible chat model. Empty base URL: offline rules.
+	LLMBaseURL, LLMAPIKey, LLMModel string
+	// Embeddings (ENGRAM_EMBED_BASE_URL, ENGRAM_EMBED_API_KEY, ENGRAM_EMBED_MODEL,
+	// ENGRAM_EMBED_DIMS). Empty base URL: the local engram-hash-v1 embedder.
+	EmbedBaseURL, EmbedAPIKey, EmbedModel string
+	EmbedDims                             int
+	// LogLevel (ENGRAM_LOG_LEVEL: debug, info, warn, error; default info).
+	LogLevel slog.Level
+}
+
+// envVar documents one variable for --help.
+type envVar struct {
+	name, def, help string
+}
+
+var envVars = []envVar{
+	{"ENGRAM_DATABASE_URL", "(local cluster)", "PostgreSQL URL; unset: the project-local cluster, started on demand"},
+	{"ENGRAM_PG_PORT", "55432", "port of the project-local cluster"},
+	{"ENGRAM_DB_MAX_CONNS", "16", "connection pool size"},
+	{"ENGRAM_NATS_URL", "(embedded)", "NATS URL; unset: in-process JetStream"},
+	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram dev` listens on"},
+	{"ENGRAM_HTTP_ADDR", ":8080", "HTTP listen address"},
+	{"ENGRAM_DATA_DIR", ".engram", "local state: embedded JetStream store, development token"},
+	{"ENGRAM_TOKENS", "", "API tokens: tenant[/name]=sha256:<hex>,..."},
+	{"ENGRAM_TOKENS_FILE", "", "JSON tokens file {\"tokens\":[{\"tenant\",\"name\",\"sha256\"}]}"},
+	{"ENGRAM_STREAM_REPLICAS", "1", "JetStream replicas (3 on a cluster)"},
+	{"ENGRAM_TURNS_MAX_AGE", "720h", "how long the TURNS stream keeps turns"},
+	{"ENGRAM_DUPLICATE_WINDOW", "10m", "JetStream duplicate window (at least 10m)"},
+	{"ENGRAM_LLM_BASE_URL", "", "OpenAI-compatible chat endpoint; unset: offline rules"},
+	{"ENGRAM_LLM_API_KEY", "", "API key of the chat endpoint"},
+	{"ENGRAM_LLM_MODEL", "", "chat model (required with ENGRAM_LLM_BASE_URL)"},
+	{"ENGRAM_EMBED_BASE_URL", "", "OpenAI-compatible embeddings endpoint; unset: engram-hash-v1"},
+	{"ENGRAM_EMBED_API_KEY", "", "API key of the embeddings endpoint"},
+	{"ENGRAM_EMBED_MODEL", "", "embedding model (required with ENGRAM_EMBED_BASE_URL)"},
+	{"ENGRAM_EMBED_DIMS", "0", "embedding dimensions (0: learnt from the first response)"},
+	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
+}
+
+// LoadConfig reads the environment through getenv. A wrong value is an error that
+// names the variable.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:  getenv("ENGRAM_DATABASE_URL"),
+		NATSURL:      getenv("ENGRAM_NATS_URL"),
+		HTTPAddr:     or(getenv("ENGRAM_HTTP_ADDR"), ":8080"),
+		DataDir:      or(getenv("ENGRAM_DATA_DIR"), ".engram"),
+		Tokens:       getenv("ENGRAM_TOKENS"),
+		TokensFile:   getenv("ENGRAM_TOKENS_FILE"),
+		LLMBaseURL:   getenv("ENGRAM_LLM_BASE_URL"),
+		LLMAPIKey:    getenv("ENGRAM_LLM_API_KEY"),
+		LLMModel:     getenv("ENGRAM_LLM_MODEL"),
+		EmbedBaseURL: getenv("ENGRAM_EMBED_BASE_URL"),
+		EmbedAPIKey:  getenv("ENGRAM_EMBED_API_KEY"),
+		EmbedModel:   getenv("ENGRAM_EMBED_MODEL"),
+	}
+	var errs []string
+	intVar := func(name string, def, min, max int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min || n > max {
+			errs = append(errs, fmt.Sprintf("%s=%q: want an integer in [%d, %d]", name, v, min, max))
+			return def
+		}
+		return n
+	}
+	durVar := func(name string, def, min time.Duration) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < min {
+			errs = append(errs, fmt.Sprintf("%s=%q: want a duration such as 720h, at least %s", name, v, min))
+			return def
+		}
+		return d
+	}
+	c.LocalPGPort = intVar("ENGRAM_PG_PORT", 55432, 1, 65535)
+	c.DBMaxConns = intVar("ENGRAM_DB_MAX_CONNS", 16, 1, 1000)
+	c.NATSPort = intVar("ENGRAM_NATS_PORT", 4222, 1, 65535)
+	c.StreamReplicas = intVar("ENGRAM_STREAM_REPLICAS", 1, 1, 5)
+	c.EmbedDims = intVar("ENGRAM_EMBED_DIMS", 0, 0, 16000)
+	c.TurnsMaxAge = durVar("ENGRAM_TURNS_MAX_AGE", 30*24*time.Hour, time.Minute)
+	c.DuplicateWindow = durVar("ENGRAM_DUPLICATE_WINDOW", 10*time.Minute, 10*time.Minute)
+	switch strings.ToLower(getenv("ENGRAM_LOG_LEVEL")) {
+	case "", "info":
+		c.LogLevel = slog.LevelInfo
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "warn", "warning":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_LOG_LEVEL=%q: want debug, info, warn or error", getenv("ENGRAM_LOG_LEVEL")))
+	}
+	if c.LLMBaseURL != "" && c.LLMModel == "" {
+		errs = append(errs, "ENGRAM_LLM_MODEL is required when ENGRAM_LLM_BASE_URL is set")
+	}
+	if c.EmbedBaseURL != "" && c.EmbedModel == "" {
+		errs = append(errs, "ENGRAM_EMBED_MODEL is required when ENGRAM_EMBED_BASE_URL is set")
+	}
+	if c.StreamReplicas != 1 && c.StreamReplicas != 3 && c.StreamReplicas != 5 {
+		errs = append(errs, fmt.Sprintf("ENGRAM_STREAM_REPLICAS=%d: want 1, 3 or 5", c.StreamReplicas))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engramhq/engram/migrations"
+)
+
+func runMigrate(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "migrate", "migrate [up|status] [--json]")
+	asJSON := fs.Bool("json", false, "print JSON")
+	sub := "up"
+	if len(args) > 0 && (args[0] == "up" || args[0] == "status") {
+		sub, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unknown argument %q: want up or status", fs.Arg(0))
+	}
+	app := env.newApp()
+	defer app.Close()
+	url := app.databaseURL()
+	conn, err := app.connectOrStart(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	m := migrations.Default()
+	if sub == "up" {
+		done, err := m.Up(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			out := []map[string]any{}
+			for _, d := range done {
+				out = append(out, map[string]any{"version": d.Version, "name": d.Name})
+			}
+			return json.NewEncoder(env.Stdout).Encode(map[string]any{"applied": out})
+		}
+		if len(done) == 0 {
+			fmt.Fprintln(env.Stdout, "database is up to date")
+		}
+		for _, d := range done {
+			fmt.Fprintf(env.Stdout, "applied %04d_%s\n", d.Version, d.Name)
+		}
+		return nil
+	}
+	st, err := m.Status(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		type row struct {
+			Version   int        `json:"version"`
+			Name      string     `json:"name"`
+			Applied   bool       `json:"applied"`
+			AppliedAt *time.Time `json:"applied_at,omitempty"`
+		}
+		var rows []row
+		for _, s := range st {
+			r := row{Version: s.Version, Name: s.Name, Applied: s.Applied}
+			if s.Applied {
+				at := s.AppliedAt
+				r.AppliedAt = &at
+			}
+			rows = append(rows, r)
+		}
+		return json.NewEncoder(env.Stdout).Encode(map[string]any{"migrations": rows})
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tNAME\tSTATUS\tAPPLIED AT")
+	for _, s := range st {
+		status, at := "pending", "-"
+		if s.Applied {
+			status, at = "applied", s.AppliedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%04d\t%s\t%s\t%s\n", s.Version, s.Name, status, at)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,359 @@
+package consolidator
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Relation is how a candidate relates to one memory the owner already has.
+type Relation int
+
+const (
+	Unrelated     Relation = iota // a different fact: add
+	Duplicate                     // the same meaning: confirm
+	Refinement                    // the same fact with more or corrected detail: update
+	Contradiction                 // the new statement replaces the old: supersede
+)
+
+func (r Relation) String() string {
+	switch r {
+	case Duplicate:
+		return "duplicate"
+	case Refinement:
+		return "refinement"
+	case Contradiction:
+		return "contradiction"
+	}
+	return "unrelated"
+}
+
+// minExtraTokens is how many tokens a candidate must add to an otherwise contained
+// memory to count as a refinement rather than a restatement: one extra word is
+// usually a qualifier ("The user's brother works at Google" is not a refinement of
+// "The user works at Google"), two or more carry detail.
+const minExtraTokens = 2
+
+// refineGrowth is how much longer a refinement is than the memory it refines: added
+// detail takes room, while a rephrasing of the same length (住在上海 / 现居上海) is a
+// restatement even when it shares most tokens.
+const refineGrowth = 1.25
+
+// scored is a neighbour with its similarity to the candidate.
+type scored struct {
+	mem     memory.Memory
+	sim     float64
+	sameKey bool
+}
+
+// ruleMatch is the rules' verdict on one neighbour.
+type ruleMatch struct {
+	rel    Relation
+	reason string
+}
+
+// relate decides, deterministically, how candidate c relates to neighbour n. The
+// signals are the embedding similarity, the keys, token containment (does one text
+// hold the other's words?), polarity (negations and negative verbs in Chinese and
+// English) and change cues ("now", "instead", 改成, 不再 …). Embeddings of a hashing
+// model see shared words, not meaning, so the rules lean on those lexical signals.
+func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, nf textFeatures) ruleMatch {
+	sim := n.sim
+	shared := 0
+	for t := range cf.tokens {
+		if _, ok := nf.tokens[t]; ok {
+			shared++
+		}
+	}
+	oldIn, newIn := ratio(shared, len(nf.tokens)), ratio(shared, len(cf.tokens))
+	extraNew := len(cf.tokens) - shared
+	flip := cf.negative != nf.negative
+	keyed := c.Key != "" && n.mem.Key != ""
+	sameKey := keyed && c.Key == n.mem.Key
+	diffKey := keyed && c.Key != n.mem.Key
+	episodic := c.Type == memory.Episodic || n.mem.Type == memory.Episodic
+	why := func(format string, args ...any) string {
+		return fmt.Sprintf("%s (cosine %.2f, old-in-new %.2f, new-in-old %.2f)", fmt.Sprintf(format, args...), sim, oldIn, newIn)
+	}
+
+	switch {
+	case diffKey && sim < cfg.DuplicateSim:
+		// Keys name single-valued slots: two different slots never replace each other.
+		return ruleMatch{Unrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
+	case episodic:
+		// Events do not contradict or refine each other: two trips to Tokyo are two
+		// events. Only a restatement of the same event is merged.
+		if !flip && (sim >= cfg.DuplicateSim || (oldIn >= cfg.Containment && newIn >= cfg.Containment)) {
+			return ruleMatch{Duplicate, why("restates the same event")}
+		}
+		return ruleMatch{Unrelated, why("a different event")}
+	case flip && (sameKey || sim >= cfg.ContradictSim):
+		return ruleMatch{Contradiction, why("polarity flips (negation or opposite verb)")}
+	case flip:
+		return ruleMatch{Unrelated, why("opposite polarity but not similar enough to be the same fact")}
+	case cf.change && extraNew > 0 && (sameKey || sim >= cfg.ContradictSim):
+		// "now", "instead", 改成 … with something new: the value changed.
+		return ruleMatch{Contradiction, why("change cue with a new value")}
+	case numbersConflict(cf, nf) && (sameKey || sim >= cfg.ContradictSim):
+		return ruleMatch{Contradiction, why("a number changed")}
+	case sim >= cfg.RefineSim && oldIn >= cfg.Containment && extraNew >= minExtraTokens &&
+		float64(cf.runes) >= refineGrowth*float64(nf.runes):
+		return ruleMatch{Refinement, why("contains the memory and adds %d tokens", extraNew)}
+	case sim >= cfg.DuplicateSim,
+		sim >= cfg.RefineSim && newIn >= cfg.Containment,
+		oldIn >= cfg.Containment && newIn >= cfg.Containment:
+		return ruleMatch{Duplicate, why("same meaning")}
+	case sameKey:
+		return ruleMatch{Contradiction, why("same key %s with a different value", c.Key)}
+	}
+	return ruleMatch{Unrelated, why("different fact")}
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// textFeatures are the lexical signals the rules read from a text.
+type textFeatures struct {
+	tokens   map[string]struct{} // stemmed words, CJK characters and bigrams, function words dropped
+	numbers  map[string]struct{} // the tokens that are numbers
+	runes    int                 // length of the normalised text
+	negative bool                // a negation or a negative verb (not, hate, 不, 讨厌 …)
+	change   bool                // a change cue (now, instead, switched, 改成, 不再 …)
+}
+
+// Negation and change cues. Chinese has no word boundaries, so the phrases that
+// contain 不/没 without negating (不错, 没关系 …) are removed before looking.
+var (
+	zhNotNegation = strings.NewReplacer("不错", " ", "不过", " ", "不少", " ", "不仅", " ", "不但", " ",
+		"不管", " ", "不断", " ", "不久", " ", "不同", " ", "不如", " ", "差不多", " ", "没关系", " ",
+		"没问题", " ", "要不要", " ", "不得不", " ", "特别", " ", "区别", " ", "别人", " ", "分别", " ",
+		"类别", " ", "级别", " ", "性别", " ")
+	zhNegation = regexp.MustCompile(`不|没|别|讨厌|反感|厌恶|避开|避免|拒绝|戒掉|停止|受不了`)
+	zhChange   = regexp.MustCompile(`改成|改为|改用|改坐|改到|换成|换了|换到|换工作|不再|现在|如今|已经|搬到|搬去|搬家|转到|转去|开始|以后|今后|从此|也可以|可以了|不.*了$`)
+	enNegation = map[string]bool{"not": true, "no": true, "never": true, "dont": true, "doesnt": true,
+		"didnt": true, "cant": true, "cannot": true, "wont": true, "isnt": true, "arent": true, "wasnt": true,
+		"werent": true, "shouldnt": true, "nor": true, "hate": true, "hates": true, "hated": true,
+		"dislike": true, "dislikes": true, "disliked": true, "avoid": true, "avoids": true, "avoided": true,
+		"stop": true, "stopped": true, "quit": true, "quitted": true, "anymore": true, "refuse": true, "refuses": true}
+	enChange = map[string]bool{"now": true, "instead": true, "changed": true, "change": true, "switched": true,
+		"switch": true, "moved": true, "move": true, "anymore": true, "longer": true, "stopped": true, "quit": true,
+		"became": true, "become": true, "started": true, "starting": true, "nowadays": true, "replaced": true}
+	// zhBreak are function characters that split CJK runs before bigramming, so that
+	// word order around them (王磊是用户的经理 / 用户的经理是王磊) does not matter.
+	zhBreak = "的了是在和与及都也就还很会吗呢吧啊着过一个把被给让对要想"
+	// enSynonyms map stemmed English words that memories use interchangeably to one
+	// token; zhSynonyms do the same on Chinese text before it is cut into bigrams.
+	// Both are small on purpose: frequent vocabulary of preferences and profiles.
+	enSynonyms = map[string]string{"lov": "lik", "enjoy": "lik", "prefer": "lik", "fond": "lik",
+		"answer": "reply", "respons": "reply", "allergic": "allergy", "born": "birthday",
+		"kid": "child", "children": "child", "job": "work", "employ": "work"}
+	zhSynonyms = strings.NewReplacer("偏好", "喜欢", "喜爱", "喜欢", "偏爱", "喜欢", "爱喝", "喜欢喝", "爱吃", "喜欢吃",
+		"早晨", "早上", "沟通", "交流", "上班", "工作", "素食者", "吃素", "素食", "吃素", "现居", "住在",
+		"居住在", "住在", "目前", "", "通常", "", "一般", "")
+)
+
+func features(text string) textFeatures {
+	lower := strings.ToLower(text)
+	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}}
+	zh := zhNotNegation.Replace(lower)
+	f.negative = zhNegation.MatchString(zh)
+	f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
+	// "用户" (the user) opens nearly every extracted sentence: it carries no content.
+	lower = zhSynonyms.Replace(strings.ReplaceAll(lower, "用户", " "))
+	f.runes = utf8.RuneCountInString(strings.TrimSpace(lower))
+
+	var word []byte
+	var run []rune
+	flushWord := func() {
+		if len(word) == 0 {
+			return
+		}
+		w := string(word)
+		word = word[:0]
+		if enNegation[w] {
+			f.negative = true
+		}
+		if enChange[w] {
+			f.change = true
+		}
+		if ruleStopword(w) {
+			return
+		}
+		w = ruleStem(w)
+		if s, ok := enSynonyms[w]; ok {
+			w = s
+		}
+		if isDigits(w) {
+			f.numbers[w] = struct{}{}
+		}
+		f.tokens[w] = struct{}{}
+	}
+	// CJK runs give characters and bigrams: bigrams carry most word meaning, and
+	// characters keep containment working when a rephrasing breaks a bigram
+	// (周末喜欢去爬山 / 周末常去爬山).
+	flushRun := func() {
+		for i := range run {
+			f.addCJK(string(run[i]))
+			if i+1 < len(run) {
+				f.addCJK(string(run[i : i+2]))
+			}
+		}
+		run = run[:0]
+	}
+	for _, r := range lower {
+		switch {
+		case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
+			r -= 0xFEE0
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				flushRun()
+				word = utf8.AppendRune(word, unicode.ToLower(r))
+			} else {
+				flushWord()
+				flushRun()
+			}
+		case r == '\'' || r == '\u2019':
+			// "don't" → "dont", keeping the negation a single word.
+		case unicode.Is(unicode.Han, r):
+			flushWord()
+			if strings.ContainsRune(zhBreak, r) {
+				flushRun()
+				continue
+			}
+			run = append(run, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushRun()
+			word = utf8.AppendRune(word, r)
+		default:
+			flushWord()
+			flushRun()
+		}
+	}
+	flushWord()
+	flushRun()
+	if f.negative && enNegPhrase.MatchString(strings.ToLower(text)) {
+		f.change = true
+	}
+	return f
+}
+
+// enNegPhrase marks negations that also announce a change ("no longer").
+var enNegPhrase = regexp.MustCompile(`\bno longer\b|\bnot any ?more\b`)
+
+func (f *textFeatures) addCJK(tok string) { f.tokens[tok] = struct{}{} }
+
+func isDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// numbersConflict reports that each text has a number the other lacks (7点 / 6点,
+// UTC+8 / UTC-5): a changed value, however similar the rest.
+func numbersConflict(a, b textFeatures) bool {
+	return hasOutside(a.numbers, b.numbers) && hasOutside(b.numbers, a.numbers)
+}
+
+func hasOutside(a, b map[string]struct{}) bool {
+	for n := range a {
+		if _, ok := b[n]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleStopword reports English words that carry no fact. Negations are kept out of
+// the tokens (polarity is tracked separately) but are not stopwords of the embedder.
+func ruleStopword(w string) bool {
+	switch w {
+	case "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from",
+		"as", "into", "about", "is", "are", "was", "were", "be", "been", "being", "am", "i", "im", "me", "my",
+		"we", "our", "us", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their",
+		"this", "that", "these", "those", "do", "does", "did", "will", "would", "should", "can", "could",
+		"so", "if", "then", "than", "there", "here", "please", "just", "also", "very", "s", "t", "user", "users",
+		"really", "truly", "quite", "pretty", "actually", "definitely", "totally", "much", "still", "too",
+		"indeed", "has", "have", "had", "now", "no", "not", "never", "dont", "doesnt", "didnt", "cant",
+		"cannot", "wont", "isnt", "arent", "wasnt", "werent", "anymore", "longer", "instead", "who", "which":
+		return true
+	}
+	return false
+}
+
+// ruleStem strips common English inflections (prefers/preferred/preferring → prefer).
+func ruleStem(w string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	if len(w) <= 3 {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+	case strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	}
+	switch n := len(w); {
+	case strings.HasSuffix(w, "ing") && n-3 >= 3:
+		w = undoubled(w[:n-3])
+	case strings.HasSuffix(w, "ed") && n-2 >= 3:
+		w = undoubled(w[:n-2])
+	}
+	if len(w) > 3 && w[len(w)-1] == 'e' {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func undoubled(w string) string {
+	n := len(w)
+	if n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// chooseRule picks the neighbour the candidate should act on: a neighbour in the
+// same key slot first (keys make conflicts deterministic), then the most similar one
+// that is related at all.
+func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, ruleMatch) {
+	cf := features(c.Content)
+	best, bestMatch := -1, ruleMatch{rel: Unrelated, reason: "no similar memory"}
+	bestScore := -1.0
+	for i, n := range ns {
+		if n.sim < cfg.NeighbourFloor && !n.sameKey {
+			continue
+		}
+		m := cfg.relate(c, cf, n, features(n.mem.Content))
+		if m.rel == Unrelated {
+			if best < 0 {
+				bestMatch = m
+			}
+			continue
+		}
+		score := n.sim
+		if n.sameKey {
+			score += 1
+		}
+		if score > bestScore {
+			best, bestMatch, bestScore = i, m, score
+		}
+	}
+	return best, bestMatch
+}

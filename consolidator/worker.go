@@ -1,0 +1,76 @@
+package consolidator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/streams"
+)
+
+// WorkerConfig tunes the resolver worker. Zero fields take the streams runtime's
+// defaults; the stream, durable consumer and stage are fixed.
+type WorkerConfig struct {
+	// Concurrency is how many candidates are resolved at once. Different owners run
+	// in parallel; one owner's candidates serialise on its lock. Default 8.
+	Concurrency    int
+	MaxDeliver     int
+	AckWait        time.Duration
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	ShutdownGrace  time.Duration
+	Logger         *slog.Logger
+}
+
+// DefaultWorkerConcurrency is the resolver worker's default concurrency.
+const DefaultWorkerConcurrency = 8
+
+// StreamsConfig is the streams.WorkerConfig the resolver worker runs with.
+func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultWorkerConcurrency
+	}
+	return streams.WorkerConfig{
+		Stream:         streams.CandidatesStream,
+		Durable:        streams.ResolverConsumer,
+		Stage:          "resolve",
+		Concurrency:    c.Concurrency,
+		MaxDeliver:     c.MaxDeliver,
+		AckWait:        c.AckWait,
+		InitialBackoff: c.InitialBackoff,
+		MaxBackoff:     c.MaxBackoff,
+		ShutdownGrace:  c.ShutdownGrace,
+		// Undecodable or invalid envelopes are poison: straight to the DLQ.
+		Validate: streams.ValidateCandidatePayload,
+		Logger:   c.Logger,
+	}
+}
+
+// RunResolverWorker consumes CANDIDATES with the durable consumer "resolver" until
+// ctx is cancelled. A message is acked only after its transaction committed (the
+// runtime acks when the handler returns nil); transient failures are redelivered
+// with backoff, and candidates that can never apply go to the DLQ.
+func RunResolverWorker(ctx context.Context, js jetstream.JetStream, r *Resolver, cfg WorkerConfig) error {
+	return streams.RunWorker(ctx, js, cfg.StreamsConfig(), ResolverHandler(r))
+}
+
+// ResolverHandler is the worker's message handler, exposed for custom runtimes.
+func ResolverHandler(r *Resolver) streams.Handler {
+	return func(ctx context.Context, m *streams.Msg) error {
+		ev, err := streams.DecodeCandidateEvent(m.Data)
+		if err != nil {
+			return streams.Permanent(err)
+		}
+		// The subject (and header) tenant is what the publisher was authorised for; a
+		// payload claiming another tenant is refused rather than written there.
+		if t := m.Tenant(); t != "" && t != ev.Candidate.Tenant {
+			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q differs from message tenant %q",
+				ev.Candidate.ID, ev.Candidate.Tenant, t))
+		}
+		_, err = r.Resolve(ctx, ev.Candidate)
+		return err
+	}
+}

@@ -1,0 +1,14 @@
+-- engram connects as a role that row-level security binds: not a superuser and
+-- without BYPASSRLS (engram refuses to start otherwise). CREATEDB lets the test
+-- harness clone one database per test. Extensions are created by the superuser
+-- in template1 and in engram, so migrations and cloned databases find them.
+CREATE ROLE engram LOGIN PASSWORD 'engram' CREATEDB NOSUPERUSER NOBYPASSRLS;
+CREATE DATABASE engram OWNER engram;
+\c template1
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+\c engram
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;

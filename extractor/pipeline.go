@@ -1,0 +1,468 @@
+package extractor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/streams"
+)
+
+// Defaults for PipelineConfig.
+const (
+	DefaultBatchMax    = 8
+	DefaultBatchQuiet  = 300 * time.Millisecond
+	DefaultWindowTurns = 12
+)
+
+// PipelineConfig configures the TURNS consumer. Zero values take the documented defaults.
+type PipelineConfig struct {
+	// Store keeps the turns (written first, idempotently) and serves the session window.
+	// Required.
+	Store *memory.Store
+	// Publisher publishes candidates to CANDIDATES (a jetstream.JetStream). Required.
+	Publisher streams.Publisher
+	// Extractor proposes candidates: NewOffline() or NewLLMExtractor. Required.
+	Extractor Extractor
+	// Redactor scrubs candidate content; candidates that are essentially a secret are
+	// dropped. Required: a memory store must never keep a credential.
+	Redactor *redact.Redactor
+	// Gate skips chit-chat before extraction. Default NewGate().
+	Gate *Gate
+	// BatchMax flushes a session's micro-batch once it holds this many turns. Default 8.
+	BatchMax int
+	// BatchQuiet flushes a session's micro-batch after this long without a new turn.
+	// Default 300ms.
+	BatchQuiet time.Duration
+	// WindowTurns is how many earlier turns of the session are given as context.
+	// Default 12.
+	WindowTurns int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Stats is a snapshot of a pipeline's counters.
+type Stats struct {
+	TurnsReceived       int64 // deliveries handled (redeliveries included)
+	TurnsStored         int64 // turns newly written to the turns table
+	TurnsRedelivered    int64 // turns that were already stored (extraction re-runs for them)
+	TurnsSkipped        int64 // turns the gate kept from the extractor
+	Batches             int64 // micro-batches processed
+	Extractions         int64 // batches handed to the extractor (those with a turn past the gate)
+	LLMCalls            int64 // chat completions made by the extractor (0 for the offline one)
+	CandidatesPublished int64 // candidates acknowledged by CANDIDATES (duplicates included)
+	CandidatesDuplicate int64 // of those, ones the stream already had (a redelivery)
+	CandidatesDropped   int64 // candidates dropped as essentially a secret
+	CandidatesInvalid   int64 // candidates dropped as malformed (an extractor bug)
+}
+
+// LLMCallCounter is implemented by extractors that call a model; the pipeline reports
+// the count in Stats.LLMCalls.
+type LLMCallCounter interface {
+	LLMCalls() int64
+}
+
+type pipelineCounters struct {
+	received, stored, redelivered, skipped, batches, extractions atomic.Int64
+	published, duplicate, dropped, invalid                       atomic.Int64
+}
+
+// Pipeline is the TURNS consumer: it stores each turn, gathers a session's turns into
+// micro-batches, gates, extracts, applies source trust and redaction, and publishes the
+// candidates. Handle is its streams.Handler. It is safe for concurrent use.
+type Pipeline struct {
+	cfg         PipelineConfig
+	log         *slog.Logger
+	c           pipelineCounters
+	placeholder *regexp.Regexp // a redaction placeholder, as redact.Placeholder writes it
+
+	mu      sync.Mutex
+	pending map[sessionKey]*microBatch // batches still accepting turns
+}
+
+type sessionKey struct{ tenant, user, session string }
+
+// microBatch is one session's turns waiting to be processed together. Every handler
+// whose turn is in it waits on done and returns err.
+type microBatch struct {
+	key   sessionKey
+	turns []queuedTurn
+	timer *time.Timer
+
+	ctx    context.Context // cancelled once no handler waits any more
+	cancel context.CancelFunc
+	live   int  // handlers still waiting; guarded by Pipeline.mu
+	closed bool // no longer accepting turns; guarded by Pipeline.mu
+
+	done chan struct{}
+	err  error // valid once done is closed
+}
+
+type queuedTurn struct {
+	turn memory.Turn
+	seq  uint64 // stream sequence: orders turns with the same occurred_at
+}
+
+// NewPipeline validates cfg and returns a pipeline.
+func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("extractor pipeline: Store is required")
+	case cfg.Publisher == nil:
+		return nil, errors.New("extractor pipeline: Publisher is required")
+	case cfg.Extractor == nil:
+		return nil, errors.New("extractor pipeline: Extractor is required")
+	case cfg.Redactor == nil:
+		return nil, errors.New("extractor pipeline: Redactor is required")
+	}
+	if cfg.Gate == nil {
+		cfg.Gate = NewGate()
+	}
+	if cfg.BatchMax <= 0 {
+		cfg.BatchMax = DefaultBatchMax
+	}
+	if cfg.BatchQuiet <= 0 {
+		cfg.BatchQuiet = DefaultBatchQuiet
+	}
+	if cfg.WindowTurns <= 0 {
+		cfg.WindowTurns = DefaultWindowTurns
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Pipeline{
+		cfg:         cfg,
+		log:         cfg.Logger.With("component", "extractor.pipeline", "extractor", cfg.Extractor.Name()),
+		pending:     map[sessionKey]*microBatch{},
+		placeholder: placeholderPattern(),
+	}, nil
+}
+
+// placeholderPattern matches any redact.Placeholder, derived from it to stay in step.
+func placeholderPattern() *regexp.Regexp {
+	sample := redact.Placeholder("k")
+	i := strings.Index(sample, "k")
+	return regexp.MustCompile(regexp.QuoteMeta(sample[:i]) + `[A-Za-z0-9_]+` + regexp.QuoteMeta(sample[i+1:]))
+}
+
+// Config returns the configuration with defaults applied.
+func (p *Pipeline) Config() PipelineConfig { return p.cfg }
+
+// Stats returns a snapshot of the counters.
+func (p *Pipeline) Stats() Stats {
+	s := Stats{
+		TurnsReceived:       p.c.received.Load(),
+		TurnsStored:         p.c.stored.Load(),
+		TurnsRedelivered:    p.c.redelivered.Load(),
+		TurnsSkipped:        p.c.skipped.Load(),
+		Batches:             p.c.batches.Load(),
+		Extractions:         p.c.extractions.Load(),
+		CandidatesPublished: p.c.published.Load(),
+		CandidatesDuplicate: p.c.duplicate.Load(),
+		CandidatesDropped:   p.c.dropped.Load(),
+		CandidatesInvalid:   p.c.invalid.Load(),
+	}
+	if lc, ok := p.cfg.Extractor.(LLMCallCounter); ok {
+		s.LLMCalls = lc.LLMCalls()
+	}
+	return s
+}
+
+// Handle is the streams.Handler for TURNS. It stores the turn (durably, before anything
+// else), adds it to its session's micro-batch and blocks until that batch has been
+// extracted and its candidates acknowledged by CANDIDATES; it returns the batch's result,
+// so every turn of a batch is acked, retried or dead-lettered together.
+//
+// A redelivered turn that is already stored is extracted again: candidate ids are
+// deterministic, so CANDIDATES (within its duplicate window) and the resolver's ledger
+// (beyond it) drop the repeats. That is what makes a crash between storing and
+// publishing lose nothing.
+func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
+	p.c.received.Add(1)
+	ev, err := streams.DecodeTurnEvent(m.Data)
+	if err != nil {
+		return streams.Permanent(err)
+	}
+	turn := ev.Turn
+	turn.Tenant = ev.Tenant
+	var inserted bool
+	err = p.cfg.Store.InTx(ctx, ev.Tenant, func(tx *memory.Tx) error {
+		var err error
+		inserted, err = tx.InsertTurn(ctx, turn)
+		return err
+	})
+	if err != nil {
+		err = fmt.Errorf("storing turn %s of tenant %s: %w", turn.TurnID, ev.Tenant, err)
+		if errors.Is(err, memory.ErrInvalid) {
+			return streams.Permanent(err)
+		}
+		return err
+	}
+	if inserted {
+		p.c.stored.Add(1)
+	} else {
+		p.c.redelivered.Add(1)
+	}
+
+	b, leave := p.enqueue(ctx, turn, m.StreamSeq)
+	defer leave()
+	select {
+	case <-b.done:
+		return b.err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the batch of session %s: %w", turn.SessionID, ctx.Err())
+	}
+}
+
+// enqueue adds turn to its session's open batch (opening one if needed) and registers the
+// caller as a waiter. leave must be called once the caller stops waiting.
+func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*microBatch, func()) {
+	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.pending[key]
+	if b == nil {
+		// The batch outlives any one handler's context; it is cancelled only when every
+		// handler waiting for it has given up.
+		bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		b = &microBatch{key: key, ctx: bctx, cancel: cancel, done: make(chan struct{})}
+		p.pending[key] = b
+		b.timer = time.AfterFunc(p.cfg.BatchQuiet, func() { p.flush(b) })
+	}
+	// A duplicate delivery of a turn already waiting here just waits along with it.
+	if !slices.ContainsFunc(b.turns, func(q queuedTurn) bool { return q.turn.TurnID == turn.TurnID }) {
+		b.turns = append(b.turns, queuedTurn{turn: turn, seq: seq})
+	}
+	b.live++
+	stop := context.AfterFunc(ctx, func() { p.abandon(b) })
+	if len(b.turns) >= p.cfg.BatchMax {
+		b.timer.Stop()
+		p.closeLocked(b)
+		go p.run(b)
+	} else {
+		b.timer.Reset(p.cfg.BatchQuiet)
+	}
+	return b, func() { stop() }
+}
+
+// flush is the quiet timer's action.
+func (p *Pipeline) flush(b *microBatch) {
+	p.mu.Lock()
+	if b.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closeLocked(b)
+	p.mu.Unlock()
+	p.run(b)
+}
+
+// closeLocked stops b from accepting turns. p.mu must be held.
+func (p *Pipeline) closeLocked(b *microBatch) {
+	b.closed = true
+	if p.pending[b.key] == b {
+		delete(p.pending, b.key)
+	}
+}
+
+// abandon runs when a waiter's context ends. When nobody waits any more, the batch's
+// work is cancelled; an open batch is closed first so no new turn joins a dead batch.
+func (p *Pipeline) abandon(b *microBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.live--
+	if b.live > 0 {
+		return
+	}
+	if !b.closed {
+		b.timer.Stop()
+		p.closeLocked(b)
+		b.err = fmt.Errorf("batch of session %s abandoned: %w", b.key.session, context.Canceled)
+		close(b.done)
+	}
+	b.cancel()
+}
+
+// run processes a closed batch and releases its waiters.
+func (p *Pipeline) run(b *microBatch) {
+	defer b.cancel()
+	p.mu.Lock()
+	turns := slices.Clone(b.turns)
+	p.mu.Unlock()
+	err := p.process(b.ctx, b.key, turns)
+	if err != nil {
+		p.log.Warn("batch failed", "tenant", b.key.tenant, "user", b.key.user, "session", b.key.session,
+			"turns", len(turns), "permanent", streams.IsPermanent(err), "err", err)
+	}
+	b.err = err
+	close(b.done)
+}
+
+// process is one batch's work: window, gate, extraction, trust, redaction, ids, publish.
+func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedTurn) error {
+	p.c.batches.Add(1)
+	// Handlers finish in any order; extraction wants conversation order.
+	slices.SortStableFunc(queued, func(a, b queuedTurn) int {
+		if c := a.turn.OccurredAt.Compare(b.turn.OccurredAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	batch := Batch{Tenant: key.tenant, UserID: key.user, SessionID: key.session}
+	ids := make([]string, len(queued))
+	for i, q := range queued {
+		batch.New = append(batch.New, q.turn)
+		ids[i] = q.turn.TurnID
+		if batch.AgentID == "" {
+			batch.AgentID = q.turn.AgentID
+		}
+	}
+	err := p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+		var err error
+		batch.Window, err = tx.SessionWindow(ctx, key.user, key.session, batch.New[0].OccurredAt, p.cfg.WindowTurns, ids)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reading the window of session %s: %w", key.session, err)
+	}
+
+	// The gate judges every turn in context; only passing turns reach the extractor, and
+	// with none, no model is called at all.
+	verdicts := p.cfg.Gate.CheckBatch(batch)
+	gated := batch
+	gated.New = nil
+	for i, v := range verdicts {
+		if v.Pass {
+			gated.New = append(gated.New, batch.New[i])
+		}
+	}
+	p.c.skipped.Add(int64(len(batch.New) - len(gated.New)))
+	if len(gated.New) == 0 {
+		return nil
+	}
+	p.c.extractions.Add(1)
+	cands, err := p.cfg.Extractor.Extract(ctx, gated)
+	if err != nil {
+		return fmt.Errorf("extracting from %d turns of session %s with %s: %w",
+			len(gated.New), key.session, p.cfg.Extractor.Name(), err)
+	}
+	// Trust looks at the whole conversation, skipped turns included: whether the user's
+	// direct reply to a claim confirmed it depends on every turn in between.
+	cands = p.finish(batch, ApplyTrust(batch, cands))
+	if len(cands) == 0 {
+		return nil
+	}
+	return p.publish(ctx, key, cands)
+}
+
+// finish attaches ownership, drops secrets and malformed candidates, redacts content and
+// assigns ids and creation time.
+func (p *Pipeline) finish(b Batch, cands []memory.Candidate) []memory.Candidate {
+	out := cands[:0]
+	for _, c := range cands {
+		// A candidate belongs to the batch's owner whatever the extractor said.
+		c.Tenant, c.UserID, c.SessionID = b.Tenant, b.UserID, b.SessionID
+		if c.AgentID == "" {
+			c.AgentID = b.AgentID
+		}
+		if c.Scope == "" {
+			c.Scope = memory.ScopeUser
+		}
+		c.Extractor = cmp.Or(c.Extractor, p.cfg.Extractor.Name())
+		c.ExtractorVersion = cmp.Or(c.ExtractorVersion, p.cfg.Extractor.Version())
+		c.Model = cmp.Or(c.Model, p.cfg.Extractor.Model())
+		if p.isSecret(c.Content) {
+			p.c.dropped.Add(1)
+			p.log.Info("candidate dropped: essentially a secret", "tenant", b.Tenant, "session", b.SessionID,
+				"source_turns", c.SourceTurnIDs)
+			continue
+		}
+		c.Content, _ = p.cfg.Redactor.Redact(c.Content)
+		out = append(out, c)
+	}
+	assignGroupIDs(out)
+	now := time.Now().UTC()
+	valid := out[:0]
+	for _, c := range out {
+		c.CreatedAt = now
+		if err := (streams.CandidateEvent{V: streams.CandidateEventVersion, Candidate: c}).Validate(); err != nil {
+			// Retrying cannot fix it, and one bad candidate must not hold back the others.
+			p.c.invalid.Add(1)
+			p.log.Error("candidate dropped: malformed", "tenant", b.Tenant, "session", b.SessionID, "err", err)
+			continue
+		}
+		valid = append(valid, c)
+	}
+	return valid
+}
+
+// isSecret reports content that is essentially a secret. Turns are usually redacted at
+// ingest, so content may hold placeholders rather than secrets; IsSecret only judges live
+// secrets, so each placeholder is swapped for a stand-in it recognises.
+func (p *Pipeline) isSecret(content string) bool {
+	content = p.placeholder.ReplaceAllLiteralString(content, secretStandIn)
+	return p.cfg.Redactor.IsSecret(content)
+}
+
+// secretStandIn is a private-key block the redactor always recognises; IsSecret counts a
+// finding's weight up to a cap, so which stand-in is used barely matters.
+const secretStandIn = "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----"
+
+// assignGroupIDs is AssignIDs with the index counted among candidates that share the same
+// source turns, so that a turn's candidates get the same ids whichever other turns shared
+// its batch (a redelivered turn often arrives alone).
+func assignGroupIDs(cands []memory.Candidate) {
+	groups := map[string][]int{}
+	var order []string
+	for i, c := range cands {
+		k := strings.Join(c.SourceTurnIDs, "\x00")
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	for _, k := range order {
+		idx := groups[k]
+		group := make([]memory.Candidate, len(idx))
+		for j, i := range idx {
+			group[j] = cands[i]
+		}
+		AssignIDs(group)
+		for j, i := range idx {
+			cands[i].ID = group[j].ID
+		}
+	}
+}
+
+// publish sends the candidates and waits for every PubAck: only then may the turns be
+// acked. Any failure retries the whole batch; the stream drops what it already has.
+func (p *Pipeline) publish(ctx context.Context, key sessionKey, cands []memory.Candidate) error {
+	evs := make([]streams.CandidateEvent, len(cands))
+	for i, c := range cands {
+		evs[i] = streams.CandidateEvent{V: streams.CandidateEventVersion, Candidate: c}
+	}
+	res, err := streams.PublishCandidates(ctx, p.cfg.Publisher, evs)
+	for _, r := range res {
+		if r.Err == nil {
+			p.c.published.Add(1)
+			if r.Duplicate {
+				p.c.duplicate.Add(1)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("publishing %d candidates of session %s: %w", len(cands), key.session, err)
+	}
+	p.log.Debug("candidates published", "tenant", key.tenant, "session", key.session, "count", len(cands))
+	return nil
+}

@@ -1,0 +1,420 @@
+package extractor_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/extractor"
+	"github.com/engramhq/engram/internal/testutil/fakeopenai"
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/streams"
+)
+
+// TestLLMPipelinePublishes runs turns through the real worker: a scripted extraction is
+// parsed, validated and published with deterministic ids.
+func TestLLMPipelinePublishes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	h.fake.QueueChat(fakeopenai.Reply{Content: reply(
+		mem{Type: "semantic", Category: "constraint", Key: ptr("allergy.peanut"), Content: "The user is allergic to peanuts.",
+			Importance: 0.9, Confidence: 0.95, SourceTurnIDs: []string{"u1"}, ValidFrom: "2025-03-10T09:00:00+08:00", Speaker: "user"},
+		mem{Type: "episodic", Category: "event", Content: "用户 2025-03-11 下午三点要去看牙医。", Importance: 0.5, Confidence: 0.9,
+			SourceTurnIDs: []string{"u2"}, ValidFrom: "2025-03-11", ExpireAt: ptr("2025-03-12T00:00:00+08:00"), Speaker: "user"},
+	)})
+	turns := []memory.Turn{
+		userTurn("u1", "s1", 0, "I'm allergic to peanuts, please remember that."),
+		assistantTurn("a1", "s1", 1, "Sure."),
+		userTurn("u2", "s1", 2, "明天下午三点我要去看牙医，到时候提醒我一下"),
+	}
+	h.publishTurns(turns...)
+	w := h.startWorker(streams.WorkerConfig{})
+	waitFor(t, 20*time.Second, "acks", func() bool { return w.Stats().Acked == 3 })
+
+	if n := h.fake.ChatCalls(); n != 1 {
+		t.Fatalf("%d LLM calls, want 1", n)
+	}
+	req := h.fake.ChatRequests()[0]
+	if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+		t.Errorf("request without a JSON schema: %+v", req.ResponseFormat)
+	}
+	if req.Model != fakeModel || !strings.Contains(req.Messages[0].Content, "memory extractor") {
+		t.Errorf("model %q, system prompt %q", req.Model, req.Messages[0].Content)
+	}
+	got := newTurnsOf(t, req)
+	// The gate kept the assistant's "Sure." from the model; the rest carry their absolute time.
+	want := []promptTurn{
+		{ID: "u1", Role: "user", OccurredAt: "2025-03-10T09:00:00+08:00", Content: turns[0].Content},
+		{ID: "u2", Role: "user", OccurredAt: "2025-03-10T09:02:00+08:00", Content: turns[2].Content},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("prompt turns\n got %+v\nwant %+v", got, want)
+	}
+
+	cands := h.candidates()
+	if len(cands) != 2 {
+		t.Fatalf("%d candidates, want 2: %+v", len(cands), cands)
+	}
+	exp := time.Date(2025, 3, 12, 0, 0, 0, 0, cst)
+	wantCands := []memory.Candidate{
+		{ID: extractor.CandidateID([]string{"u1"}, 0, "llm", "1.0.0"), Tenant: tenant, UserID: user, SessionID: "s1",
+			Scope: memory.ScopeUser, Type: memory.Semantic, Category: memory.CatConstraint, Key: "allergy.peanut",
+			Content: "The user is allergic to peanuts.", Importance: 0.9, Confidence: 0.95, SourceTurnIDs: []string{"u1"},
+			ValidFrom: base(), Source: memory.SourceUser, Trusted: true, Extractor: "llm", ExtractorVersion: "1.0.0", Model: fakeModel},
+		{ID: extractor.CandidateID([]string{"u2"}, 0, "llm", "1.0.0"), Tenant: tenant, UserID: user, SessionID: "s1",
+			Scope: memory.ScopeUser, Type: memory.Episodic, Category: memory.CatEvent,
+			Content: "用户 2025-03-11 下午三点要去看牙医。", Importance: 0.5, Confidence: 0.9, SourceTurnIDs: []string{"u2"},
+			ValidFrom: time.Date(2025, 3, 11, 0, 0, 0, 0, cst), ExpireAt: &exp, Source: memory.SourceUser, Trusted: true,
+			Extractor: "llm", ExtractorVersion: "1.0.0", Model: fakeModel},
+	}
+	for i, c := range cands {
+		if c.CreatedAt.IsZero() || time.Since(c.CreatedAt) > time.Minute {
+			t.Errorf("candidate %d created at %v", i, c.CreatedAt)
+		}
+		w := wantCands[i]
+		if !c.ValidFrom.Equal(w.ValidFrom) || (c.ExpireAt == nil) != (w.ExpireAt == nil) || (c.ExpireAt != nil && !c.ExpireAt.Equal(*w.ExpireAt)) {
+			t.Errorf("candidate %d valid from %v expire %v, want %v %v", i, c.ValidFrom, c.ExpireAt, w.ValidFrom, w.ExpireAt)
+		}
+		c.CreatedAt, c.ValidFrom, c.ExpireAt, c.Metadata = time.Time{}, time.Time{}, nil, nil
+		w.ValidFrom, w.ExpireAt = time.Time{}, nil
+		if !reflect.DeepEqual(c, w) {
+			t.Errorf("candidate %d\n got %+v\nwant %+v", i, c, w)
+		}
+	}
+	st := h.p.Stats()
+	if st.TurnsStored != 3 || st.TurnsSkipped != 1 || st.Batches != 1 || st.LLMCalls != 1 || st.CandidatesPublished != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestLLMPipelineOutcomes covers what a batch's extraction can end in, per turn handler.
+func TestLLMPipelineOutcomes(t *testing.T) {
+	t.Parallel()
+	signal := userTurn("u1", "s1", 0, "以后开会别安排在周五下午")
+	tests := []struct {
+		name          string
+		replies       []fakeopenai.Reply
+		wantCalls     int
+		wantPermanent bool
+		wantErr       bool
+		wantCands     int
+		wantInSecond  string // text the second request must contain
+	}{
+		{name: "empty list is an answer", replies: []fakeopenai.Reply{{Content: `{"memories": []}`}}, wantCalls: 1},
+		{name: "corrected after one retry",
+			replies: []fakeopenai.Reply{
+				{Content: `{"memories": [{"type": "semantic"`},
+				{Content: reply(mem{Type: "semantic", Category: "constraint", Key: ptr("meeting.avoid_time"), Content: "用户希望会议不要安排在周五下午。",
+					Importance: 0.8, Confidence: 0.9, SourceTurnIDs: []string{"u1"}, ValidFrom: "2025-03-10T09:00:00+08:00", Speaker: "user"})},
+			},
+			wantCalls: 2, wantCands: 1, wantInSecond: "not valid JSON"},
+		{name: "malformed twice is permanent",
+			replies:   []fakeopenai.Reply{{Content: "Sure! Here are the memories: none"}, {Content: `{"memories": [`}},
+			wantCalls: 2, wantErr: true, wantPermanent: true, wantInSecond: "not valid JSON"},
+		{name: "foreign source id twice is permanent",
+			replies: []fakeopenai.Reply{
+				{Content: reply(mem{Type: "semantic", Category: "fact", Content: "x", Importance: 0.5, Confidence: 0.5, SourceTurnIDs: []string{"zz"}, ValidFrom: "2025-03-10", Speaker: "user"})},
+				{Content: reply(mem{Type: "semantic", Category: "fact", Content: "x", Importance: 0.5, Confidence: 0.5, SourceTurnIDs: []string{"zz"}, ValidFrom: "2025-03-10", Speaker: "user"})},
+			},
+			wantCalls: 2, wantErr: true, wantPermanent: true, wantInSecond: `"zz" is not the id of a NEW turn`},
+		{name: "bad request is permanent without retry",
+			replies:   []fakeopenai.Reply{{Status: 401, Content: "invalid api key"}},
+			wantCalls: 1, wantErr: true, wantPermanent: true},
+		{name: "server errors are retried by the worker",
+			replies:   []fakeopenai.Reply{{Status: 503}, {Status: 503}, {Status: 503}},
+			wantCalls: 3, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOpts{chat: llmChatRetries(2)})
+			h.fake.QueueChat(tt.replies...)
+			err := h.handleAll(signal)[0]
+			if (err != nil) != tt.wantErr || streams.IsPermanent(err) != tt.wantPermanent {
+				t.Fatalf("err %v (permanent %v), want error %v permanent %v", err, streams.IsPermanent(err), tt.wantErr, tt.wantPermanent)
+			}
+			if n := h.fake.ChatCalls(); n != tt.wantCalls {
+				t.Errorf("%d LLM calls, want %d", n, tt.wantCalls)
+			}
+			if tt.wantInSecond != "" {
+				second := h.fake.ChatRequests()[1].Messages
+				last := second[len(second)-1]
+				if last.Role != "user" || !strings.Contains(last.Content, tt.wantInSecond) {
+					t.Errorf("corrective message %q does not contain %q", last.Content, tt.wantInSecond)
+				}
+				if prev := second[len(second)-2]; prev.Role != "assistant" || prev.Content != tt.replies[0].Content {
+					t.Errorf("the invalid reply is not echoed: %+v", prev)
+				}
+			}
+			if n := len(h.candidates()); n != tt.wantCands {
+				t.Errorf("%d candidates, want %d", n, tt.wantCands)
+			}
+		})
+	}
+}
+
+func llmChatRetries(n int) llm.ChatConfig { return llm.ChatConfig{MaxRetries: n} }
+
+// TestInvalidReplyIsDeadLettered: the worker puts a batch whose reply stays invalid in the
+// DLQ at once, without waiting for MaxDeliver.
+func TestInvalidReplyIsDeadLettered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	h.fake.QueueChat(fakeopenai.Reply{Content: "not json"}, fakeopenai.Reply{Content: "still not json"})
+	h.publishTurns(userTurn("u1", "s1", 0, "Remember that I never drink coffee after 2pm."))
+	w := h.startWorker(streams.WorkerConfig{MaxDeliver: 5})
+	waitFor(t, 20*time.Second, "dead letter", func() bool { return w.Stats().DeadLettered == 1 })
+	entries, err := streams.NewDLQ(h.js).List(testCtx(t), streams.DLQFilter{Stage: extractor.ExtractorStage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Attempts != 1 || !strings.Contains(entries[0].Error, "corrective retry") {
+		t.Fatalf("DLQ entries %+v", entries)
+	}
+	if n := h.fake.ChatCalls(); n != 2 {
+		t.Errorf("%d LLM calls, want 2", n)
+	}
+}
+
+// TestMicroBatching: turns published together in a session make one batch and one call;
+// two sessions make two; chit-chat makes none.
+func TestMicroBatching(t *testing.T) {
+	t.Parallel()
+	burst := []memory.Turn{
+		userTurn("b1", "s1", 0, "I prefer window seats on flights."),
+		userTurn("b2", "s1", 1, "My manager is Alice Chen."),
+		userTurn("b3", "s1", 2, "我对花生过敏"),
+		userTurn("b4", "s1", 3, "以后周报用中文写"),
+		userTurn("b5", "s1", 4, "We decided to ship the beta on April 2."),
+	}
+	tests := []struct {
+		name        string
+		turns       []memory.Turn
+		wantCalls   int
+		wantSkipped int64
+		wantBatches int64
+	}{
+		{"burst of five in one session", burst, 1, 0, 1},
+		{"two sessions", []memory.Turn{
+			userTurn("x1", "s1", 0, "I prefer tea over coffee."), userTurn("x2", "s2", 0, "我住在杭州"),
+			userTurn("x3", "s1", 1, "Remember my daughter's name is Mia."), userTurn("x4", "s2", 1, "以后别在早上九点前给我发消息"),
+		}, 2, 0, 2},
+		{"small talk only", []memory.Turn{
+			userTurn("c1", "s1", 0, "hi"), assistantTurn("c2", "s1", 1, "Hello! How can I help?"),
+			userTurn("c3", "s1", 2, "谢谢！"), userTurn("c4", "s1", 3, "好的 👍"), userTurn("c5", "s1", 4, "thanks, bye"),
+		}, 0, 5, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOpts{})
+			h.fake.SetChatFunc(echoUserTurns(t))
+			w := h.startWorker(streams.WorkerConfig{})
+			h.publishTurns(tt.turns...)
+			waitFor(t, 20*time.Second, "acks", func() bool { return w.Stats().Acked == int64(len(tt.turns)) })
+			st := h.p.Stats()
+			if n := h.fake.ChatCalls(); n != tt.wantCalls || st.LLMCalls != int64(tt.wantCalls) {
+				t.Errorf("%d LLM calls (stats %d), want %d", n, st.LLMCalls, tt.wantCalls)
+			}
+			if st.TurnsSkipped != tt.wantSkipped || st.Batches != tt.wantBatches {
+				t.Errorf("stats %+v, want %d skipped in %d batches", st, tt.wantSkipped, tt.wantBatches)
+			}
+			if n := len(h.candidates()); n != len(tt.turns)-int(tt.wantSkipped) {
+				t.Errorf("%d candidates", n)
+			}
+		})
+	}
+}
+
+// TestRedeliveryRepublishesSameIDs: a redelivered turn (already stored) is extracted
+// again, with the same candidate ids, which the stream drops as duplicates; this holds
+// even when the turn first came in a larger batch.
+func TestRedeliveryRepublishesSameIDs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		offline bool
+	}{{"llm", false}, {"offline", true}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOpts{offline: tt.offline})
+			if !tt.offline {
+				h.fake.SetChatFunc(echoUserTurns(t))
+			}
+			batch := []memory.Turn{
+				userTurn("r1", "s1", 0, "I prefer aisle seats."),
+				userTurn("r2", "s1", 1, "我对芒果过敏，记住这一点"),
+				userTurn("r3", "s1", 2, "My name is Dana."),
+			}
+			h.mustHandle(batch...)
+			first := h.candidates()
+			if len(first) == 0 {
+				t.Fatal("no candidates")
+			}
+			// The crash case: r2 was stored and extracted, but its ack was lost.
+			if err := h.p.Handle(testCtx(t), h.msg(batch[1], 2)); err != nil {
+				t.Fatal(err)
+			}
+			after := h.candidates()
+			if len(after) != len(first) {
+				t.Errorf("%d candidates after redelivery, want the same %d", len(after), len(first))
+			}
+			st := h.p.Stats()
+			var fromR2 int64
+			for _, c := range first {
+				if slices.Equal(c.SourceTurnIDs, []string{"r2"}) {
+					fromR2++
+				}
+			}
+			if fromR2 == 0 || st.TurnsStored != 3 || st.TurnsRedelivered != 1 || st.CandidatesDuplicate != fromR2 {
+				t.Errorf("stats %+v; %d candidates from r2", st, fromR2)
+			}
+		})
+	}
+}
+
+// TestOfflineEndToEnd covers the offline extractor through the pipeline: assistant
+// claims and their confirmation, relative dates, and secrets.
+func TestOfflineEndToEnd(t *testing.T) {
+	t.Parallel()
+	const claim = "我们提供开发者社区免费高级版，年费 199 元"
+	ghToken := "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
+	tests := []struct {
+		name    string
+		batches [][]memory.Turn // handled one after another
+		check   func(t *testing.T, cands []memory.Candidate, st extractor.Stats)
+	}{
+		{name: "unconfirmed assistant claim is untrusted",
+			batches: [][]memory.Turn{{
+				userTurn("h1", "s1", 0, "你们有针对开发者的优惠吗？"),
+				assistantTurn("h2", "s1", 1, claim),
+			}},
+			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
+				c := only(t, cands, func(c memory.Candidate) bool { return strings.Contains(c.Content, "199") })
+				if c.Trusted || c.Source != memory.SourceAssistant || !slices.Equal(c.SourceTurnIDs, []string{"h2"}) {
+					t.Errorf("claim candidate %+v", c)
+				}
+			}},
+		{name: "claim confirmed in the same batch",
+			batches: [][]memory.Turn{{
+				assistantTurn("h2", "s1", 1, claim),
+				userTurn("h3", "s1", 2, "对"),
+			}},
+			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
+				c := only(t, cands, func(c memory.Candidate) bool { return strings.Contains(c.Content, "199") })
+				if !c.Trusted || c.Source != memory.SourceAssistant || !slices.Equal(c.SourceTurnIDs, []string{"h2", "h3"}) {
+					t.Errorf("claim candidate %+v", c)
+				}
+			}},
+		{name: "claim confirmed in a later batch",
+			batches: [][]memory.Turn{
+				{assistantTurn("h2", "s1", 1, claim)},
+				{userTurn("h3", "s1", 2, "对")},
+			},
+			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
+				var trusted []memory.Candidate
+				for _, c := range cands {
+					if c.Trusted && strings.Contains(c.Content, "199") {
+						trusted = append(trusted, c)
+					}
+				}
+				if len(trusted) != 1 || !slices.Equal(trusted[0].SourceTurnIDs, []string{"h2", "h3"}) {
+					t.Errorf("trusted claim candidates %+v (all %+v)", trusted, cands)
+				}
+			}},
+		{name: "relative date resolved against occurred_at",
+			batches: [][]memory.Turn{{userTurn("d1", "s1", 0, "我明天要去上海出差")}},
+			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
+				c := only(t, cands, func(memory.Candidate) bool { return true })
+				if !strings.Contains(c.Content, "2025-03-11") {
+					t.Errorf("content %q lacks the absolute date 2025-03-11", c.Content)
+				}
+			}},
+		{name: "a secret never reaches a candidate",
+			batches: [][]memory.Turn{{
+				userTurn("k1", "s1", 0, "记住我的 GitHub token 是 "+ghToken),
+				userTurn("k2", "s1", 1, "Remember that I deploy with the token "+ghToken+" and always on Fridays after the review."),
+			}},
+			check: func(t *testing.T, cands []memory.Candidate, st extractor.Stats) {
+				for _, c := range cands {
+					if strings.Contains(c.Content, ghToken) || strings.Contains(c.Content, "Ab1Cd2Ef3") {
+						t.Errorf("secret in candidate %q", c.Content)
+					}
+				}
+				// k1 is nothing but the secret: dropped. k2 says more: kept, redacted.
+				if st.CandidatesDropped != 1 {
+					t.Errorf("%d candidates dropped as a secret, want 1: %+v", st.CandidatesDropped, cands)
+				}
+				c := only(t, cands, func(memory.Candidate) bool { return true })
+				if !slices.Equal(c.SourceTurnIDs, []string{"k2"}) || !strings.Contains(c.Content, "[REDACTED:github_token]") {
+					t.Errorf("candidate %+v, want k2's, redacted", c)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOpts{offline: true, batchQuiet: 50 * time.Millisecond})
+			for _, b := range tt.batches {
+				h.mustHandle(b...)
+			}
+			cands := h.candidates()
+			for _, c := range cands {
+				if c.Extractor != extractor.OfflineName || c.Model != "" || c.ID == "" || c.Tenant != tenant {
+					t.Errorf("candidate identity %+v", c)
+				}
+			}
+			tt.check(t, cands, h.p.Stats())
+		})
+	}
+}
+
+// only returns the single candidate matching f.
+func only(t *testing.T, cands []memory.Candidate, f func(memory.Candidate) bool) memory.Candidate {
+	t.Helper()
+	var got []memory.Candidate
+	for _, c := range cands {
+		if f(c) {
+			got = append(got, c)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d matching candidates, want 1: %+v", len(got), cands)
+	}
+	return got[0]
+}
+
+// TestAbandonedBatchIsNotProcessed: when every handler waiting for a batch gives up (the
+// worker's shutdown grace expired), the batch is dropped rather than extracted for nobody;
+// the turns stay stored and will be redelivered.
+func TestAbandonedBatchIsNotProcessed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{batchQuiet: 300 * time.Millisecond})
+	h.fake.SetChatFunc(echoUserTurns(t))
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	defer cancel()
+	err := h.p.Handle(ctx, h.msg(userTurn("z1", "s1", 0, "I prefer green tea."), 1))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the handler's deadline", err)
+	}
+	time.Sleep(500 * time.Millisecond) // past BatchQuiet
+	if n := h.fake.ChatCalls(); n != 0 {
+		t.Errorf("%d LLM calls for an abandoned batch", n)
+	}
+	if st := h.p.Stats(); st.TurnsStored != 1 || st.Batches != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	// The redelivery is processed normally.
+	if err := h.p.Handle(testCtx(t), h.msg(userTurn("z1", "s1", 0, "I prefer green tea."), 2)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.candidates()); n != 1 {
+		t.Errorf("%d candidates after redelivery, want 1", n)
+	}
+}

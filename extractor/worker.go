@@ -1,0 +1,58 @@
+package extractor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/streams"
+)
+
+// DefaultWorkerConcurrency is the extractor worker's default number of concurrent
+// handlers. Each handler blocks until its turn's micro-batch is processed, so a batch can
+// only fill when Concurrency ≥ BatchMax × sessions being batched at once: 256 lets 32
+// sessions fill batches of 8 together. A lower value never deadlocks (a partial batch
+// still flushes after BatchQuiet) but makes batches smaller and LLM calls more frequent.
+const DefaultWorkerConcurrency = 256
+
+// ExtractorStage names the stage in dead letters (engram.dlq.extract.<tenant>).
+const ExtractorStage = "extract"
+
+// WorkerConfig completes wcfg for the extractor: Stream TURNS, Durable "extractor",
+// Stage "extract", Validate ValidateTurnPayload and Concurrency DefaultWorkerConcurrency
+// unless set, and never below the pipeline's BatchMax.
+func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig {
+	if wcfg.Stream == "" {
+		wcfg.Stream = streams.TurnsStream
+	}
+	if wcfg.Durable == "" {
+		wcfg.Durable = streams.ExtractorConsumer
+	}
+	if wcfg.Stage == "" {
+		wcfg.Stage = ExtractorStage
+	}
+	if wcfg.Validate == nil {
+		wcfg.Validate = streams.ValidateTurnPayload
+	}
+	if wcfg.Concurrency <= 0 {
+		wcfg.Concurrency = DefaultWorkerConcurrency
+	}
+	if wcfg.Concurrency < p.cfg.BatchMax {
+		p.log.Warn("worker concurrency below BatchMax: batches cannot fill", "concurrency", wcfg.Concurrency, "batch_max", p.cfg.BatchMax)
+		wcfg.Concurrency = p.cfg.BatchMax
+	}
+	if wcfg.Logger == nil {
+		wcfg.Logger = p.cfg.Logger
+	}
+	return wcfg
+}
+
+// RunExtractorWorker consumes TURNS with p.Handle until ctx is cancelled, then drains
+// in-flight batches (see streams.Worker.Run). wcfg is completed by p.WorkerConfig.
+func RunExtractorWorker(ctx context.Context, js jetstream.JetStream, p *Pipeline, wcfg streams.WorkerConfig) error {
+	if p == nil {
+		return errors.New("extractor worker: nil pipeline")
+	}
+	return streams.RunWorker(ctx, js, p.WorkerConfig(wcfg), p.Handle)
+}

@@ -1,0 +1,190 @@
+// Package retriever is engram's read side: hybrid recall (vector ∪ keyword ∪ recent,
+// filtered first by tenant, owner, status, expiry and time, then fused with reciprocal
+// rank fusion and reranked), token-budgeted context assembly over working, short-term,
+// procedural, semantic and episodic memory, task state in a NATS KV bucket, retrieval
+// records, batched access counting, and the HTTP API for all of it.
+package retriever
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config tunes the retriever. Zero values take the documented defaults (see
+// DefaultConfig); WithDefaults fills them in.
+type Config struct {
+	// DefaultTopK and MaxTopK bound a search's result count. Defaults 10 and 100.
+	DefaultTopK, MaxTopK int
+	// Candidates is how many candidates each side (vector, keyword) contributes before
+	// fusion; RecentCandidates how many of the owner's most recently updated memories
+	// join them. Defaults 50 and 20: enough that a result at rank top_k on one side
+	// still meets its rank on the other, small enough to rerank in microseconds.
+	Candidates, RecentCandidates int
+
+	// RRFK is the reciprocal-rank-fusion constant k (default 60, the value of Cormack
+	// et al., which damps the difference between rank 1 and rank 5).
+	RRFK float64
+	// Per-side fusion weights. Defaults vector 1, keyword 1, recent 0.5: recency is a
+	// prior, not evidence of relevance, so it counts half a side.
+	VectorSideWeight, KeywordSideWeight, RecentSideWeight float64
+
+	// Rerank weights (they sum to 1 by default, so a final score lies in [0,1]):
+	//   final = WeightRRF*normalised RRF + WeightImportance*importance
+	//         + WeightRecency*recency + WeightConfidence*confidence
+	// Defaults 0.60 / 0.15 / 0.15 / 0.10: relevance to the query dominates; importance
+	// and recency separate results of similar relevance (a standing constraint over a
+	// passing remark, this week's plan over last year's); confidence demotes shaky or
+	// unconfirmed memories a little without hiding them. Normalised RRF is the fused
+	// score divided by the score of a memory ranked first on every side that ran.
+	WeightRRF, WeightImportance, WeightRecency, WeightConfidence float64
+	// RecencyHalfLife is the half-life of the recency component exp(-ln2·age/h),
+	// age measured from updated_at. Default 30 days.
+	RecencyHalfLife time.Duration
+	// DuplicateCosine drops a result whose vector is closer than this to a better one
+	// (default 0.97); results with the same normalised content are always dropped.
+	DuplicateCosine float64
+	// TurnImportance and TurnConfidence stand in for the missing columns of raw turns
+	// when they are ranked with memories (defaults 0.3 and 0.5: a turn is neither
+	// distilled nor confirmed).
+	TurnImportance, TurnConfidence float64
+	// EmbedTurns is reserved: the turns layer is keyword-only in this version (no turn
+	// vectors are stored), so setting it has no effect yet.
+	EmbedTurns bool
+
+	// DefaultBudget and MaxBudget bound /v1/context budget_tokens (1500 and 32000).
+	DefaultBudget, MaxBudget int
+	// Shares split a context budget over the layers in order working, short-term,
+	// procedural, semantic, episodic (defaults 0.15, 0.20, 0.20, 0.30, 0.15); what a
+	// layer leaves unused flows to the next.
+	Shares [5]float64
+	// WindowTurns is how many of the session's last turns the short-term layer reads
+	// (default 20).
+	WindowTurns int
+	// ProfileLimit is how many standing preferences, constraints and profile facts lead
+	// the semantic layer whatever the query (default 8).
+	ProfileLimit int
+	// ContextCandidates is how many ranked memories a context call considers across the
+	// procedural, semantic and episodic layers (default 60).
+	ContextCandidates int
+
+	// SummaryMinTurns is the session length from which a rolling summary is kept, and
+	// SummaryEvery how many new turns trigger a refresh (defaults 30 and 10).
+	// SummaryMaxSentences bounds the extractive summary (default 8).
+	SummaryMinTurns, SummaryEvery, SummaryMaxSentences int
+
+	// RecordRetrievals writes a retrievals row per search and context call (default on;
+	// set DisableRecords to turn it off, e.g. in benchmarks of the bare read path).
+	DisableRecords bool
+	// AccessFlushInterval is how often batched access counts are written (1s), and
+	// AccessBuffer the capacity of the queue in front of the flusher (4096 reads); when
+	// it is full, access updates are dropped and counted rather than slowing reads.
+	AccessFlushInterval time.Duration
+	AccessBuffer        int
+
+	// Tasks reads working memory for context calls; nil leaves that layer empty.
+	Tasks TaskStateReader
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		DefaultTopK: 10, MaxTopK: 100,
+		Candidates: 50, RecentCandidates: 20,
+		RRFK:             60,
+		VectorSideWeight: 1, KeywordSideWeight: 1, RecentSideWeight: 0.5,
+		WeightRRF: 0.60, WeightImportance: 0.15, WeightRecency: 0.15, WeightConfidence: 0.10,
+		RecencyHalfLife: 30 * 24 * time.Hour,
+		DuplicateCosine: 0.97,
+		TurnImportance:  0.3, TurnConfidence: 0.5,
+		DefaultBudget: 1500, MaxBudget: 32000,
+		Shares:              [5]float64{0.15, 0.20, 0.20, 0.30, 0.15},
+		WindowTurns:         20,
+		ProfileLimit:        8,
+		ContextCandidates:   60,
+		SummaryMinTurns:     30,
+		SummaryEvery:        10,
+		SummaryMaxSentences: 8,
+		AccessFlushInterval: time.Second,
+		AccessBuffer:        4096,
+	}
+}
+
+// WithDefaults returns c with every zero field set to its default. The rerank
+// weights are taken as a group: all zero means the defaults.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	setInt := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setFloat := func(v *float64, def float64) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setInt(&c.DefaultTopK, d.DefaultTopK)
+	setInt(&c.MaxTopK, d.MaxTopK)
+	setInt(&c.Candidates, d.Candidates)
+	setInt(&c.RecentCandidates, d.RecentCandidates)
+	setFloat(&c.RRFK, d.RRFK)
+	if c.VectorSideWeight == 0 && c.KeywordSideWeight == 0 && c.RecentSideWeight == 0 {
+		c.VectorSideWeight, c.KeywordSideWeight, c.RecentSideWeight = d.VectorSideWeight, d.KeywordSideWeight, d.RecentSideWeight
+	}
+	if c.WeightRRF == 0 && c.WeightImportance == 0 && c.WeightRecency == 0 && c.WeightConfidence == 0 {
+		c.WeightRRF, c.WeightImportance, c.WeightRecency, c.WeightConfidence = d.WeightRRF, d.WeightImportance, d.WeightRecency, d.WeightConfidence
+	}
+	if c.RecencyHalfLife == 0 {
+		c.RecencyHalfLife = d.RecencyHalfLife
+	}
+	setFloat(&c.DuplicateCosine, d.DuplicateCosine)
+	setFloat(&c.TurnImportance, d.TurnImportance)
+	setFloat(&c.TurnConfidence, d.TurnConfidence)
+	setInt(&c.DefaultBudget, d.DefaultBudget)
+	setInt(&c.MaxBudget, d.MaxBudget)
+	if c.Shares == ([5]float64{}) {
+		c.Shares = d.Shares
+	}
+	setInt(&c.WindowTurns, d.WindowTurns)
+	setInt(&c.ProfileLimit, d.ProfileLimit)
+	setInt(&c.ContextCandidates, d.ContextCandidates)
+	setInt(&c.SummaryMinTurns, d.SummaryMinTurns)
+	setInt(&c.SummaryEvery, d.SummaryEvery)
+	setInt(&c.SummaryMaxSentences, d.SummaryMaxSentences)
+	if c.AccessFlushInterval == 0 {
+		c.AccessFlushInterval = d.AccessFlushInterval
+	}
+	setInt(&c.AccessBuffer, d.AccessBuffer)
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.DefaultTopK < 1 || c.MaxTopK < c.DefaultTopK:
+		return fmt.Errorf("retriever config: top k: default %d, max %d", c.DefaultTopK, c.MaxTopK)
+	case c.Candidates < 1 || c.RecentCandidates < 0:
+		return fmt.Errorf("retriever config: candidates %d, recent %d", c.Candidates, c.RecentCandidates)
+	case c.RRFK <= 0:
+		return fmt.Errorf("retriever config: rrf k must be positive, got %v", c.RRFK)
+	case c.VectorSideWeight < 0 || c.KeywordSideWeight < 0 || c.RecentSideWeight < 0:
+		return fmt.Errorf("retriever config: side weights must not be negative")
+	case c.WeightRRF < 0 || c.WeightImportance < 0 || c.WeightRecency < 0 || c.WeightConfidence < 0:
+		return fmt.Errorf("retriever config: rerank weights must not be negative")
+	case c.RecencyHalfLife < 0:
+		return fmt.Errorf("retriever config: recency half-life must not be negative")
+	case c.DefaultBudget < 1 || c.MaxBudget < c.DefaultBudget:
+		return fmt.Errorf("retriever config: budget: default %d, max %d", c.DefaultBudget, c.MaxBudget)
+	}
+	sum := 0.0
+	for _, s := range c.Shares {
+		if s < 0 {
+			return fmt.Errorf("retriever config: layer shares must not be negative, got %v", c.Shares)
+		}
+		sum += s
+	}
+	if sum <= 0 || sum > 1.0001 {
+		return fmt.Errorf("retriever config: layer shares must sum to at most 1, got %v", sum)
+	}
+	return nil
+}

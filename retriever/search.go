@@ -1,0 +1,816 @@
+package retriever
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+)
+
+// Layers a search can read.
+const (
+	LayerMemories = "memories"
+	LayerTurns    = "turns"
+)
+
+// Time fields a search's from/to range can apply to.
+const (
+	TimeValidFrom = "valid_from"
+	TimeUpdatedAt = "updated_at"
+)
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	Query     string `json:"query"`
+	UserID    string `json:"user_id,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	// Scope is whose memories are searched: "user" (default: the user's memories,
+	// narrowed to agent_id's and unscoped ones when agent_id is given), "agent" (the
+	// agent's own memories) or "global" (the tenant's global memories).
+	Scope      memory.Scope      `json:"scope,omitempty"`
+	Types      []memory.Type     `json:"types,omitempty"`
+	Categories []memory.Category `json:"categories,omitempty"`
+	// Statuses defaults to active; pending memories are returned only when asked for,
+	// and then carry pending: true.
+	Statuses []memory.Status `json:"statuses,omitempty"`
+	// From and To bound TimeField (valid_from by default, or updated_at); turns are
+	// bounded on occurred_at.
+	From      *time.Time `json:"from,omitempty"`
+	To        *time.Time `json:"to,omitempty"`
+	TimeField string     `json:"time_field,omitempty"`
+	// AsOf answers from history: each memory's version that was valid at that time,
+	// with that version's content.
+	AsOf      *time.Time `json:"as_of,omitempty"`
+	TopK      int        `json:"top_k,omitempty"`
+	Threshold float64    `json:"threshold,omitempty"`
+	Layers    []string   `json:"layers,omitempty"`
+}
+
+// Components are the parts a result's score is made of.
+type Components struct {
+	Vector     float64 `json:"vector"`  // cosine similarity to the query (0 when unknown)
+	Keyword    float64 `json:"keyword"` // ts_rank_cd of the OR-query (0 when no term matched)
+	RRF        float64 `json:"rrf"`     // normalised reciprocal-rank fusion score
+	Recency    float64 `json:"recency"`
+	Importance float64 `json:"importance"`
+	Confidence float64 `json:"confidence"`
+}
+
+// Result is one search hit: a memory (layer "memories") or a turn (layer "turns").
+type Result struct {
+	Layer   string  `json:"layer"`
+	ID      string  `json:"id"`
+	Content string  `json:"content"`
+	Score   float64 `json:"score"`
+
+	Type            memory.Type     `json:"type,omitempty"`
+	Category        memory.Category `json:"category,omitempty"`
+	Key             string          `json:"key,omitempty"`
+	Status          memory.Status   `json:"status,omitempty"`
+	Pending         bool            `json:"pending,omitempty"`
+	Version         int             `json:"version,omitempty"`
+	ValidFrom       *time.Time      `json:"valid_from,omitempty"`
+	ValidTo         *time.Time      `json:"valid_to,omitempty"`
+	UpdatedAt       *time.Time      `json:"updated_at,omitempty"`
+	Source          memory.Source   `json:"source,omitempty"`
+	UserID          string          `json:"user_id,omitempty"`
+	SourceTurnIDs   []string        `json:"source_turn_ids,omitempty"`
+	SourceMemoryIDs []string        `json:"source_memory_ids,omitempty"`
+
+	TurnID     string      `json:"turn_id,omitempty"`
+	SessionID  string      `json:"session_id,omitempty"`
+	OccurredAt *time.Time  `json:"occurred_at,omitempty"`
+	Role       memory.Role `json:"role,omitempty"`
+
+	Components Components `json:"components"`
+
+	memoryID  uuid.UUID
+	embedding []float32
+}
+
+// SearchResponse is the answer of POST /v1/search.
+type SearchResponse struct {
+	RetrievalID string   `json:"retrieval_id,omitempty"`
+	Results     []Result `json:"results"`
+}
+
+// FieldError is a request problem the API reports as 400 naming the field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Retriever answers searches and assembles context. Safe for concurrent use; Run (or
+// RunAccessFlusher and RunSummarizer) must be running for access counts and session
+// summaries to be written.
+type Retriever struct {
+	store  *memory.Store
+	emb    llm.Embedder
+	cfg    Config
+	logger *slog.Logger
+	access *AccessRecorder
+	// summaries queues sessions whose rolling summary is due; RunSummarizer drains it.
+	summaries chan sessionKey
+	now       func() time.Time
+}
+
+// NewRetriever makes a retriever. emb may be nil (keyword and recency only); a nil
+// logger discards logs.
+func NewRetriever(store *memory.Store, emb llm.Embedder, cfg Config, logger *slog.Logger) (*Retriever, error) {
+	if store == nil {
+		return nil, errors.New("retriever: a store is required")
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Retriever{
+		store: store, emb: emb, cfg: cfg, logger: logger,
+		summaries: make(chan sessionKey, 256),
+		now:       func() time.Time { return time.Now().UTC() },
+	}
+	r.access = NewAccessRecorder(store, cfg.AccessBuffer, cfg.AccessFlushInterval, logger)
+	return r, nil
+}
+
+// Config returns the effective configuration.
+func (r *Retriever) Config() Config { return r.cfg }
+
+// Access is the batched access-count recorder (run by Run).
+func (r *Retriever) Access() *AccessRecorder { return r.access }
+
+// Run runs the access flusher and the summarizer until ctx ends.
+func (r *Retriever) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.RunSummarizer(ctx)
+	}()
+	err := r.access.Run(ctx)
+	<-done
+	return err
+}
+
+// query is a validated search with its defaults applied.
+type query struct {
+	SearchRequest
+	statuses   []string
+	types      []string
+	categories []string
+	memories   bool
+	turns      bool
+	now        time.Time // "now" of recency and expiry: as_of when given
+}
+
+func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
+	q := query{SearchRequest: req}
+	if err := memory.CheckTenant(tenant); err != nil {
+		return q, err
+	}
+	if len(req.Query) > 4000 {
+		return q, fieldErr("query", "longer than 4000 bytes")
+	}
+	switch req.Scope {
+	case "", memory.ScopeUser, memory.ScopeSession:
+		q.Scope = memory.ScopeUser
+		if req.UserID == "" {
+			return q, fieldErr("user_id", "required unless scope is global or agent")
+		}
+	case memory.ScopeAgent:
+		if req.AgentID == "" {
+			return q, fieldErr("agent_id", "required for scope agent")
+		}
+	case memory.ScopeGlobal:
+	default:
+		return q, fieldErr("scope", "must be user, agent or global, got %q", req.Scope)
+	}
+	for _, f := range []struct{ name, v string }{{"user_id", req.UserID}, {"agent_id", req.AgentID}, {"session_id", req.SessionID}} {
+		if len(f.v) > 128 {
+			return q, fieldErr(f.name, "longer than 128 characters")
+		}
+	}
+	for _, t := range req.Types {
+		if !t.Valid() {
+			return q, fieldErr("types", "%q is not one of %v", t, memory.Types)
+		}
+		q.types = append(q.types, string(t))
+	}
+	for _, c := range req.Categories {
+		if !c.Valid() {
+			return q, fieldErr("categories", "%q is not one of %v", c, memory.Categories)
+		}
+		q.categories = append(q.categories, string(c))
+	}
+	if len(req.Statuses) == 0 {
+		q.statuses = []string{string(memory.StatusActive)}
+	}
+	for _, s := range req.Statuses {
+		if s != memory.StatusActive && s != memory.StatusPending {
+			return q, fieldErr("statuses", "may hold active and pending, got %q (use as_of for history)", s)
+		}
+		q.statuses = append(q.statuses, string(s))
+	}
+	switch req.TimeField {
+	case "":
+		q.TimeField = TimeValidFrom
+	case TimeValidFrom, TimeUpdatedAt:
+	default:
+		return q, fieldErr("time_field", "must be valid_from or updated_at, got %q", req.TimeField)
+	}
+	if req.From != nil && req.To != nil && req.To.Before(*req.From) {
+		return q, fieldErr("to", "is before from")
+	}
+	switch {
+	case req.TopK == 0:
+		q.TopK = r.cfg.DefaultTopK
+	case req.TopK < 0 || req.TopK > r.cfg.MaxTopK:
+		return q, fieldErr("top_k", "must be between 1 and %d, got %d", r.cfg.MaxTopK, req.TopK)
+	}
+	if req.Threshold < 0 || req.Threshold > 1 || math.IsNaN(req.Threshold) {
+		return q, fieldErr("threshold", "must be between 0 and 1, got %v", req.Threshold)
+	}
+	if len(req.Layers) == 0 {
+		q.memories = true
+	}
+	for _, l := range req.Layers {
+		switch l {
+		case LayerMemories:
+			q.memories = true
+		case LayerTurns:
+			q.turns = true
+		default:
+			return q, fieldErr("layers", "must hold memories and/or turns, got %q", l)
+		}
+	}
+	if q.turns && q.UserID == "" {
+		return q, fieldErr("user_id", "required for the turns layer")
+	}
+	q.now = r.now()
+	if req.AsOf != nil {
+		q.now = req.AsOf.UTC()
+	}
+	return q, nil
+}
+
+// Search runs a hybrid search for tenant and records it.
+func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest) (SearchResponse, error) {
+	q, err := r.validate(tenant, req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	vec := r.embedQuery(ctx, q.Query)
+	var resp SearchResponse
+	var ids []uuid.UUID
+	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		var res []Result
+		if q.memories {
+			ms, err := r.searchMemories(ctx, tx, q, vec, r.cfg.Candidates)
+			if err != nil {
+				return err
+			}
+			res = append(res, ms...)
+		}
+		if q.turns {
+			ts, err := r.searchTurns(ctx, tx, q)
+			if err != nil {
+				return err
+			}
+			res = append(res, ts...)
+		}
+		res = r.finish(res, q.TopK, q.Threshold)
+		if err := r.attachLineage(ctx, tx, res); err != nil {
+			return err
+		}
+		var turnIDs []string
+		for _, x := range res {
+			if x.Layer == LayerMemories {
+				ids = append(ids, x.memoryID)
+			} else {
+				turnIDs = append(turnIDs, x.TurnID)
+			}
+		}
+		id, err := r.record(ctx, tx, "search", q.Query, q.UserID, q.SessionID, ids, turnIDs)
+		if err != nil {
+			return err
+		}
+		resp = SearchResponse{RetrievalID: id, Results: res}
+		return nil
+	})
+	if err != nil {
+		return SearchResponse{}, fmt.Errorf("searching: %w", err)
+	}
+	if resp.Results == nil {
+		resp.Results = []Result{}
+	}
+	if q.AsOf == nil {
+		// Reading history is not a use of the current memory.
+		r.access.Record(tenant, ids)
+	}
+	return resp, nil
+}
+
+// embedQuery embeds the query; a failure degrades the search to keyword and recency
+// rather than failing it, because an embedding endpoint outage must not take reads down.
+func (r *Retriever) embedQuery(ctx context.Context, text string) []float32 {
+	if r.emb == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	vs, err := r.emb.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 || len(vs[0]) == 0 {
+		r.logger.WarnContext(ctx, "embedding the query failed; searching without vectors", "error", err)
+		return nil
+	}
+	return vs[0]
+}
+
+// searchMemories runs the hybrid candidate query and scores the candidates.
+func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, vec []float32, n int) ([]Result, error) {
+	sql, args := r.buildMemorySQL(tx.Tenant(), q, vec, n)
+	rows, err := tx.Raw().Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("querying memory candidates: %w", err)
+	}
+	defer rows.Close()
+	sideNorm := r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight
+	if vec != nil {
+		sideNorm += r.cfg.VectorSideWeight
+	}
+	sideNorm /= r.cfg.RRFK + 1
+	var out []Result
+	for rows.Next() {
+		var vRank, kRank, rRank *int64
+		var dist, kr *float64
+		var emb *pgvector.Vector
+		var ver struct {
+			version               *int
+			content, status, cat  *string
+			key                   *string
+			importance, confidenc *float64
+			validFrom, validTo    *time.Time
+		}
+		extra := []any{&vRank, &dist, &kRank, &kr, &rRank, &emb}
+		if q.AsOf != nil {
+			extra = append(extra, &ver.version, &ver.content, &ver.status, &ver.cat, &ver.key,
+				&ver.importance, &ver.confidenc, &ver.validFrom, &ver.validTo)
+		}
+		m, err := memory.ScanMemory(rows, tx.Tenant(), extra...)
+		if err != nil {
+			return nil, fmt.Errorf("reading memory candidates: %w", err)
+		}
+		if q.AsOf != nil {
+			m.Version, m.Content, m.Status, m.Category = *ver.version, *ver.content, memory.Status(*ver.status), memory.Category(*ver.cat)
+			m.Key, m.Importance, m.Confidence = *ver.key, *ver.importance, *ver.confidenc
+			m.ValidFrom, m.ValidTo = *ver.validFrom, ver.validTo
+			if m.Status == memory.StatusSuperseded {
+				m.Status = memory.StatusActive // it was the truth at as_of
+			}
+		}
+		res := memoryResult(m)
+		rrf := 0.0
+		if vRank != nil {
+			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(*vRank))
+		}
+		if kRank != nil {
+			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(*kRank))
+		}
+		if rRank != nil {
+			rrf += r.cfg.RecentSideWeight / (r.cfg.RRFK + float64(*rRank))
+		}
+		if emb != nil {
+			res.embedding = emb.Slice()
+			if vec != nil && len(vec) == len(res.embedding) {
+				res.Components.Vector = float64(llm.Cosine(vec, res.embedding))
+			}
+		}
+		if dist != nil {
+			res.Components.Vector = 1 - *dist
+		}
+		if kr != nil {
+			res.Components.Keyword = *kr
+		}
+		recencyAt := m.UpdatedAt
+		if q.AsOf != nil {
+			recencyAt = m.ValidFrom
+		}
+		r.score(&res, rrf/sideNorm, q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		out = append(out, res)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading memory candidates: %w", err)
+	}
+	return out, nil
+}
+
+func memoryResult(m memory.Memory) Result {
+	vf, ua := m.ValidFrom, m.UpdatedAt
+	return Result{
+		Layer: LayerMemories, ID: m.ID.String(), Content: m.Content,
+		Type: m.Type, Category: m.Category, Key: m.Key, Status: m.Status, Pending: m.Status == memory.StatusPending,
+		Version: m.Version, ValidFrom: &vf, ValidTo: m.ValidTo, UpdatedAt: &ua, Source: m.Source, UserID: m.UserID,
+		memoryID: m.ID,
+	}
+}
+
+// score fills the components and the final score.
+func (r *Retriever) score(res *Result, rrfNorm float64, age time.Duration, importance, confidence float64) {
+	if age < 0 {
+		age = 0
+	}
+	rec := 1.0
+	if r.cfg.RecencyHalfLife > 0 {
+		rec = math.Exp(-math.Ln2 * age.Hours() / r.cfg.RecencyHalfLife.Hours())
+	}
+	rrfNorm = math.Min(rrfNorm, 1)
+	res.Components.RRF = rrfNorm
+	res.Components.Recency = rec
+	res.Components.Importance = importance
+	res.Components.Confidence = confidence
+	res.Score = r.cfg.WeightRRF*rrfNorm + r.cfg.WeightImportance*importance +
+		r.cfg.WeightRecency*rec + r.cfg.WeightConfidence*confidence
+}
+
+// finish orders results by score, drops near-duplicates, applies the threshold and
+// cuts to k.
+func (r *Retriever) finish(res []Result, k int, threshold float64) []Result {
+	sort.SliceStable(res, func(i, j int) bool {
+		if res[i].Score != res[j].Score {
+			return res[i].Score > res[j].Score
+		}
+		return res[i].ID < res[j].ID
+	})
+	seen := map[string]bool{}
+	var kept []Result
+	for _, x := range res {
+		if len(kept) == k {
+			break
+		}
+		if x.Score < threshold {
+			break
+		}
+		norm := normaliseContent(x.Content)
+		if seen[norm] {
+			continue
+		}
+		dup := false
+		if x.embedding != nil {
+			for _, y := range kept {
+				if y.embedding != nil && float64(llm.Cosine(x.embedding, y.embedding)) > r.cfg.DuplicateCosine {
+					dup = true
+					break
+				}
+			}
+		}
+		if dup {
+			continue
+		}
+		seen[norm] = true
+		kept = append(kept, x)
+	}
+	return kept
+}
+
+// normaliseContent folds case, punctuation and spacing, so "Likes tea." and
+// "likes tea" count as the same content.
+func normaliseContent(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// keywordQuery is the OR-query of the search text's terms: plainto_tsquery stems and
+// drops stopwords, and its ANDs become ORs so that one matching identifier is enough;
+// ts_rank_cd then favours rows that match more of the terms.
+const keywordQuery = `replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery`
+
+// buildMemorySQL builds the candidate query. Every filter (owner, status, expiry,
+// time, types, categories) is applied in the owned CTE first, so ranking never sees
+// another tenant's or owner's rows. The CTE is materialised, and the vector side orders
+// a materialised list of the owner's distances, so the planner cannot swap in an
+// approximate index scan with a filter after it (FACTS.md: exact per-owner scans are
+// faster and exact at owner sizes).
+func (r *Retriever) buildMemorySQL(tenant string, q query, vec []float32, n int) (string, []any) {
+	args := []any{tenant, memory.SearchText(q.Query)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var where []string
+	// Owner.
+	switch q.Scope {
+	case memory.ScopeGlobal:
+		where = append(where, "m.user_id = ''", "m.scope = 'global'")
+	case memory.ScopeAgent:
+		where = append(where, "m.scope = 'agent'", "m.agent_id = "+arg(q.AgentID))
+	default:
+		where = append(where, "m.user_id = "+arg(q.UserID))
+		if q.AgentID != "" {
+			where = append(where, "m.agent_id IN ('', "+arg(q.AgentID)+")")
+		}
+		if q.SessionID != "" {
+			where = append(where, "(m.scope <> 'session' OR m.session_id = "+arg(q.SessionID)+")")
+		}
+	}
+	if len(q.types) > 0 {
+		where = append(where, "m.type = ANY("+arg(q.types)+"::text[])")
+	}
+	now := arg(q.now)
+	where = append(where, "(m.expire_at IS NULL OR m.expire_at > "+now+")")
+
+	var owned string
+	if q.AsOf == nil {
+		where = append(where, "m.status = ANY("+arg(q.statuses)+"::text[])")
+		if len(q.categories) > 0 {
+			where = append(where, "m.category = ANY("+arg(q.categories)+"::text[])")
+		}
+		col := "m.valid_from"
+		if q.TimeField == TimeUpdatedAt {
+			col = "m.updated_at"
+		}
+		if q.From != nil {
+			where = append(where, col+" >= "+arg(*q.From))
+		}
+		if q.To != nil {
+			where = append(where, col+" <= "+arg(*q.To))
+		}
+		owned = `owned AS MATERIALIZED (
+	SELECT m.id, m.tsv, m.updated_at FROM memories m
+	WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `)`
+	} else {
+		// History: the latest version of each of the owner's memories whose validity
+		// interval contains as_of; filters apply to that version.
+		var vwhere []string
+		vwhere = append(vwhere, "(CASE WHEN v.status = 'superseded' THEN 'active' ELSE v.status END) = ANY("+arg(q.statuses)+"::text[])")
+		if len(q.categories) > 0 {
+			vwhere = append(vwhere, "v.category = ANY("+arg(q.categories)+"::text[])")
+		}
+		col := "v.valid_from"
+		if q.TimeField == TimeUpdatedAt {
+			col = "v.recorded_at"
+		}
+		if q.From != nil {
+			vwhere = append(vwhere, col+" >= "+arg(*q.From))
+		}
+		if q.To != nil {
+			vwhere = append(vwhere, col+" <= "+arg(*q.To))
+		}
+		owned = `owned AS MATERIALIZED (
+	SELECT * FROM (
+		SELECT DISTINCT ON (v.memory_id) v.memory_id AS id, v.version, v.content, v.status, v.category,
+			coalesce(v.key, '') AS key, v.importance::float8 AS importance, v.confidence::float8 AS confidence,
+			v.valid_from, v.valid_to, v.recorded_at AS updated_at,
+			m.tsv || to_tsvector('english', v.content) AS tsv
+		FROM memories m JOIN memory_versions v ON v.tenant = m.tenant AND v.memory_id = m.id
+		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
+		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
+		ORDER BY v.memory_id, v.version DESC) v
+	WHERE ` + strings.Join(vwhere, " AND ") + `)`
+	}
+
+	limit := arg(n)
+	ctes := []string{owned, `q AS (SELECT ` + keywordQuery + ` AS q)`,
+		`ktop AS (
+	SELECT o.id, ts_rank_cd(o.tsv, q.q) AS kr, row_number() OVER (ORDER BY ts_rank_cd(o.tsv, q.q) DESC, o.id) AS rank
+	FROM owned o, q WHERE numnode(q.q) > 0 AND o.tsv @@ q.q
+	ORDER BY kr DESC, o.id LIMIT ` + limit + `)`,
+		`rtop AS (
+	SELECT o.id, row_number() OVER (ORDER BY o.updated_at DESC, o.id) AS rank
+	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT ` + arg(r.cfg.RecentCandidates) + `)`}
+	model := ""
+	if r.emb != nil {
+		model = r.emb.Model()
+	}
+	modelArg := arg(model)
+	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
+	vjoin := "LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank, NULL::float8 AS dist) vtop ON false"
+	if vec != nil {
+		ownerFilter := ""
+		if q.Scope != memory.ScopeAgent {
+			// Lets the planner read the owner's vectors through (tenant, model, user_id).
+			if q.Scope == memory.ScopeGlobal {
+				ownerFilter = " AND e.user_id = ''"
+			} else {
+				ownerFilter = " AND e.user_id = " + arg(q.UserID)
+			}
+		}
+		ctes = append(ctes, `dists AS MATERIALIZED (
+	SELECT e.memory_id AS id, e.embedding <=> `+arg(pgvector.NewVector(vec))+` AS dist
+	FROM memory_embeddings e
+	WHERE e.tenant = $1 AND e.model = `+modelArg+ownerFilter+`
+	  AND e.memory_id IN (SELECT id FROM owned))`,
+			`vtop AS (
+	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists ORDER BY dist, id LIMIT `+limit+`)`)
+		union = "SELECT id FROM vtop UNION " + union
+		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
+	}
+	ctes = append(ctes, "cand AS ("+union+")")
+	sel := `SELECT ` + memory.MemoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, e.embedding`
+	from := `
+FROM cand c
+JOIN memories m ON m.tenant = $1 AND m.id = c.id
+` + vjoin + `
+LEFT JOIN ktop ON ktop.id = c.id
+LEFT JOIN rtop ON rtop.id = c.id
+LEFT JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = c.id AND e.model = ` + modelArg
+	if q.AsOf != nil {
+		sel += `, o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to`
+		from += `
+JOIN owned o ON o.id = c.id`
+	}
+	return "WITH " + strings.Join(ctes, ",\n") + "\n" + sel + from, args
+}
+
+// searchTurns is the turns layer: keyword search over the owner's stored turns (turn
+// vectors are not stored in this version, so it has no vector side).
+func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query) ([]Result, error) {
+	if strings.TrimSpace(q.Query) == "" {
+		return nil, nil
+	}
+	args := []any{tx.Tenant(), memory.SearchText(q.Query), q.UserID}
+	where := []string{"t.tenant = $1", "t.user_id = $3", "t.content IS NOT NULL", "t.tsv @@ q.q"}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if q.SessionID != "" {
+		where = append(where, "t.session_id = "+arg(q.SessionID))
+	}
+	if q.AgentID != "" {
+		where = append(where, "t.agent_id IN ('', "+arg(q.AgentID)+")")
+	}
+	if q.From != nil {
+		where = append(where, "t.occurred_at >= "+arg(*q.From))
+	}
+	if q.To != nil {
+		where = append(where, "t.occurred_at <= "+arg(*q.To))
+	}
+	if q.AsOf != nil {
+		where = append(where, "t.occurred_at <= "+arg(*q.AsOf))
+	}
+	sql := `SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ts_rank_cd(t.tsv, q.q)::float8 AS kr
+	FROM turns t, (SELECT ` + keywordQuery + ` AS q) q
+	WHERE numnode(q.q) > 0 AND ` + strings.Join(where, " AND ") + `
+	ORDER BY kr DESC, t.occurred_at DESC LIMIT ` + arg(r.cfg.Candidates)
+	rows, err := tx.Raw().Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("searching turns: %w", err)
+	}
+	defer rows.Close()
+	// Normalised against the memory sides, so a turn found by one signal ranks with
+	// memories found by one signal, not above memories found by all of them.
+	sideNorm := (r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight) / (r.cfg.RRFK + 1)
+	if r.emb != nil {
+		sideNorm += r.cfg.VectorSideWeight / (r.cfg.RRFK + 1)
+	}
+	var out []Result
+	rank := 0
+	for rows.Next() {
+		var res Result
+		var role string
+		var at time.Time
+		if err := rows.Scan(&res.TurnID, &res.SessionID, &role, &res.Content, &at, &res.Components.Keyword); err != nil {
+			return nil, fmt.Errorf("reading turns: %w", err)
+		}
+		rank++
+		res.Layer, res.ID, res.Role, res.OccurredAt = LayerTurns, res.TurnID, memory.Role(role), &at
+		rrf := r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(rank))
+		r.score(&res, rrf/sideNorm, q.now.Sub(at), r.cfg.TurnImportance, r.cfg.TurnConfidence)
+		out = append(out, res)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading turns: %w", err)
+	}
+	return out, nil
+}
+
+// attachLineage adds source turn and memory ids to memory results.
+func (r *Retriever) attachLineage(ctx context.Context, tx *memory.Tx, res []Result) error {
+	var ids []uuid.UUID
+	idx := map[uuid.UUID]int{}
+	for i, x := range res {
+		if x.Layer == LayerMemories {
+			ids = append(ids, x.memoryID)
+			idx[x.memoryID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Raw().Query(ctx, `SELECT memory_id, source_kind, source_id FROM memory_lineage
+		WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY added_at, source_id`, tx.Tenant(), ids)
+	if err != nil {
+		return fmt.Errorf("reading lineage: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var kind, src string
+		if err := rows.Scan(&id, &kind, &src); err != nil {
+			return fmt.Errorf("reading lineage: %w", err)
+		}
+		x := &res[idx[id]]
+		if kind == string(memory.LineageTurn) {
+			x.SourceTurnIDs = append(x.SourceTurnIDs, src)
+		} else {
+			x.SourceMemoryIDs = append(x.SourceMemoryIDs, src)
+		}
+	}
+	return rows.Err()
+}
+
+// record writes the retrievals row (unless disabled) and returns its id. The commit is
+// asynchronous (synchronous_commit off for this transaction only): losing the last few
+// records in a crash is acceptable, waiting for a WAL flush on every read is not.
+func (r *Retriever) record(ctx context.Context, tx *memory.Tx, kind, queryText, userID, sessionID string, ids []uuid.UUID, turnIDs []string) (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("generating a retrieval id: %w", err)
+	}
+	if r.cfg.DisableRecords {
+		return id.String(), nil
+	}
+	if ids == nil {
+		ids = []uuid.UUID{}
+	}
+	if turnIDs == nil {
+		turnIDs = []string{}
+	}
+	h := sha256.Sum256([]byte(queryText))
+	_, err = tx.Raw().Exec(ctx, `WITH s AS (SELECT set_config('synchronous_commit', 'off', true))
+		INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM s`,
+		tx.Tenant(), id, kind, h[:], userID, sessionID, ids, turnIDs)
+	if err != nil {
+		return "", fmt.Errorf("recording the retrieval: %w", err)
+	}
+	return id.String(), nil
+}
+
+// Retrieval is a recorded search or context call.
+type Retrieval struct {
+	ID        string      `json:"id"`
+	Kind      string      `json:"kind"`
+	QueryHash string      `json:"query_hash"`
+	UserID    string      `json:"user_id,omitempty"`
+	SessionID string      `json:"session_id,omitempty"`
+	MemoryIDs []uuid.UUID `json:"memory_ids"`
+	TurnIDs   []string    `json:"turn_ids"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// GetRetrieval reads a retrieval record; memory.ErrNotFound when the tenant has none
+// with that id.
+func (r *Retriever) GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (Retrieval, error) {
+	var out Retrieval
+	err := r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		var h []byte
+		var rid uuid.UUID
+		err := tx.Raw().QueryRow(ctx, `SELECT id, kind, query_hash, user_id, session_id, memory_ids, turn_ids, created_at
+			FROM retrievals WHERE tenant = $1 AND id = $2`, tenant, id).
+			Scan(&rid, &out.Kind, &h, &out.UserID, &out.SessionID, &out.MemoryIDs, &out.TurnIDs, &out.CreatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("retrieval %s: %w", id, memory.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("reading retrieval %s: %w", id, err)
+		}
+		out.ID = rid.String()
+		out.QueryHash = fmt.Sprintf("%x", h)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,239 @@
+package retriever
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/engramhq/engram/memory"
+)
+
+type sessionKey struct{ tenant, userID, sessionID string }
+
+// requestSummary queues a session for RunSummarizer; it never blocks (a full queue
+// means the next context call asks again).
+func (r *Retriever) requestSummary(k sessionKey) {
+	select {
+	case r.summaries <- k:
+	default:
+	}
+}
+
+// RunSummarizer refreshes rolling session summaries until ctx ends. Context calls
+// queue a session when it has passed Config.SummaryMinTurns turns and gained
+// Config.SummaryEvery turns since its summary; the work happens here, never on the
+// request path. Workers that store turns may call SummarizeSession directly instead.
+func (r *Retriever) RunSummarizer(ctx context.Context) {
+	recent := map[sessionKey]time.Time{} // local: skips sessions refreshed a moment ago
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case k := <-r.summaries:
+			if t, ok := recent[k]; ok && time.Since(t) < 10*time.Second {
+				continue
+			}
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			if err := r.SummarizeSession(sctx, k.tenant, k.userID, k.sessionID); err != nil && ctx.Err() == nil {
+				r.logger.WarnContext(ctx, "refreshing a session summary failed", "tenant", k.tenant,
+					"session_id", k.sessionID, "error", err)
+			}
+			cancel()
+			recent[k] = time.Now()
+			if len(recent) > 10000 {
+				clear(recent)
+			}
+		}
+	}
+}
+
+// SummarizeSession rewrites the rolling summary of a session: an extractive summary
+// of the user's turns older than the context window (the window itself is shown
+// verbatim), keeping the most informative sentences in their original order.
+func (r *Retriever) SummarizeSession(ctx context.Context, tenant, userID, sessionID string) error {
+	return r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		var total int
+		var last *time.Time
+		if err := tx.Raw().QueryRow(ctx, `SELECT count(*), max(occurred_at) FROM turns
+			WHERE tenant = $1 AND user_id = $2 AND session_id = $3`, tenant, userID, sessionID).Scan(&total, &last); err != nil {
+			return fmt.Errorf("counting the turns of session %s: %w", sessionID, err)
+		}
+		if total == 0 {
+			return nil
+		}
+		rows, err := tx.Raw().Query(ctx, `SELECT content FROM (
+				SELECT content, role, occurred_at, seq,
+					row_number() OVER (ORDER BY occurred_at DESC, seq DESC) AS back
+				FROM turns WHERE tenant = $1 AND user_id = $2 AND session_id = $3) t
+			WHERE back > $4 AND role = 'user' AND content IS NOT NULL
+			ORDER BY occurred_at, seq LIMIT 2000`, tenant, userID, sessionID, r.cfg.WindowTurns)
+		if err != nil {
+			return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
+		}
+		var texts []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
+			}
+			texts = append(texts, s)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
+		}
+		summary := ExtractiveSummary(texts, r.cfg.SummaryMaxSentences)
+		if summary == "" {
+			return nil
+		}
+		_, err = tx.Raw().Exec(ctx, `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count, last_turn_at, method, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, 'extractive', now())
+			ON CONFLICT (tenant, user_id, session_id) DO UPDATE SET summary = EXCLUDED.summary,
+				turn_count = EXCLUDED.turn_count, last_turn_at = EXCLUDED.last_turn_at, method = EXCLUDED.method,
+				updated_at = now()`, tenant, userID, sessionID, summary, total, last)
+		if err != nil {
+			return fmt.Errorf("storing the summary of session %s: %w", sessionID, err)
+		}
+		return nil
+	})
+}
+
+// ExtractiveSummary picks up to n of the most informative sentences of texts and
+// joins them in their original order. A sentence scores by its distinct content
+// words (Latin words of 3+ letters outside a stopword list, CJK character bigrams),
+// plus a bonus for numbers and identifiers and for first-person statements of
+// preference or fact; questions and filler score low.
+func ExtractiveSummary(texts []string, n int) string {
+	type sent struct {
+		text  string
+		score float64
+		pos   int
+	}
+	var all []sent
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, s := range splitSentences(t) {
+			norm := normaliseContent(s)
+			if norm == "" || seen[norm] {
+				continue
+			}
+			seen[norm] = true
+			all = append(all, sent{text: s, score: informativeness(s), pos: len(all)})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
+	if len(all) > n {
+		all = all[:n]
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].pos < all[j].pos })
+	parts := make([]string, 0, len(all))
+	for _, s := range all {
+		if s.score <= 0 {
+			continue
+		}
+		parts = append(parts, s.text)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Earlier in this session the user said: " + strings.Join(parts, " … ")
+}
+
+func splitSentences(text string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		s := strings.TrimSpace(b.String())
+		b.Reset()
+		if s == "" {
+			return
+		}
+		if r := []rune(s); len(r) > 300 {
+			s = string(r[:300]) + "…"
+		}
+		out = append(out, s)
+	}
+	for _, r := range text {
+		switch r {
+		case '\n':
+			flush()
+		case '.', '!', '?', '。', '！', '？', '；', ';':
+			b.WriteRune(r)
+			flush()
+		default:
+			b.WriteRune(r)
+		}
+	}
+	flush()
+	return out
+}
+
+var summaryStopwords = map[string]bool{"the": true, "and": true, "for": true, "you": true, "that": true,
+	"this": true, "with": true, "are": true, "was": true, "but": true, "not": true, "have": true, "has": true,
+	"can": true, "could": true, "would": true, "should": true, "will": true, "just": true, "what": true,
+	"how": true, "why": true, "when": true, "where": true, "who": true, "yes": true, "yeah": true, "okay": true,
+	"thanks": true, "thank": true, "please": true, "sure": true, "all": true, "any": true, "some": true,
+	"its": true, "it's": true, "there": true, "then": true, "than": true, "also": true, "very": true,
+	"really": true, "about": true, "from": true, "they": true, "them": true, "our": true, "your": true}
+
+var firstPersonMarkers = []string{"i prefer", "i like", "i love", "i hate", "i don't", "i do not", "i am", "i'm",
+	"i work", "i live", "my ", "i always", "i never", "i need", "i want", "always", "never", "allergic",
+	"我喜欢", "我不", "我是", "我在", "我的", "不要", "一定", "总是", "从不", "过敏"}
+
+func informativeness(s string) float64 {
+	lower := strings.ToLower(s)
+	words := map[string]bool{}
+	var run []rune
+	hasDigit := false
+	flushCJK := func() {
+		for i := 0; i+1 < len(run); i++ {
+			words[string(run[i:i+2])] = true
+		}
+		run = run[:0]
+	}
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool {
+		if unicode.IsDigit(r) {
+			hasDigit = true
+		}
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '-')
+	}) {
+		for _, r := range w {
+			if isCJK(r) {
+				run = append(run, r)
+			} else {
+				flushCJK()
+			}
+		}
+		flushCJK()
+		if len([]rune(w)) >= 3 && !summaryStopwords[w] && !containsCJK(w) {
+			words[w] = true
+		}
+	}
+	score := float64(len(words))
+	if hasDigit {
+		score += 2
+	}
+	for _, m := range firstPersonMarkers {
+		if strings.Contains(lower, m) {
+			score += 3
+			break
+		}
+	}
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") {
+		score /= 2
+	}
+	return score
+}
+
+func containsCJK(s string) bool {
+	for _, r := range s {
+		if isCJK(r) {
+			return true
+		}
+	}
+	return false
+}

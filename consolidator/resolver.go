@@ -638,6 +638,13 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		if err := dropOtherEmbeddings(ctx, tx, t.ID, r.emb.Model()); err != nil {
 			return Decision{}, err
 		}
+	case p.rel == Contradiction && !c.ValidFrom.IsZero() && c.ValidFrom.Before(t.ValidFrom):
+		// Older news than what the memory holds (candidates of one owner may be
+		// resolved out of order): the newer statement stands.
+		d.Kind = KindNoop
+		d.Reason = fmt.Sprintf("stale: the memory holds a newer statement (valid from %s); %s",
+			t.ValidFrom.Format(time.RFC3339), d.Reason)
+		return d, nil
 	case p.rel == Contradiction && !pending && doubt:
 		// An unconfirmed claim cannot overturn a believed memory: it waits on its own.
 		m, err := tx.CreateMemory(ctx, r.newMemory(c, vec, memory.StatusPending, d.Reason))

@@ -21,6 +21,7 @@ type WorkerConfig struct {
 	AckWait        time.Duration
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
+	FetchWait      time.Duration
 	ShutdownGrace  time.Duration
 	Logger         *slog.Logger
 }
@@ -42,6 +43,7 @@ func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
 		AckWait:        c.AckWait,
 		InitialBackoff: c.InitialBackoff,
 		MaxBackoff:     c.MaxBackoff,
+		FetchWait:      c.FetchWait,
 		ShutdownGrace:  c.ShutdownGrace,
 		// Undecodable or invalid envelopes are poison: straight to the DLQ.
 		Validate: streams.ValidateCandidatePayload,

@@ -40,6 +40,8 @@ type PipelineConfig struct {
 	// Gate skips chit-chat before extraction. Default NewGate().
 	Gate *Gate
 	// BatchMax flushes a session's micro-batch once it holds this many turns. Default 8.
+	// Handlers block while their batch fills, so the worker's Concurrency must be at
+	// least BatchMax × the sessions batching at once (DefaultWorkerConcurrency, 256).
 	BatchMax int
 	// BatchQuiet flushes a session's micro-batch after this long without a new turn.
 	// Default 300ms.

@@ -21,11 +21,21 @@ type Config struct {
 	// still meets its rank on the other, small enough to rerank in microseconds.
 	Candidates, RecentCandidates int
 
+	// VectorMinSimilarity keeps memories less similar than this (cosine) off the vector
+	// side: rank fusion ignores how similar a neighbour is, so without a floor the
+	// nearest of many unrelated memories would count as a vector hit. Default 0.1 (an
+	// unrelated text scores about 0 with the hashing embedder and 0.1-0.2 with
+	// OpenAI-style models); negative disables the floor.
+	VectorMinSimilarity float64
 	// RRFK is the reciprocal-rank-fusion constant k (default 60, the value of Cormack
 	// et al., which damps the difference between rank 1 and rank 5).
 	RRFK float64
-	// Per-side fusion weights. Defaults vector 1, keyword 1, recent 0.5: recency is a
-	// prior, not evidence of relevance, so it counts half a side.
+	// Per-side fusion weights. Defaults vector 1, keyword 1, recent 0. The recent side
+	// supplies candidates (so a vague or empty query still sees fresh memories), but
+	// its order enters the score through the recency component of the rerank, not
+	// through fusion: with k=60 one extra side is worth far more than the gap between
+	// rank 1 and rank 2, so fusing recency would let a fresh partial match (another
+	// order number) outrank the exact one.
 	VectorSideWeight, KeywordSideWeight, RecentSideWeight float64
 
 	// Rerank weights (they sum to 1 by default, so a final score lies in [0,1]):
@@ -90,8 +100,9 @@ func DefaultConfig() Config {
 	return Config{
 		DefaultTopK: 10, MaxTopK: 100,
 		Candidates: 50, RecentCandidates: 20,
-		RRFK:             60,
-		VectorSideWeight: 1, KeywordSideWeight: 1, RecentSideWeight: 0.5,
+		RRFK:                60,
+		VectorMinSimilarity: 0.1,
+		VectorSideWeight:    1, KeywordSideWeight: 1, RecentSideWeight: 0,
 		WeightRRF: 0.60, WeightImportance: 0.15, WeightRecency: 0.15, WeightConfidence: 0.10,
 		RecencyHalfLife: 30 * 24 * time.Hour,
 		DuplicateCosine: 0.97,
@@ -128,8 +139,9 @@ func (c Config) WithDefaults() Config {
 	setInt(&c.Candidates, d.Candidates)
 	setInt(&c.RecentCandidates, d.RecentCandidates)
 	setFloat(&c.RRFK, d.RRFK)
-	if c.VectorSideWeight == 0 && c.KeywordSideWeight == 0 && c.RecentSideWeight == 0 {
-		c.VectorSideWeight, c.KeywordSideWeight, c.RecentSideWeight = d.VectorSideWeight, d.KeywordSideWeight, d.RecentSideWeight
+	setFloat(&c.VectorMinSimilarity, d.VectorMinSimilarity)
+	if c.VectorSideWeight == 0 && c.KeywordSideWeight == 0 {
+		c.VectorSideWeight, c.KeywordSideWeight = d.VectorSideWeight, d.KeywordSideWeight
 	}
 	if c.WeightRRF == 0 && c.WeightImportance == 0 && c.WeightRecency == 0 && c.WeightConfidence == 0 {
 		c.WeightRRF, c.WeightImportance, c.WeightRecency, c.WeightConfidence = d.WeightRRF, d.WeightImportance, d.WeightRecency, d.WeightConfidence

@@ -415,13 +415,20 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		if q.AsOf != nil {
 			recencyAt = m.ValidFrom
 		}
-		r.score(&res, rrf/sideNorm, q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading memory candidates: %w", err)
 	}
 	return out, nil
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }
 
 func memoryResult(m memory.Memory) Result {
@@ -633,7 +640,8 @@ func (r *Retriever) buildMemorySQL(tenant string, q query, vec []float32, n int)
 	WHERE e.tenant = $1 AND e.model = `+modelArg+ownerFilter+`
 	  AND e.memory_id IN (SELECT id FROM owned))`,
 			`vtop AS (
-	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists ORDER BY dist, id LIMIT `+limit+`)`)
+	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
+	WHERE dist <= `+arg(1-r.cfg.VectorMinSimilarity)+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
 		union = "SELECT id FROM vtop UNION " + union
 		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
 	}
@@ -708,7 +716,7 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query) ([]
 		rank++
 		res.Layer, res.ID, res.Role, res.OccurredAt = LayerTurns, res.TurnID, memory.Role(role), &at
 		rrf := r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(rank))
-		r.score(&res, rrf/sideNorm, q.now.Sub(at), r.cfg.TurnImportance, r.cfg.TurnConfidence)
+		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(at), r.cfg.TurnImportance, r.cfg.TurnConfidence)
 		out = append(out, res)
 	}
 	if err := rows.Err(); err != nil {

@@ -151,8 +151,12 @@ func TestExactIdentifierByKeyword(t *testing.T) {
 	t.Parallel()
 	emb := fakeEmbedder(t, func(in string) []float32 {
 		switch {
+		case strings.HasPrefix(in, "status of"):
+			return unit(1, 0, 0, 0, 0, 0, 0, 0)
 		case strings.Contains(in, "ORD-2024-88123"):
-			return unit(0, 0, 0, 0, 0, 0, 0, 1) // orthogonal to every query
+			return unit(0, 0, 0, 0, 0, 0, 0, 1) // orthogonal to the query
+		case strings.Contains(in, "ORD-2024-"):
+			return unit(0, 0, 0, 0, 0, 0, 1, 0)
 		case strings.HasPrefix(in, "Hiking trip"):
 			var n int
 			fmt.Sscanf(in, "Hiking trip %d", &n)
@@ -165,7 +169,7 @@ func TestExactIdentifierByKeyword(t *testing.T) {
 	for i := 0; i < 80; i++ {
 		e.add("acme", mem{user: "u", content: fmt.Sprintf("Hiking trip %d went up the mountain", i)})
 	}
-	e.add("acme", mem{user: "u", content: "Order ORD-2024-55555 was cancelled"})
+	other := e.add("acme", mem{user: "u", content: "Order ORD-2024-55555 was cancelled"})
 	resp := e.search("acme", retriever.SearchRequest{Query: "status of ORD-2024-88123?", UserID: "u"})
 	i := indexOf(resp.Results, target.ID.String())
 	if i < 0 || i > 2 {
@@ -175,7 +179,7 @@ func TestExactIdentifierByKeyword(t *testing.T) {
 	if got.Components.Keyword <= 0 || got.Components.Vector > 0.01 {
 		t.Errorf("components %+v: want a keyword match and no vector similarity", got.Components)
 	}
-	if j := indexOf(resp.Results, "ORD-2024-55555"); j >= 0 && j < i {
+	if j := indexOf(resp.Results, other.ID.String()); j >= 0 && j < i {
 		t.Errorf("the other order outranks the exact one")
 	}
 }
@@ -188,7 +192,9 @@ func TestParaphraseByVector(t *testing.T) {
 		case strings.Contains(in, "green tea") || strings.Contains(in, "hot drink"):
 			return unit(0, 1, 0, 0, 0, 0, 0, 0.1)
 		case strings.HasPrefix(in, "Note"):
-			return unit(0, 0, 1, 0, 0, 0, 0, 0)
+			var n int
+			fmt.Sscanf(in, "Note %d", &n)
+			return unit(0, 0, 1, float64(n)/10, 0, 0, 0, 0)
 		}
 		return unit(1, 0, 0, 0, 0, 0, 0, 0)
 	})
@@ -271,7 +277,7 @@ func TestAsOf(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	t0 := time.Now().Add(-10 * 24 * time.Hour).UTC()
 	t1 := time.Now().Add(-2 * 24 * time.Hour).UTC()
-	m := e.add("acme", mem{user: "u", content: "Team standup is at 9am", key: "", validFrom: t0})
+	m := e.add("acme", mem{user: "u", content: "Team standup is at 9am", validFrom: t0})
 	content := "Team standup is at 10am"
 	if _, err := e.store.Apply(e.ctx, "acme", m.ID, memory.Update{Change: memory.ChangeSupersede, Content: &content,
 		ValidFrom: &t1, Actor: "test"}); err != nil {

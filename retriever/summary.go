@@ -172,17 +172,21 @@ func splitSentences(text string) []string {
 	return out
 }
 
-var summaryStopwords = map[string]bool{"the": true, "and": true, "for": true, "you": true, "that": true,
-	"this": true, "with": true, "are": true, "was": true, "but": true, "not": true, "have": true, "has": true,
-	"can": true, "could": true, "would": true, "should": true, "will": true, "just": true, "what": true,
-	"how": true, "why": true, "when": true, "where": true, "who": true, "yes": true, "yeah": true, "okay": true,
-	"thanks": true, "thank": true, "please": true, "sure": true, "all": true, "any": true, "some": true,
-	"its": true, "it's": true, "there": true, "then": true, "than": true, "also": true, "very": true,
-	"really": true, "about": true, "from": true, "they": true, "them": true, "our": true, "your": true}
+// isSummaryStopword reports words too common to make a sentence informative.
+func isSummaryStopword(w string) bool {
+	switch w {
+	case "the", "and", "for", "you", "that", "this", "with", "are", "was", "but", "not", "have", "has", "can", "could", "would", "should", "will", "just", "what", "how", "why", "when", "where", "who", "yes", "yeah", "okay", "thanks", "thank", "please", "sure", "all", "any", "some", "its", "it's", "there", "then", "than", "also", "very", "really", "about", "from", "they", "them", "our", "your":
+		return true
+	}
+	return false
+}
 
-var firstPersonMarkers = []string{"i prefer", "i like", "i love", "i hate", "i don't", "i do not", "i am", "i'm",
-	"i work", "i live", "my ", "i always", "i never", "i need", "i want", "always", "never", "allergic",
-	"我喜欢", "我不", "我是", "我在", "我的", "不要", "一定", "总是", "从不", "过敏"}
+// firstPersonMarkers are phrases that introduce a statement about the user.
+func firstPersonMarkers() []string {
+	return []string{"i prefer", "i like", "i love", "i hate", "i don't", "i do not", "i am", "i'm",
+		"i work", "i live", "my ", "i always", "i never", "i need", "i want", "always", "never", "allergic",
+		"我喜欢", "我不", "我是", "我在", "我的", "不要", "一定", "总是", "从不", "过敏"}
+}
 
 func informativeness(s string) float64 {
 	lower := strings.ToLower(s)
@@ -209,7 +213,7 @@ func informativeness(s string) float64 {
 			}
 		}
 		flushCJK()
-		if len([]rune(w)) >= 3 && !summaryStopwords[w] && !containsCJK(w) {
+		if len([]rune(w)) >= 3 && !isSummaryStopword(w) && !containsCJK(w) {
 			words[w] = true
 		}
 	}
@@ -217,7 +221,7 @@ func informativeness(s string) float64 {
 	if hasDigit {
 		score += 2
 	}
-	for _, m := range firstPersonMarkers {
+	for _, m := range firstPersonMarkers() {
 		if strings.Contains(lower, m) {
 			score += 3
 			break

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/extractor/redact"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/streams"
 )
 
 // pipeline wires engram's components for one process: the HTTP APIs and the
@@ -15,6 +17,7 @@ type pipeline struct {
 	app      *App
 	redactor *redact.Redactor
 	ingest   *ingest.API
+	extract  *extractor.Pipeline
 }
 
 func newPipeline(_ context.Context, app *App) (*pipeline, error) {
@@ -26,16 +29,36 @@ func newPipeline(_ context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline{app: app, redactor: r, ingest: in}, nil
+	chat, err := app.chat()
+	if err != nil {
+		return nil, fmt.Errorf("ENGRAM_LLM_*: %w", err)
+	}
+	var ex extractor.Extractor = extractor.NewOffline()
+	if chat != nil {
+		ex, err = extractor.NewLLMExtractor(chat, extractor.LLMConfig{Redactor: r, Logger: app.Logger})
+		if err != nil {
+			return nil, err
+		}
+	}
+	ep, err := extractor.NewPipeline(extractor.PipelineConfig{Store: app.Store, Publisher: app.JS, Extractor: ex,
+		Redactor: r, Logger: app.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("building the extractor: %w", err)
+	}
+	return &pipeline{app: app, redactor: r, ingest: in, extract: ep}, nil
 }
 
-func (p *pipeline) workers() []func(context.Context) error { return nil }
+func (p *pipeline) workers() []func(context.Context) error {
+	return []func(context.Context) error{p.runExtractor, p.runResolver}
+}
 
 func (p *pipeline) register(mux *http.ServeMux) {
 	p.ingest.Register(mux)
 }
 
-func (p *pipeline) runExtractor(ctx context.Context) error { <-ctx.Done(); return nil }
+func (p *pipeline) runExtractor(ctx context.Context) error {
+	return extractor.RunExtractorWorker(ctx, p.app.JS, p.extract, streams.WorkerConfig{Logger: p.app.Logger})
+}
 
 func (p *pipeline) runResolver(ctx context.Context) error { <-ctx.Done(); return nil }
 

@@ -1,0 +1,471 @@
+package consolidator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/memory"
+)
+
+// Ops are the operator's actions on one memory: read it with its history, correct
+// it, deprecate it, roll it back, or ask what it said at a time. The HTTP API and the
+// CLI share them. Every change is a new version with an actor and a reason.
+type Ops struct {
+	store *memory.Store
+	emb   Embedder // nil: changed content keeps no vector until re-embedded
+}
+
+// NewOps makes the operations on store; emb re-embeds corrected content (nil allowed).
+func NewOps(store *memory.Store, emb Embedder) *Ops { return &Ops{store: store, emb: emb} }
+
+// FieldError is a request problem tied to one input field.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Unwrap makes a FieldError match memory.ErrInvalid.
+func (e *FieldError) Unwrap() error { return memory.ErrInvalid }
+
+// Correction is a manual edit of a memory.
+type Correction struct {
+	Content    string
+	Category   *memory.Category
+	Importance *float64
+	Reason     string
+	// ExpectVersion, when non-zero, refuses the edit unless the memory is at that
+	// version (memory.ErrVersionMismatch), so two editors cannot overwrite each other.
+	ExpectVersion int
+}
+
+// Get reads a memory with its versions and lineage.
+func (o *Ops) Get(ctx context.Context, tenant string, id uuid.UUID) (memory.Detail, error) {
+	return o.store.Detail(ctx, tenant, id)
+}
+
+// History reads a memory's versions, oldest first.
+func (o *Ops) History(ctx context.Context, tenant string, id uuid.UUID) ([]memory.Version, error) {
+	var vs []memory.Version
+	err := o.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		if _, err := tx.Get(ctx, id); err != nil {
+			return err
+		}
+		var err error
+		vs, err = tx.Versions(ctx, id)
+		return err
+	})
+	return vs, err
+}
+
+// AsOf returns the version that was believed true at at (memory.ErrNotFound if none).
+func (o *Ops) AsOf(ctx context.Context, tenant string, id uuid.UUID, at time.Time) (memory.Version, error) {
+	return o.store.AsOf(ctx, tenant, id, at)
+}
+
+// Correct writes a corrected version (change "correct"). A person's correction is
+// authoritative: confidence becomes 1 and a pending memory becomes active.
+func (o *Ops) Correct(ctx context.Context, tenant string, id uuid.UUID, c Correction, actor string) (memory.Memory, error) {
+	content := strings.TrimSpace(c.Content)
+	switch {
+	case content == "":
+		return memory.Memory{}, &FieldError{"content", "must not be empty"}
+	case utf8.RuneCountInString(content) > 8000:
+		return memory.Memory{}, &FieldError{"content", "must be at most 8000 characters"}
+	case c.Category != nil && !c.Category.Valid():
+		return memory.Memory{}, &FieldError{"category", fmt.Sprintf("%q is not one of %v", *c.Category, memory.Categories)}
+	case c.Importance != nil && !(*c.Importance >= 0 && *c.Importance <= 1):
+		return memory.Memory{}, &FieldError{"importance", "must be between 0 and 1"}
+	case c.ExpectVersion < 0:
+		return memory.Memory{}, &FieldError{"expect_version", "must be positive"}
+	}
+	vec, err := o.embed(ctx, content)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	one := 1.0
+	return o.change(ctx, tenant, id, vec, func(cur memory.Memory, _ *memory.Tx) (memory.Update, error) {
+		u := memory.Update{Change: memory.ChangeCorrect, Content: &content, Category: c.Category,
+			Importance: c.Importance, Confidence: &one, ExpectVersion: c.ExpectVersion,
+			Actor: actor, Module: "api", Reason: c.Reason}
+		if cur.Status == memory.StatusPending {
+			active := memory.StatusActive
+			u.Status = &active
+		}
+		return u, nil
+	})
+}
+
+// Deprecate marks a memory deprecated: it stays in history but is no longer believed.
+// Deprecating a deprecated memory changes nothing.
+func (o *Ops) Deprecate(ctx context.Context, tenant string, id uuid.UUID, reason, actor string) (memory.Memory, error) {
+	return o.change(ctx, tenant, id, nil, func(cur memory.Memory, _ *memory.Tx) (memory.Update, error) {
+		if cur.Status == memory.StatusDeprecated {
+			return memory.Update{}, errUnchanged
+		}
+		st := memory.StatusDeprecated
+		return memory.Update{Change: memory.ChangeDeprecate, Status: &st, Actor: actor, Module: "api", Reason: reason}, nil
+	})
+}
+
+// Rollback writes a new version (change "rollback") whose content, status, category,
+// key, importance and confidence equal version n's. A version that was superseded
+// comes back active: "superseded" marks that it was replaced, not a state it held.
+func (o *Ops) Rollback(ctx context.Context, tenant string, id uuid.UUID, n int, reason, actor string) (memory.Memory, error) {
+	if n < 1 {
+		return memory.Memory{}, &FieldError{"version", "must be a version number (1 or more)"}
+	}
+	// The target's content is needed before the transaction to embed it.
+	var target memory.Version
+	err := o.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		var err error
+		target, err = versionOf(ctx, tx, id, n)
+		return err
+	})
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	vec, err := o.embed(ctx, target.Content)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	return o.change(ctx, tenant, id, vec, func(cur memory.Memory, tx *memory.Tx) (memory.Update, error) {
+		v, err := versionOf(ctx, tx, id, n)
+		if err != nil {
+			return memory.Update{}, err
+		}
+		if n == cur.Version {
+			return memory.Update{}, &FieldError{"version", fmt.Sprintf("memory is at version %d already", n)}
+		}
+		if v.Content != target.Content {
+			return memory.Update{}, fmt.Errorf("version %d of %s changed while rolling back: %w", n, id, errConflict)
+		}
+		st := v.Status
+		if st == memory.StatusSuperseded {
+			st = memory.StatusActive
+		}
+		content, cat, key, imp, conf := v.Content, v.Category, v.Key, v.Importance, v.Confidence
+		if reason == "" {
+			reason = fmt.Sprintf("rollback to version %d", n)
+		}
+		return memory.Update{Change: memory.ChangeRollback, Content: &content, Status: &st, Category: &cat,
+			Key: &key, Importance: &imp, Confidence: &conf,
+			Actor: actor, Module: "api", Reason: reason}, nil
+	})
+}
+
+var (
+	errUnchanged = errors.New("nothing to change")
+	errConflict  = errors.New("concurrent change")
+)
+
+func versionOf(ctx context.Context, tx *memory.Tx, id uuid.UUID, n int) (memory.Version, error) {
+	vs, err := tx.Versions(ctx, id)
+	if err != nil {
+		return memory.Version{}, err
+	}
+	if len(vs) == 0 {
+		if _, err := tx.Get(ctx, id); err != nil {
+			return memory.Version{}, err
+		}
+	}
+	for _, v := range vs {
+		if v.Version == n {
+			return v, nil
+		}
+	}
+	return memory.Version{}, &FieldError{"version", fmt.Sprintf("memory %s has no version %d", id, n)}
+}
+
+func (o *Ops) embed(ctx context.Context, text string) ([]float32, error) {
+	if o.emb == nil {
+		return nil, nil
+	}
+	vs, err := o.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embedding the new content with %s: %w", o.emb.Model(), err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embedding the new content with %s: got %d vectors", o.emb.Model(), len(vs))
+	}
+	return vs[0], nil
+}
+
+// change runs one edit under the owner's lock, so it cannot interleave with the
+// resolver deciding on the same owner's memories.
+func (o *Ops) change(ctx context.Context, tenant string, id uuid.UUID, vec []float32,
+	build func(cur memory.Memory, tx *memory.Tx) (memory.Update, error)) (memory.Memory, error) {
+	var out memory.Memory
+	err := o.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		cur, err := tx.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.LockOwner(ctx, memoryLockKey(cur)); err != nil {
+			return err
+		}
+		if cur, err = tx.Get(ctx, id); err != nil { // as of after the lock
+			return err
+		}
+		u, err := build(cur, tx)
+		if errors.Is(err, errUnchanged) {
+			out = cur
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		oldContent := cur.Content
+		if out, err = tx.Apply(ctx, id, u); err != nil {
+			return err
+		}
+		if out.Content == oldContent {
+			return nil
+		}
+		// The content changed: the vectors of the old text would match the wrong thing.
+		keep := ""
+		if o.emb != nil && len(vec) > 0 {
+			if err := tx.PutEmbedding(ctx, id, out.UserID, memory.Embedding{Model: o.emb.Model(), Vector: vec}); err != nil {
+				return err
+			}
+			keep = o.emb.Model()
+		}
+		return dropOtherEmbeddings(ctx, tx, id, keep)
+	})
+	return out, err
+}
+
+// memoryLockKey is lockKey for an existing memory.
+func memoryLockKey(m memory.Memory) string {
+	return lockKey(memory.Candidate{UserID: m.UserID, AgentID: m.AgentID, Scope: m.Scope})
+}
+
+// OpsAPI serves Ops over HTTP. Requests must carry an httpapi.Principal (the Tokens
+// middleware sets it); the tenant comes from it, and row-level security makes other
+// tenants' memories answer 404.
+type OpsAPI struct {
+	ops *Ops
+	log *slog.Logger
+}
+
+// NewOpsAPI makes the HTTP operations API. emb re-embeds corrected content (nil
+// allowed); a nil logger discards.
+func NewOpsAPI(store *memory.Store, emb Embedder, logger *slog.Logger) *OpsAPI {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &OpsAPI{ops: NewOps(store, emb), log: logger.With("component", "ops-api")}
+}
+
+// maxOpsBody bounds request bodies of the operations API.
+const maxOpsBody = 64 << 10
+
+// Register adds the routes to mux:
+//
+//	GET   /v1/memories/{id}             memory + versions + lineage; ?as_of=RFC3339 → the version then believed
+//	GET   /v1/memories/{id}/history     versions, oldest first
+//	PATCH /v1/memories/{id}             {content, category?, importance?, reason?, expect_version?} → correct
+//	POST  /v1/memories/{id}/deprecate   {reason?}
+//	POST  /v1/memories/{id}/rollback    {version, reason?}
+func (a *OpsAPI) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/memories/{id}", a.get)
+	mux.HandleFunc("GET /v1/memories/{id}/history", a.history)
+	mux.HandleFunc("PATCH /v1/memories/{id}", a.correct)
+	mux.HandleFunc("POST /v1/memories/{id}/deprecate", a.deprecate)
+	mux.HandleFunc("POST /v1/memories/{id}/rollback", a.rollback)
+}
+
+// request extracts the principal and the memory id, answering the error itself.
+func (a *OpsAPI) request(w http.ResponseWriter, r *http.Request) (httpapi.Principal, uuid.UUID, bool) {
+	p, ok := httpapi.PrincipalFrom(r.Context())
+	if !ok || p.Tenant == "" {
+		httpapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "no authenticated tenant", "Authorization")
+		return p, uuid.Nil, false
+	}
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", "id must be a UUID", "id")
+		return p, uuid.Nil, false
+	}
+	return p, id, true
+}
+
+func actorOf(p httpapi.Principal) string {
+	if p.Name == "" {
+		return "api"
+	}
+	return "api:" + p.Name
+}
+
+// fail maps an operation error to a response.
+func (a *OpsAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *FieldError
+	switch {
+	case errors.As(err, &fe):
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Error(), fe.Field)
+	case errors.Is(err, memory.ErrNotFound):
+		httpapi.WriteError(w, http.StatusNotFound, "not_found", "no such memory", "")
+	case errors.Is(err, memory.ErrVersionMismatch):
+		httpapi.WriteError(w, http.StatusConflict, "version_mismatch", err.Error(), "expect_version")
+	case errors.Is(err, errConflict):
+		httpapi.WriteError(w, http.StatusConflict, "conflict", err.Error(), "")
+	case errors.Is(err, memory.ErrInvalid):
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error(), "")
+	case r.Context().Err() != nil:
+		// The client went away; nobody reads this.
+		httpapi.WriteError(w, http.StatusServiceUnavailable, "cancelled", "request cancelled", "")
+	default:
+		a.log.Error("memory operation failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		httpapi.WriteError(w, http.StatusInternalServerError, "internal", "internal error", "")
+	}
+}
+
+// asOfResponse is the answer to ?as_of.
+type asOfResponse struct {
+	MemoryID uuid.UUID      `json:"memory_id"`
+	AsOf     time.Time      `json:"as_of"`
+	Version  memory.Version `json:"version"`
+}
+
+// historyResponse lists a memory's versions.
+type historyResponse struct {
+	MemoryID uuid.UUID        `json:"memory_id"`
+	Versions []memory.Version `json:"versions"`
+}
+
+// memoryResponse wraps a memory after a change.
+type memoryResponse struct {
+	Memory memory.Memory `json:"memory"`
+}
+
+func (a *OpsAPI) get(w http.ResponseWriter, r *http.Request) {
+	p, id, ok := a.request(w, r)
+	if !ok {
+		return
+	}
+	if raw := r.URL.Query().Get("as_of"); raw != "" || r.URL.Query().Has("as_of") {
+		at, err := time.Parse(time.RFC3339Nano, raw)
+		if err != nil {
+			httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", "as_of must be an RFC 3339 time", "as_of")
+			return
+		}
+		v, err := a.ops.AsOf(r.Context(), p.Tenant, id, at)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		httpapi.WriteJSON(w, http.StatusOK, asOfResponse{MemoryID: id, AsOf: at, Version: v})
+		return
+	}
+	d, err := a.ops.Get(r.Context(), p.Tenant, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+}
+
+func (a *OpsAPI) history(w http.ResponseWriter, r *http.Request) {
+	p, id, ok := a.request(w, r)
+	if !ok {
+		return
+	}
+	vs, err := a.ops.History(r.Context(), p.Tenant, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, historyResponse{MemoryID: id, Versions: vs})
+}
+
+type correctBody struct {
+	Content       *string  `json:"content"`
+	Category      *string  `json:"category"`
+	Importance    *float64 `json:"importance"`
+	Reason        string   `json:"reason"`
+	ExpectVersion int      `json:"expect_version"`
+}
+
+func (a *OpsAPI) correct(w http.ResponseWriter, r *http.Request) {
+	p, id, ok := a.request(w, r)
+	if !ok {
+		return
+	}
+	var b correctBody
+	if !httpapi.DecodeJSON(w, r, maxOpsBody, &b) {
+		return
+	}
+	if b.Content == nil {
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", "content is required", "content")
+		return
+	}
+	c := Correction{Content: *b.Content, Importance: b.Importance, Reason: b.Reason, ExpectVersion: b.ExpectVersion}
+	if b.Category != nil {
+		cat := memory.Category(*b.Category)
+		c.Category = &cat
+	}
+	m, err := a.ops.Correct(r.Context(), p.Tenant, id, c, actorOf(p))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
+}
+
+type deprecateBody struct {
+	Reason string `json:"reason"`
+}
+
+func (a *OpsAPI) deprecate(w http.ResponseWriter, r *http.Request) {
+	p, id, ok := a.request(w, r)
+	if !ok {
+		return
+	}
+	var b deprecateBody
+	if r.ContentLength != 0 && !httpapi.DecodeJSON(w, r, maxOpsBody, &b) {
+		return
+	}
+	m, err := a.ops.Deprecate(r.Context(), p.Tenant, id, b.Reason, actorOf(p))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
+}
+
+type rollbackBody struct {
+	Version *float64 `json:"version"`
+	Reason  string   `json:"reason"`
+}
+
+func (a *OpsAPI) rollback(w http.ResponseWriter, r *http.Request) {
+	p, id, ok := a.request(w, r)
+	if !ok {
+		return
+	}
+	var b rollbackBody
+	if !httpapi.DecodeJSON(w, r, maxOpsBody, &b) {
+		return
+	}
+	if b.Version == nil || *b.Version != math.Trunc(*b.Version) || *b.Version < 1 || *b.Version > math.MaxInt32 {
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", "version must be a version number (1 or more)", "version")
+		return
+	}
+	m, err := a.ops.Rollback(r.Context(), p.Tenant, id, int(*b.Version), b.Reason, actorOf(p))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
+}

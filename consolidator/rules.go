@@ -100,12 +100,16 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		return ruleMatch{Contradiction, why("change cue with a new value")}
 	case numbersConflict(cf, nf) && (sameKey || sim >= cfg.ContradictSim):
 		return ruleMatch{Contradiction, why("a number changed")}
+	case namesConflict(cf, nf) && !sameKey:
+		// Another person or place ("plays tennis with Alice" / "with Bob"): without a
+		// shared slot both can be true.
+		return ruleMatch{Unrelated, why("names a different person or place")}
 	case sim >= cfg.RefineSim && oldIn >= cfg.Containment && extraNew >= minExtraTokens &&
-		float64(cf.runes) >= refineGrowth*float64(nf.runes):
+		float64(cf.runes) >= refineGrowth*float64(nf.runes) && !namesConflict(cf, nf):
 		return ruleMatch{Refinement, why("contains the memory and adds %d tokens", extraNew)}
-	case sim >= cfg.DuplicateSim,
-		sim >= cfg.RefineSim && newIn >= cfg.Containment,
-		oldIn >= cfg.Containment && newIn >= cfg.Containment:
+	case !namesConflict(cf, nf) && (sim >= cfg.DuplicateSim ||
+		sim >= cfg.RefineSim && newIn >= cfg.Containment ||
+		oldIn >= cfg.Containment && newIn >= cfg.Containment):
 		return ruleMatch{Duplicate, why("same meaning")}
 	case sameKey:
 		return ruleMatch{Contradiction, why("same key %s with a different value", c.Key)}
@@ -124,6 +128,7 @@ func ratio(a, b int) float64 {
 type textFeatures struct {
 	tokens   map[string]struct{} // stemmed words, CJK characters and bigrams, function words dropped
 	numbers  map[string]struct{} // the tokens that are numbers
+	names    map[string]struct{} // capitalised words inside sentences (see properNames)
 	runes    int                 // length of the normalised text
 	negative bool                // a negation or a negative verb (not, hate, 不, 讨厌 …)
 	change   bool                // a change cue (now, instead, switched, 改成, 不再 …)
@@ -162,7 +167,7 @@ var (
 
 func features(text string) textFeatures {
 	lower := strings.ToLower(text)
-	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}}
+	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}, names: properNames(text)}
 	zh := zhNotNegation.Replace(lower)
 	f.negative = zhNegation.MatchString(zh)
 	f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
@@ -256,6 +261,30 @@ func isDigits(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+// namesConflict reports that each text names someone or something (a capitalised
+// word inside a sentence: Alice, Berlin, Google) the other does not.
+func namesConflict(a, b textFeatures) bool {
+	return hasOutside(a.names, b.names) && hasOutside(b.names, a.names)
+}
+
+// properNames collects the capitalised Latin words of text that do not open a
+// sentence, lower-cased and stemmed like the tokens.
+func properNames(text string) map[string]struct{} {
+	out := map[string]struct{}{}
+	sentenceStart := true
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(",;:()\"“”", r)
+	}) {
+		core := strings.TrimRightFunc(w, func(r rune) bool { return strings.ContainsRune(".!?。！？", r) })
+		first, _ := utf8.DecodeRuneInString(core)
+		if !sentenceStart && unicode.IsUpper(first) && core != "I" && !unicode.Is(unicode.Han, first) {
+			out[ruleStem(strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(core, "'s"), "’s")))] = struct{}{}
+		}
+		sentenceStart = core != w || strings.ContainsAny(w, "。！？")
+	}
+	return out
 }
 
 // numbersConflict reports that each text has a number the other lacks (7点 / 6点,

@@ -1,8 +1,3 @@
-// Package retriever is engram's read side: hybrid recall (vector ∪ keyword ∪ recent,
-// filtered first by tenant, owner, status, expiry and time, then fused with reciprocal
-// rank fusion and reranked), token-budgeted context assembly over working, short-term,
-// procedural, semantic and episodic memory, task state in a NATS KV bucket, retrieval
-// records, batched access counting, and the HTTP API for all of it.
 package retriever
 
 import (

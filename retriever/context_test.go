@@ -307,3 +307,24 @@ func TestExtractiveSummary(t *testing.T) {
 		t.Errorf("filler kept: %q", got)
 	}
 }
+
+func TestRetrieverTablesForceRLS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	for _, table := range []string{"retrievals", "session_summaries"} {
+		var forced bool
+		if err := e.store.Pool().QueryRow(e.ctx, "SELECT relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relname = $1",
+			table).Scan(&forced); err != nil || !forced {
+			t.Errorf("%s: forced row-level security %v (%v)", table, forced, err)
+		}
+	}
+	// A row written under one tenant cannot claim another.
+	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		_, err := tx.Raw().Exec(e.ctx, `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
+			VALUES ('globex', 'u', 's', 'x', 1)`)
+		return err
+	})
+	if err == nil {
+		t.Error("inserted a globex row from an acme transaction")
+	}
+}

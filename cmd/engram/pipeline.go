@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/extractor/redact"
 	"github.com/engramhq/engram/ingest"
@@ -18,6 +19,8 @@ type pipeline struct {
 	redactor *redact.Redactor
 	ingest   *ingest.API
 	extract  *extractor.Pipeline
+	resolver *consolidator.Resolver
+	ops      *consolidator.OpsAPI
 }
 
 func newPipeline(_ context.Context, app *App) (*pipeline, error) {
@@ -45,7 +48,17 @@ func newPipeline(_ context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the extractor: %w", err)
 	}
-	return &pipeline{app: app, redactor: r, ingest: in, extract: ep}, nil
+	emb, err := app.embedder()
+	if err != nil {
+		return nil, fmt.Errorf("ENGRAM_EMBED_*: %w", err)
+	}
+	var judge consolidator.Judge
+	if chat != nil {
+		judge = consolidator.NewLLMJudge(chat)
+	}
+	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
+	ops := consolidator.NewOpsAPI(app.Store, emb, app.Logger)
+	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops}, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {
@@ -54,12 +67,15 @@ func (p *pipeline) workers() []func(context.Context) error {
 
 func (p *pipeline) register(mux *http.ServeMux) {
 	p.ingest.Register(mux)
+	p.ops.Register(mux)
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {
 	return extractor.RunExtractorWorker(ctx, p.app.JS, p.extract, streams.WorkerConfig{Logger: p.app.Logger})
 }
 
-func (p *pipeline) runResolver(ctx context.Context) error { <-ctx.Done(); return nil }
+func (p *pipeline) runResolver(ctx context.Context) error {
+	return consolidator.RunResolverWorker(ctx, p.app.JS, p.resolver, consolidator.WorkerConfig{Logger: p.app.Logger})
+}
 
 func (p *pipeline) close() {}

@@ -9,14 +9,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/streams"
 )
 
 // serverOptions says how runServer differs between `engram dev` and `engram serve`.
 type serverOptions struct {
-	dev     bool // embedded NATS on NATSPort, a development token, migrations applied
+	dev     bool // embedded NATS on NATSPort, a development token
 	workers bool // run the pipeline workers in this process
-	http    bool // serve the HTTP API
 }
 
 func runDev(ctx context.Context, env *Env, args []string) error {
@@ -26,18 +28,18 @@ func runDev(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	env.Config.HTTPAddr = *addr
-	return runServer(ctx, env, serverOptions{dev: true, workers: true, http: true})
+	return runServer(ctx, env, serverOptions{dev: true, workers: true})
 }
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "serve [--http-addr :8080] [--workers=true] [--migrate=true]")
+	fs := newFlagSet(env, "serve", "serve [--http-addr :8080] [--workers=true]")
 	addr := fs.String("http-addr", env.Config.HTTPAddr, "HTTP listen address (ENGRAM_HTTP_ADDR)")
 	workers := fs.Bool("workers", true, "also run the extractor and resolver workers in this process")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	env.Config.HTTPAddr = *addr
-	return runServer(ctx, env, serverOptions{workers: *workers, http: true})
+	return runServer(ctx, env, serverOptions{workers: *workers})
 }
 
 func runWorker(ctx context.Context, env *Env, args []string) error {
@@ -66,6 +68,7 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer p.close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	if which == "extractor" || which == "all" {
@@ -84,8 +87,7 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// runServer runs the API and (optionally) the workers until ctx ends, then shuts
-// down in order: stop taking requests, drain the workers, close connections.
+// runServer runs the API and (optionally) the workers until ctx ends.
 func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	app := env.newApp()
 	defer app.Close()
@@ -113,71 +115,151 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if tokens.Len() == 0 {
 		return errors.New("no API tokens configured: set ENGRAM_TOKENS or ENGRAM_TOKENS_FILE (create one with `engram token --tenant NAME`)")
 	}
-	p, err := newPipeline(ctx, app)
+	n, err := startNode(ctx, app, tokens, opts.workers)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz)\n", n.URL)
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-n.failed:
+	}
+	env.Logger.Info("shutting down")
+	n.Stop()
+	env.Logger.Info("stopped")
+	return runErr
+}
 
-	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWorkers()
-	var wg sync.WaitGroup
-	workerErr := make(chan error, 8)
-	if opts.workers {
+// node is a running engram: the HTTP API on a listener and the pipeline workers.
+type node struct {
+	URL    string
+	app    *App
+	p      *pipeline
+	srv    *http.Server
+	failed chan error
+
+	stopWorkers context.CancelFunc
+	wg          sync.WaitGroup
+	stopOnce    sync.Once
+}
+
+// startNode serves the API on app.Config.HTTPAddr and runs the workers when asked.
+// It returns once the listener is open.
+func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bool) (*node, error) {
+	p, err := newPipeline(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{app: app, p: p, failed: make(chan error, 8)}
+	// Workers outlive a cancelled request context: they stop only through Stop, which
+	// lets in-flight messages finish and be acked.
+	workerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopWorkers = stop
+	if workers {
 		for _, w := range p.workers() {
-			wg.Go(func() {
+			n.wg.Go(func() {
 				if err := w(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
-					workerErr <- err
+					n.failed <- fmt.Errorf("worker: %w", err)
 				}
 			})
 		}
 	}
-
 	mux := http.NewServeMux()
 	api := http.NewServeMux()
 	p.register(api)
 	mux.Handle("/v1/", tokens.Middleware(api))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		hctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		status, code := "ok", http.StatusOK
-		checks := map[string]string{"postgres": "ok", "nats": "ok"}
-		if err := app.Pool.Ping(hctx); err != nil {
-			checks["postgres"], status, code = err.Error(), "unavailable", http.StatusServiceUnavailable
-		}
-		if !app.NC.IsConnected() {
-			checks["nats"], status, code = app.NC.Status().String(), "unavailable", http.StatusServiceUnavailable
-		}
-		httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks})
-	})
-	srv := &http.Server{Addr: app.Config.HTTPAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.HandleFunc("GET /healthz", n.health)
+	n.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", app.Config.HTTPAddr)
 	if err != nil {
-		stopWorkers()
-		wg.Wait()
-		return fmt.Errorf("listening on %s (ENGRAM_HTTP_ADDR): %w", app.Config.HTTPAddr, err)
+		n.Stop()
+		return nil, fmt.Errorf("listening on %s (ENGRAM_HTTP_ADDR): %w", app.Config.HTTPAddr, err)
 	}
-	fmt.Fprintf(env.Stdout, "engram: HTTP API on http://%s (health: /healthz)\n", ln.Addr())
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	n.URL = "http://" + net.JoinHostPort(host, port)
+	go func() {
+		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.failed <- fmt.Errorf("HTTP server: %w", err)
+		}
+	}()
+	return n, nil
+}
 
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case err := <-serveErr:
-		runErr = fmt.Errorf("HTTP server: %w", err)
-	case err := <-workerErr:
-		runErr = fmt.Errorf("worker: %w", err)
-	}
-	env.Logger.Info("shutting down")
-	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (n *node) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		env.Logger.Warn("HTTP shutdown", "err", err)
+	status, code := "ok", http.StatusOK
+	checks := map[string]string{"postgres": "ok", "nats": "ok"}
+	if err := n.app.Pool.Ping(ctx); err != nil {
+		checks["postgres"], status, code = err.Error(), "unavailable", http.StatusServiceUnavailable
 	}
-	// Workers drain: in-flight messages finish and are acked; nothing unacked is lost.
-	stopWorkers()
-	wg.Wait()
-	p.close()
-	env.Logger.Info("stopped")
-	return runErr
+	if !n.app.NC.IsConnected() {
+		checks["nats"], status, code = n.app.NC.Status().String(), "unavailable", http.StatusServiceUnavailable
+	}
+	httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks})
+}
+
+// Stop shuts down in order: stop taking requests, drain the workers (in-flight
+// messages finish and are acked), then release the pipeline.
+func (n *node) Stop() {
+	n.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if n.srv != nil {
+			if err := n.srv.Shutdown(ctx); err != nil {
+				n.app.Logger.Warn("HTTP shutdown", "err", err)
+			}
+		}
+		n.stopWorkers()
+		n.wg.Wait()
+		n.p.close()
+	})
+}
+
+// waitDrained blocks until the extractor and the resolver have nothing pending or
+// unacknowledged, seen twice in a row (a candidate published by the extractor lands
+// on CANDIDATES before the turn is acked, so checking in pipeline order is enough).
+func waitDrained(ctx context.Context, js jetstream.JetStream) error {
+	stages := []struct{ stream, consumer string }{
+		{streams.TurnsStream, streams.ExtractorConsumer},
+		{streams.CandidatesStream, streams.ResolverConsumer},
+	}
+	quiet := 0
+	for {
+		idle := true
+		for _, s := range stages {
+			c, err := js.Consumer(ctx, s.stream, s.consumer)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				idle = false // the worker has not created its consumer yet
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
+			}
+			info, err := c.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
+			}
+			if info.NumPending > 0 || info.NumAckPending > 0 || info.NumRedelivered > 0 {
+				idle = false
+			}
+		}
+		if idle {
+			quiet++
+			if quiet >= 2 {
+				return nil
+			}
+		} else {
+			quiet = 0
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the pipeline to drain: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

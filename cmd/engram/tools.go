@@ -51,9 +51,9 @@ func runToken(_ context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
-			return usagef("name a benchmark: ingest")
+			return usagef("name a benchmark: ingest or resolve")
 		}
 		return nil
 	}
@@ -65,7 +65,28 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		return benchIngestCommand(ctx, app.JS, args[1:], env.Stdout, env.Stderr)
+	case "resolve":
+		if err := app.openDB(ctx, true); err != nil {
+			return err
+		}
+		return benchResolveCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest", args[0])
+		return usagef("unknown benchmark %q: want ingest or resolve", args[0])
 	}
+}
+
+func runMemory(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		return memoryCommandWith(ctx, nil, nil, args, env.Stdout, env.Stderr)
+	}
+	app := env.newApp()
+	defer app.Close()
+	if err := app.openDB(ctx, true); err != nil {
+		return err
+	}
+	emb, err := app.embedder()
+	if err != nil {
+		return err
+	}
+	return memoryCommandWith(ctx, app.Store, emb, args, env.Stdout, env.Stderr)
 }

@@ -1,0 +1,510 @@
+package consolidator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+)
+
+// ResolveBenchConfig sizes the resolver benchmark. Zero fields take the defaults.
+type ResolveBenchConfig struct {
+	Owners      int // owners seeded with memories; default 1000
+	PerOwner    int // memories per owner; default 1000
+	Candidates  int // candidates resolved across owners; default 5000
+	Concurrency int // resolving goroutines (and seeding transactions); default 8
+	// LargeOwner is the size of the one large owner resolved separately; default
+	// 10000, negative skips that phase. LargeCandidates are resolved for it one at a
+	// time (one owner's candidates serialise on its lock anyway); default 500.
+	LargeOwner      int
+	LargeCandidates int
+	// Tenant to seed into; default a fresh "bench-<random>", so runs never mix.
+	Tenant string
+	// Seed makes the synthetic facts repeatable; default 1.
+	Seed uint64
+	// Cleanup deletes the tenant's rows at the end.
+	Cleanup bool
+	// Progress receives progress lines; nil is silent.
+	Progress io.Writer
+}
+
+func (c ResolveBenchConfig) withDefaults() ResolveBenchConfig {
+	if c.Owners <= 0 {
+		c.Owners = 1000
+	}
+	if c.PerOwner <= 0 {
+		c.PerOwner = 1000
+	}
+	if c.Candidates <= 0 {
+		c.Candidates = 5000
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.LargeOwner == 0 {
+		c.LargeOwner = 10000
+	}
+	if c.LargeCandidates <= 0 {
+		c.LargeCandidates = 500
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c
+}
+
+// BenchPhase is the measurement of one resolving phase.
+type BenchPhase struct {
+	Candidates  int            `json:"candidates"`
+	Concurrency int            `json:"concurrency"`
+	Seconds     float64        `json:"seconds"`
+	PerSecond   float64        `json:"per_second"`
+	P50Ms       float64        `json:"p50_ms"`
+	P95Ms       float64        `json:"p95_ms"`
+	P99Ms       float64        `json:"p99_ms"`
+	Decisions   map[string]int `json:"decisions"`
+	Errors      int            `json:"errors"`
+}
+
+// ResolveBenchResult is what RunResolveBench measured.
+type ResolveBenchResult struct {
+	Tenant         string      `json:"tenant"`
+	Owners         int         `json:"owners"`
+	PerOwner       int         `json:"per_owner"`
+	SeededRows     int         `json:"seeded_rows"`
+	SeedSeconds    float64     `json:"seed_seconds"`
+	SeedRowsPerSec float64     `json:"seed_rows_per_second"`
+	VacuumSeconds  float64     `json:"vacuum_seconds"`
+	Across         BenchPhase  `json:"across_owners"`
+	LargeOwnerSize int         `json:"large_owner_size,omitempty"`
+	Large          *BenchPhase `json:"large_owner,omitempty"`
+}
+
+// RunResolveBench seeds owners that already hold memories (memories, version 1 and
+// hash-embedder vectors, bulk-loaded with COPY), then resolves synthetic candidates
+// — 40% new facts, 30% restatements, 15% refinements, 15% contradictions — spread
+// over the owners with Concurrency workers, and measures throughput and latency per
+// candidate. A second phase resolves candidates for one large owner. The pool must
+// come from memory.Connect (pgvector types registered) on a migrated database; use
+// a scratch database, since 1,000 × 1,000 leaves a million rows unless Cleanup.
+func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchConfig) (ResolveBenchResult, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Tenant == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		cfg.Tenant = "bench-" + hex.EncodeToString(b[:])
+	}
+	if err := memory.CheckTenant(cfg.Tenant); err != nil {
+		return ResolveBenchResult{}, err
+	}
+	emb, err := llm.NewHashEmbedder(0)
+	if err != nil {
+		return ResolveBenchResult{}, err
+	}
+	store := memory.NewStore(pool)
+	res := ResolveBenchResult{Tenant: cfg.Tenant, Owners: cfg.Owners, PerOwner: cfg.PerOwner}
+	gen := benchFacts{seed: cfg.Seed}
+	p := cfg.Progress
+
+	fmt.Fprintf(p, "seeding %d owners × %d memories into tenant %s\n", cfg.Owners, cfg.PerOwner, cfg.Tenant)
+	start := time.Now()
+	owners := make([]benchOwner, cfg.Owners)
+	for i := range owners {
+		owners[i] = benchOwner{id: fmt.Sprintf("owner-%05d", i), size: cfg.PerOwner}
+	}
+	if cfg.LargeOwner > 0 {
+		owners = append(owners, benchOwner{id: "owner-large", size: cfg.LargeOwner})
+		res.LargeOwnerSize = cfg.LargeOwner
+	}
+	rows, err := seedOwners(ctx, store, emb, gen, cfg.Tenant, owners, cfg.Concurrency, p)
+	if err != nil {
+		return res, err
+	}
+	res.SeededRows = rows
+	res.SeedSeconds = time.Since(start).Seconds()
+	res.SeedRowsPerSec = float64(rows) / res.SeedSeconds
+	fmt.Fprintf(p, "seeded %d memories in %.1fs (%.0f rows/s); vacuuming and analysing\n", rows, res.SeedSeconds, res.SeedRowsPerSec)
+	// A steady-state database: statistics fresh (or the planner may not use the owner
+	// index) and hint bits set (or the first read of every page writes it).
+	vstart := time.Now()
+	if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) memories, memory_embeddings, memory_versions"); err != nil {
+		fmt.Fprintf(p, "vacuum failed (continuing): %v\n", err)
+	}
+	res.VacuumSeconds = time.Since(vstart).Seconds()
+
+	r := NewResolver(store, emb, nil, ResolverConfig{}, nil)
+	rnd := mrand.New(mrand.NewPCG(cfg.Seed, 7))
+	cands := make([]memory.Candidate, cfg.Candidates)
+	for i := range cands {
+		o := owners[rnd.IntN(cfg.Owners)]
+		cands[i] = gen.candidate(rnd, cfg.Tenant, o, i)
+	}
+	fmt.Fprintf(p, "resolving %d candidates across %d owners with %d workers\n", len(cands), cfg.Owners, cfg.Concurrency)
+	res.Across, err = runPhase(ctx, r, cands, cfg.Concurrency, p)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(p, "across owners: %.0f candidates/s, p50 %.1f ms, p95 %.1f ms\n", res.Across.PerSecond, res.Across.P50Ms, res.Across.P95Ms)
+
+	if cfg.LargeOwner > 0 {
+		large := owners[len(owners)-1]
+		lc := make([]memory.Candidate, cfg.LargeCandidates)
+		for i := range lc {
+			lc[i] = gen.candidate(rnd, cfg.Tenant, large, cfg.Candidates+i)
+		}
+		fmt.Fprintf(p, "resolving %d candidates for one owner holding %d memories\n", len(lc), cfg.LargeOwner)
+		ph, err := runPhase(ctx, r, lc, 1, p)
+		if err != nil {
+			return res, err
+		}
+		res.Large = &ph
+		fmt.Fprintf(p, "large owner: %.0f candidates/s, p50 %.1f ms, p95 %.1f ms\n", ph.PerSecond, ph.P50Ms, ph.P95Ms)
+	}
+	if cfg.Cleanup {
+		fmt.Fprintf(p, "deleting tenant %s\n", cfg.Tenant)
+		if err := deleteTenant(ctx, store, cfg.Tenant); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+type benchOwner struct {
+	id   string
+	size int
+}
+
+// seedOwners bulk-loads owners' memories. Row-level security forbids COPY into the
+// tenant tables, so each transaction COPYs into a temporary staging table and moves
+// the rows with INSERT … SELECT, which the policies check.
+func seedOwners(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, gen benchFacts, tenant string,
+	owners []benchOwner, workers int, p io.Writer) (int, error) {
+	const batchRows = 10000
+	type batch struct{ owners []benchOwner }
+	var batches []batch
+	var cur batch
+	n := 0
+	for _, o := range owners {
+		cur.owners = append(cur.owners, o)
+		n += o.size
+		if n >= batchRows {
+			batches = append(batches, cur)
+			cur, n = batch{}, 0
+		}
+	}
+	if len(cur.owners) > 0 {
+		batches = append(batches, cur)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan batch)
+	var wg sync.WaitGroup
+	var seeded, ownersDone atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				rows, err := seedBatch(ctx, store, emb, gen, tenant, b.owners)
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				total := seeded.Add(int64(rows))
+				done := ownersDone.Add(int64(len(b.owners)))
+				fmt.Fprintf(p, "  seeded %d/%d owners, %d memories (%.0f rows/s)\n", done, len(owners), total,
+					float64(total)/time.Since(start).Seconds())
+			}
+		}()
+	}
+feed:
+	for _, b := range batches {
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return int(seeded.Load()), firstErr
+	}
+	return int(seeded.Load()), ctx.Err()
+}
+
+func seedBatch(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, gen benchFacts, tenant string, owners []benchOwner) (int, error) {
+	var rows [][]any
+	var texts []string
+	for _, o := range owners {
+		for j := range o.size {
+			f := gen.fact(o.id, j)
+			id, err := uuid.NewV7()
+			if err != nil {
+				return 0, err
+			}
+			var key *string
+			if f.key != "" {
+				key = &f.key
+			}
+			rows = append(rows, []any{id, o.id, key, f.content, memory.SearchText(f.content), nil})
+			texts = append(texts, f.content)
+		}
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return 0, err
+	}
+	for i := range rows {
+		rows[i][5] = pgvector.NewVector(vecs[i])
+	}
+	err = store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		raw := tx.Raw()
+		if _, err := raw.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS engram_bench_stage (id uuid, user_id text,
+			key text, content text, search_text text, embedding vector) ON COMMIT DELETE ROWS`); err != nil {
+			return fmt.Errorf("creating the staging table: %w", err)
+		}
+		if _, err := raw.CopyFrom(ctx, pgx.Identifier{"engram_bench_stage"},
+			[]string{"id", "user_id", "key", "content", "search_text", "embedding"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("copying %d memories: %w", len(rows), err)
+		}
+		vf := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+		for _, q := range []struct {
+			what, sql string
+			args      []any
+		}{
+			{"memories", `INSERT INTO memories (id, user_id, scope, type, category, key, content, search_text,
+				importance, confidence, status, valid_from, source, extractor, extractor_version)
+				SELECT id, user_id, 'user', 'semantic', 'preference', key, content, search_text, 0.5, 0.8, 'active',
+				$1, 'user', 'bench', '1' FROM engram_bench_stage`, []any{vf}},
+			{"versions", `INSERT INTO memory_versions (memory_id, version, change, content, status, category, key,
+				importance, confidence, valid_from, actor)
+				SELECT id, 1, 'add', content, 'active', 'preference', key, 0.5, 0.8, $1, 'bench' FROM engram_bench_stage`, []any{vf}},
+			{"embeddings", `INSERT INTO memory_embeddings (memory_id, model, dims, user_id, embedding)
+				SELECT id, $1, $2, user_id, embedding FROM engram_bench_stage`, []any{emb.Model(), emb.Dims()}},
+		} {
+			if _, err := raw.Exec(ctx, q.sql, q.args...); err != nil {
+				return fmt.Errorf("moving staged %s: %w", q.what, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+func runPhase(ctx context.Context, r *Resolver, cands []memory.Candidate, workers int, p io.Writer) (BenchPhase, error) {
+	ph := BenchPhase{Candidates: len(cands), Concurrency: workers, Decisions: map[string]int{}}
+	lat := make([]time.Duration, len(cands))
+	kinds := make([]DecisionKind, len(cands))
+	errs := make([]error, len(cands))
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cands) || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				d, err := r.Resolve(ctx, cands[i])
+				lat[i], kinds[i], errs[i] = time.Since(t0), d.Kind, err
+				if n := done.Add(1); n%1000 == 0 {
+					fmt.Fprintf(p, "  %d/%d resolved (%.0f/s)\n", n, len(cands), float64(n)/time.Since(start).Seconds())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return ph, err
+	}
+	var firstErr error
+	for i, err := range errs {
+		if err != nil {
+			ph.Errors++
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		ph.Decisions[string(kinds[i])]++
+	}
+	if ph.Errors > len(cands)/100 {
+		return ph, fmt.Errorf("%d of %d candidates failed, first: %w", ph.Errors, len(cands), firstErr)
+	}
+	slices.Sort(lat)
+	pct := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(lat)))) - 1
+		return float64(lat[max(i, 0)].Microseconds()) / 1000
+	}
+	ph.Seconds = elapsed.Seconds()
+	ph.PerSecond = float64(len(cands)) / ph.Seconds
+	ph.P50Ms, ph.P95Ms, ph.P99Ms = pct(0.50), pct(0.95), pct(0.99)
+	return ph, nil
+}
+
+func deleteTenant(ctx context.Context, store *memory.Store, tenant string) error {
+	return store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		for _, t := range []string{"memories", "applied_candidates", "audit_log"} {
+			if _, err := tx.Raw().Exec(ctx, "DELETE FROM "+t+" WHERE tenant = $1", tenant); err != nil {
+				return fmt.Errorf("deleting the bench tenant's %s: %w", t, err)
+			}
+		}
+		return nil
+	})
+}
+
+// benchFacts generates repeatable synthetic memories in English and Chinese, with
+// the restatements, refinements and contradictions the candidates need.
+type benchFacts struct{ seed uint64 }
+
+type benchFact struct {
+	content, negated, refined, key string
+}
+
+var (
+	benchFoodsEN  = []string{"sushi", "ramen", "tacos", "pizza", "dumplings", "pho", "curry", "paella", "falafel", "kimchi", "bagels", "risotto", "goulash", "ceviche", "croissants", "hummus", "noodles", "steak", "oysters", "tofu"}
+	benchSportsEN = []string{"tennis", "squash", "chess", "football", "badminton", "golf", "basketball", "volleyball", "table tennis", "cricket", "rugby", "hockey", "baseball", "climbing", "rowing"}
+	benchDaysEN   = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+	benchToolsEN  = []string{"Vim", "Excel", "Notion", "Figma", "Jupyter", "Slack", "Trello", "Emacs", "Photoshop", "Obsidian", "Postman", "Docker", "Terraform", "Grafana", "Tableau", "Zoom", "Anki", "Lightroom", "Blender", "Logic Pro"}
+	benchTasksEN  = []string{"budgeting", "note taking", "design reviews", "data analysis", "team updates", "sprint planning", "photo editing", "language study", "infrastructure", "dashboards", "podcast editing", "3D modelling", "recipes", "travel plans", "reading lists", "invoices", "code reviews", "interviews", "research", "journaling"}
+	benchCitiesEN = []string{"Lisbon", "Osaka", "Denver", "Nairobi", "Krakow", "Hanoi", "Montreal", "Seville", "Bergen", "Busan", "Tbilisi", "Cusco", "Perth", "Valencia", "Tallinn", "Zurich", "Kyoto", "Austin", "Porto", "Dublin", "Quito", "Riga", "Sapporo", "Malaga", "Oslo"}
+	benchRelsEN   = []string{"sister", "brother", "manager", "landlord", "dentist", "mentor", "cousin", "neighbour", "accountant", "coach"}
+	benchNamesEN  = []string{"Alice", "Bob", "Chen", "Diego", "Emma", "Farah", "Goran", "Hana", "Ivan", "Jun", "Kofi", "Lena", "Marta", "Nils", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq"}
+	benchFoodsZH  = []string{"火锅", "烤鸭", "小笼包", "麻辣烫", "凉皮", "螺蛳粉", "煎饼", "肠粉", "烧麦", "酸菜鱼", "羊肉串", "糖醋排骨", "红烧肉", "担担面", "热干面", "臭豆腐", "生煎", "馄饨", "卤肉饭", "米线"}
+	benchPlacesZH = []string{"图书馆", "健身房", "游泳馆", "菜市场", "咖啡馆", "公园", "书店", "电影院", "博物馆", "画室", "琴房", "球馆", "茶馆", "花市", "夜市"}
+	benchDaysZH   = []string{"一", "二", "三", "四", "五", "六", "日"}
+	benchToolsZH  = []string{"飞书", "钉钉", "石墨文档", "印象笔记", "剪映", "企业微信", "腾讯会议", "语雀", "幕布", "滴答清单"}
+	benchTasksZH  = []string{"记账", "写周报", "做笔记", "剪视频", "开会", "排日程", "写方案", "整理照片", "背单词", "做预算"}
+	benchCitiesZH = []string{"成都", "西安", "厦门", "青岛", "昆明", "南京", "武汉", "长沙", "苏州", "大连", "哈尔滨", "贵阳", "桂林", "洛阳", "拉萨"}
+	benchRelsZH   = []string{"表姐", "舅舅", "导师", "室友", "房东", "同桌", "教练", "邻居", "师傅", "发小"}
+	benchNamesZH  = []string{"王芳", "李强", "张敏", "刘洋", "陈静", "杨帆", "赵磊", "黄丽", "周杰", "吴婷", "徐明", "孙悦", "马超", "朱琳", "胡斌"}
+	benchTimesZH  = []string{"上午", "下午", "晚上", "周末", "午休时"}
+	benchTimesEN  = []string{"morning", "afternoon", "evening", "weekend", "lunch break"}
+)
+
+func pick[T any](r *mrand.Rand, s []T) T { return s[r.IntN(len(s))] }
+
+// fact is the j-th memory of an owner, the same every time. Each template combines
+// three slots (1,500–10,000 combinations), so an owner's facts rarely repeat; 30%
+// carry a key unique to the fact, so keyed candidates exercise the key lookup.
+func (g benchFacts) fact(owner string, j int) benchFact {
+	h := uint64(0)
+	for _, c := range owner {
+		h = h*131 + uint64(c)
+	}
+	r := mrand.New(mrand.NewPCG(g.seed^h, uint64(j)))
+	idx := func(n int) int { return r.IntN(n) }
+	var f benchFact
+	t := r.IntN(10)
+	var a, b, c int
+	switch t {
+	case 0:
+		a, b, c = idx(len(benchFoodsEN)), idx(len(benchCitiesEN)), idx(len(benchNamesEN))
+		base := fmt.Sprintf("orders %s when visiting %s with %s", benchFoodsEN[a], benchCitiesEN[b], benchNamesEN[c])
+		f = benchFact{"The user " + base + ".", "The user no longer " + base + ".",
+			"The user " + base + ", usually at lunch on " + pick(r, benchDaysEN) + "s.", ""}
+	case 1:
+		a, b, c = idx(len(benchSportsEN)), idx(len(benchNamesEN)), idx(len(benchDaysEN))
+		base := fmt.Sprintf("plays %s with %s on %ss", benchSportsEN[a], benchNamesEN[b], benchDaysEN[c])
+		f = benchFact{"The user " + base + ".", "The user no longer " + base + ".",
+			"The user " + base + " at the club in " + pick(r, benchCitiesEN) + ".", ""}
+	case 2:
+		a, b, c = idx(len(benchToolsEN)), idx(len(benchTasksEN)), idx(len(benchTimesEN))
+		base := fmt.Sprintf("uses %s for %s in the %s", benchToolsEN[a], benchTasksEN[b], benchTimesEN[c])
+		f = benchFact{"The user " + base + ".", "The user no longer " + base + ".",
+			"The user " + base + ", sharing the results with " + pick(r, benchNamesEN) + ".", ""}
+	case 3:
+		a, b, c = idx(len(benchCitiesEN)), idx(len(benchDaysEN)), idx(len(benchNamesEN))
+		base := fmt.Sprintf("flies to %s every other %s to see %s", benchCitiesEN[a], benchDaysEN[b], benchNamesEN[c])
+		f = benchFact{"The user " + base + ".", "The user no longer " + base + ".",
+			"The user " + base + ", staying at a small hotel near the old town.", ""}
+	case 4:
+		a, b, c = idx(len(benchRelsEN)), idx(len(benchNamesEN)), idx(len(benchCitiesEN))
+		who := fmt.Sprintf("The user's %s %s", benchRelsEN[a], benchNamesEN[b])
+		f = benchFact{who + " lives in " + benchCitiesEN[c] + ".", who + " no longer lives in " + benchCitiesEN[c] + ".",
+			who + " lives in " + benchCitiesEN[c] + " and works as a " + pick(r, benchTasksEN) + " consultant.", ""}
+	case 5:
+		a, b, c = idx(len(benchNamesZH)), idx(len(benchCitiesZH)), idx(len(benchFoodsZH))
+		base := "和" + benchNamesZH[a] + "在" + benchCitiesZH[b] + "吃" + benchFoodsZH[c]
+		f = benchFact{"用户喜欢" + base, "用户不再喜欢" + base + "了", "用户喜欢" + base + "，一般是周" + pick(r, benchDaysZH) + "晚上去", ""}
+	case 6:
+		a, b, c = idx(len(benchDaysZH)), idx(len(benchNamesZH)), idx(len(benchPlacesZH))
+		base := "每周" + benchDaysZH[a] + "和" + benchNamesZH[b] + "去" + benchPlacesZH[c]
+		f = benchFact{"用户" + base, "用户不再" + base + "了", "用户" + base + "，一般待两个小时左右", ""}
+	case 7:
+		a, b, c = idx(len(benchNamesZH)), idx(len(benchToolsZH)), idx(len(benchTasksZH))
+		base := "和" + benchNamesZH[a] + "用" + benchToolsZH[b] + benchTasksZH[c]
+		f = benchFact{"用户" + base, "用户不再" + base + "了", "用户" + base + "，主要在" + pick(r, benchTimesZH) + "用", ""}
+	case 8:
+		a, b, c = idx(len(benchRelsZH)), idx(len(benchNamesZH)), idx(len(benchCitiesZH))
+		who := "用户的" + benchRelsZH[a] + benchNamesZH[b]
+		f = benchFact{who + "住在" + benchCitiesZH[c], who + "不住在" + benchCitiesZH[c] + "了", who + "住在" + benchCitiesZH[c] + "，在一所中学当老师", ""}
+	default:
+		a, b, c = idx(len(benchDaysZH)), idx(len(benchCitiesZH)), idx(len(benchNamesZH))
+		base := "每周" + benchDaysZH[a] + "去" + benchCitiesZH[b] + "见" + benchNamesZH[c]
+		f = benchFact{"用户" + base, "用户不再" + base + "了", "用户" + base + "，住在公司附近的酒店", ""}
+	}
+	if r.IntN(10) < 3 {
+		f.key = fmt.Sprintf("bench.%d.%d.%d.%d", t, a, b, c)
+	}
+	return f
+}
+
+// candidate makes the i-th candidate for owner o: a new fact (40%), a restatement
+// (30%), a refinement (15%) or a contradiction (15%) of one of its memories.
+func (g benchFacts) candidate(r *mrand.Rand, tenant string, o benchOwner, i int) memory.Candidate {
+	c := memory.Candidate{
+		ID: fmt.Sprintf("bench-%s-%d", o.id, i), Tenant: tenant, UserID: o.id, Scope: memory.ScopeUser,
+		Type: memory.Semantic, Category: memory.CatPreference, Importance: 0.5, Confidence: 0.8,
+		Source: memory.SourceUser, Trusted: true, SourceTurnIDs: []string{fmt.Sprintf("turn-%d", i)},
+		ValidFrom: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second),
+		Extractor: "bench", ExtractorVersion: "1",
+	}
+	x := r.Float64()
+	if x < 0.4 {
+		f := g.fact(o.id, o.size+r.IntN(1<<20))
+		c.Content, c.Key = f.content, f.key
+		return c
+	}
+	f := g.fact(o.id, r.IntN(o.size))
+	c.Key = f.key
+	switch {
+	case x < 0.7:
+		c.Content = f.content
+	case x < 0.85:
+		c.Content = f.refined
+	default:
+		c.Content = f.negated
+	}
+	return c
+}

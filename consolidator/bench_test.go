@@ -1,0 +1,59 @@
+package consolidator_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/internal/testutil/pgtest"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v != 0 {
+		return v
+	}
+	return def
+}
+
+// TestBenchSmoke runs the resolver benchmark small enough for the test suite. The
+// full-size run uses the same code:
+//
+//	ENGRAM_BENCH_OWNERS=1000 ENGRAM_BENCH_PER_OWNER=1000 ENGRAM_BENCH_CANDIDATES=5000 \
+//	ENGRAM_BENCH_LARGE=10000 go test ./consolidator -run TestBenchSmoke -v -timeout 30m
+func TestBenchSmoke(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var progress io.Writer
+	if os.Getenv("ENGRAM_BENCH_OWNERS") != "" {
+		progress = os.Stderr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	res, err := consolidator.RunResolveBench(ctx, pool, consolidator.ResolveBenchConfig{
+		Owners:          envInt("ENGRAM_BENCH_OWNERS", 20),
+		PerOwner:        envInt("ENGRAM_BENCH_PER_OWNER", 200),
+		Candidates:      envInt("ENGRAM_BENCH_CANDIDATES", 400),
+		LargeOwner:      envInt("ENGRAM_BENCH_LARGE", 2000),
+		LargeCandidates: envInt("ENGRAM_BENCH_LARGE_CANDIDATES", 100),
+		Concurrency:     envInt("ENGRAM_BENCH_CONCURRENCY", 8),
+		Progress:        progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	t.Logf("%s", b)
+	if res.Across.Errors > 0 || res.Large == nil || res.Large.Errors > 0 {
+		t.Fatalf("errors while resolving: %+v", res)
+	}
+	for _, k := range []consolidator.DecisionKind{consolidator.KindAdd, consolidator.KindConfirm, consolidator.KindUpdate, consolidator.KindSupersede} {
+		if res.Across.Decisions[string(k)] == 0 {
+			t.Errorf("no %s decisions in the benchmark mix: %v", k, res.Across.Decisions)
+		}
+	}
+}

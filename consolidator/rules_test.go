@@ -1,0 +1,96 @@
+package consolidator
+
+import (
+	"context"
+	"testing"
+
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+)
+
+func TestFeatures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text             string
+		negative, change bool
+	}{
+		{"用户喜欢吃辣", false, false},
+		{"用户不喜欢吃辣", true, false},
+		{"这家店不错，用户特别喜欢", false, false}, // 不错 and 特别 do not negate
+		{"用户讨厌喝奶茶", true, false},
+		{"周五下午开会也可以了", false, true},
+		{"用户不再喝咖啡了", true, true},
+		{"用户改成晚上10点睡觉", false, true},
+		{"I love Chinese food", false, false},
+		{"I don't love Chinese food", true, false},
+		{"I don’t love Chinese food", true, false},
+		{"The user no longer likes morning meetings.", true, true},
+		{"The user now prefers light mode.", false, true},
+		{"The user likes coffee without sugar.", false, false},
+	} {
+		f := features(tc.text)
+		if f.negative != tc.negative || f.change != tc.change {
+			t.Errorf("%q: negative %v change %v, want %v %v", tc.text, f.negative, f.change, tc.negative, tc.change)
+		}
+	}
+}
+
+func TestProperNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"The user plays tennis with Alice on Mondays.", []string{"alic", "monday"}},
+		{"Alice Chen is the user's manager.", []string{"chen"}},
+		{"The user's manager is Alice Chen. Bob is new.", []string{"alic", "chen"}},
+		{"I love Chinese food", []string{"chines"}},
+		{"用户住在上海", nil},
+	} {
+		got := properNames(tc.text)
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: got %v, want %v", tc.text, got, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if _, ok := got[w]; !ok {
+				t.Errorf("%q: got %v, want %v", tc.text, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestRelate(t *testing.T) {
+	t.Parallel()
+	emb, err := llm.NewHashEmbedder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultResolverConfig()
+	for _, tc := range []struct {
+		old, oldKey, new, newKey string
+		typ                      memory.Type
+		want                     Relation
+	}{
+		{"The user plays tennis with Alice on Mondays.", "", "The user plays tennis with Bob on Mondays.", "", memory.Semantic, Unrelated},
+		{"用户每天早上7点起床", "schedule.sleep", "用户每天早上6点起床", "schedule.sleep", memory.Semantic, Contradiction},
+		{"The user lives in Berlin.", "user.location", "The user lives in Munich.", "user.location", memory.Semantic, Contradiction},
+		{"The user likes tea.", "drink.tea", "The user likes coffee.", "drink.coffee", memory.Semantic, Unrelated},
+		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-03-02.", "", memory.Episodic, Unrelated},
+		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-01-10.", "", memory.Episodic, Duplicate},
+		{"I love Chinese food", "", "I hate Chinese food", "", memory.Semantic, Contradiction},
+		{"The user likes coffee.", "", "The user likes coffee, especially oat milk lattes.", "", memory.Semantic, Refinement},
+		{"The user prefers dark mode in every app.", "", "The user prefers dark mode.", "", memory.Semantic, Duplicate},
+	} {
+		vs, err := emb.Embed(context.Background(), []string{tc.old, tc.new})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := memory.Candidate{Content: tc.new, Key: tc.newKey, Type: tc.typ}
+		n := scored{mem: memory.Memory{Content: tc.old, Key: tc.oldKey, Type: tc.typ}, sim: float64(llm.Cosine(vs[0], vs[1])),
+			sameKey: tc.newKey != "" && tc.newKey == tc.oldKey}
+		if got := cfg.relate(c, features(tc.new), n, features(tc.old)); got.rel != tc.want {
+			t.Errorf("%q → %q: %s (%s), want %s", tc.old, tc.new, got.rel, got.reason, tc.want)
+		}
+	}
+}

@@ -434,14 +434,23 @@ func recordedDecision(ctx context.Context, tx *memory.Tx, candidateID string) (D
 // neighbours returns the owner's K nearest active and pending memories under the
 // embedder's model, plus every active or pending memory with the candidate's key.
 func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candidate, vec []float32) ([]scored, error) {
-	near, err := r.nearest(ctx, tx, c.UserID, vec)
+	// A candidate derived from memories (a distilled one) is never a restatement or
+	// a revision of its own sources: confirming or rewriting one of them would lose
+	// the derived statement. Its sources are left out of its neighbours, and as many
+	// more are read so that K others remain.
+	seen := map[uuid.UUID]bool{}
+	for _, id := range c.SourceMemoryIDs {
+		if u, err := uuid.Parse(id); err == nil {
+			seen[u] = true
+		}
+	}
+	near, err := r.nearest(ctx, tx, c.UserID, vec, r.cfg.K+len(seen))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]scored, 0, len(near)+1)
-	seen := map[uuid.UUID]bool{}
 	for _, n := range near {
-		if !sameOwner(c, n.Memory) {
+		if !sameOwner(c, n.Memory) || seen[n.Memory.ID] || len(out) >= r.cfg.K {
 			continue
 		}
 		seen[n.Memory.ID] = true
@@ -498,13 +507,13 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 // for neighbours whose memory turns out not to be active or pending.
 const nearestSlack = 24
 
-// nearest is the owner's K nearest active and pending memories, like
+// nearest is the owner's k nearest active and pending memories, like
 // memory.Tx.Nearest, but ranks the owner's vectors before joining the memories: the
 // status filter then costs K+slack row lookups instead of one per owned memory, which
 // cuts the scan for owners of 1,000 memories from 4.5–5.8 ms to 1.7 ms. When the
 // slack was not enough it falls back to the exact query.
-func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, vec []float32) ([]memory.Neighbour, error) {
-	inner := r.cfg.K + nearestSlack
+func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, vec []float32, k int) ([]memory.Neighbour, error) {
+	inner := k + nearestSlack
 	rows, err := tx.Raw().Query(ctx, `WITH near AS (
 			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
 			WHERE tenant = $1 AND model = $2 AND user_id = $3
@@ -513,7 +522,7 @@ func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, ve
 		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
 		WHERE m.status IN ('active', 'pending')
 		ORDER BY near.dist LIMIT $6`,
-		tx.Tenant(), r.emb.Model(), userID, pgvector.NewVector(vec), inner, r.cfg.K)
+		tx.Tenant(), r.emb.Model(), userID, pgvector.NewVector(vec), inner, k)
 	if err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", userID, err)
 	}
@@ -533,9 +542,9 @@ func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, ve
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", userID, err)
 	}
-	if len(out) < r.cfg.K && scanned == inner {
+	if len(out) < k && scanned == inner {
 		// Too many inactive memories among the closest vectors: do it exactly.
-		return tx.Nearest(ctx, memory.NearestQuery{UserID: userID, Model: r.emb.Model(), Vector: vec, K: r.cfg.K})
+		return tx.Nearest(ctx, memory.NearestQuery{UserID: userID, Model: r.emb.Model(), Vector: vec, K: k})
 	}
 	return out, nil
 }

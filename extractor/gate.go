@@ -22,6 +22,7 @@ const (
 	SignalProcedure      = "procedure" // "if X fails, do Y"
 	SignalTaskResult     = "task_result"
 	SignalTemporaryState = "temporary_state" // "this week I'm in Berlin"
+	SignalChange         = "change"          // "周五下午开会也可以了", "switch to the second floor"
 	SignalClaim          = "claim"           // an assistant's price, offer or policy statement
 	SignalConfirmation   = "confirmation"    // a user's "yes" to an assistant claim
 	SignalToolFailure    = "tool_failure"
@@ -235,6 +236,10 @@ func newLexicon() *lexicon {
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
 			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
 				excludes: []string{"have to go", "need to go", "has to go"}},
+			// A revision of an earlier preference or constraint: the resolver supersedes
+			// the old value when the revision lands in the same key slot.
+			{name: SignalChange, re: re(`也可以了|也行了|也没问题了|也可以|不用再|不再|不必再|不用避开|不需要避开|改成|换成|改为|改到|改用|换到|\bfine now\b|\bok(?:ay)? now\b|\bno longer\b|\banymore\b|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
+				excludes: []string{"也可以吗", "也可以不"}},
 			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to"}},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),

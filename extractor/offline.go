@@ -272,6 +272,19 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 	if ids := o.identity(s, ref); len(ids) > 0 {
 		return ids
 	}
+	if has(SignalChange) {
+		if key := o.topics.key(lower); key != "" {
+			cat := memory.CatPreference
+			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) {
+				// Relaxing or moving a meeting time revises the avoid-time slot the
+				// earlier constraint lives in, so the old value is superseded.
+				key, cat = "meeting.avoid_time", memory.CatConstraint
+			}
+			d := o.draft(s, ref, memory.Semantic, cat, "change", impConstraint, o.confidence(lower))
+			d.key, d.expire = key, o.expiry(s, ref)
+			return []draft{d}
+		}
+	}
 	switch {
 	case has(SignalProhibition) || has(SignalConstraint):
 		d := o.draft(s, ref, memory.Semantic, memory.CatConstraint, "constraint", impConstraint, o.confidence(lower))
@@ -551,6 +564,8 @@ func (o *Offline) thirdPersonZH(s string, cat memory.Category, rule string) stri
 	case strings.HasPrefix(s, "我"):
 	case rule == "remember":
 		out = "用户要求记住：" + s
+	case rule == "change":
+		out = "用户更新了偏好：" + s
 	case strings.HasPrefix(s, "希望"):
 		out = "用户" + s
 	case startsWithAny(s, "以后", "今后", "往后", "下次", "之后", "尽量", "尽可能", "从现在开始", "从今天起"):
@@ -592,6 +607,8 @@ func (o *Offline) thirdPersonEN(s string, cat memory.Category, rule string) stri
 		out = "The user asked to remember that " + o.pronounsEN(lowerFirst(s), true)
 	case rule == "procedure":
 		out = "User instruction: " + o.pronounsEN(lowerFirst(s), true)
+	case rule == "change":
+		out = "The user changed a preference: " + o.pronounsEN(lowerFirst(s), true)
 	case o.letsEN.MatchString(s):
 		out = "The user decided to " + o.pronounsEN(o.letsEN.ReplaceAllString(s, ""), true)
 	case o.imperativeEN.MatchString(s) && !nounSubject(s):

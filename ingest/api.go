@@ -110,6 +110,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 // mux with (*httpapi.Tokens).Middleware.
 func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/turns", a.handleTurns)
+	mux.HandleFunc("POST /v1/memories", a.handleRemember)
 }
 
 // TurnOutcome is the result for the turn at Index in the request.

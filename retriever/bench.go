@@ -309,8 +309,7 @@ func benchVectorSide(ctx context.Context, store *memory.Store, r *Retriever, ten
 		for rows.Next() {
 			var vRank, kRank, rRank *int64
 			var dist, kr *float64
-			var emb *pgvector.Vector
-			m, err := memory.ScanMemory(rows, tenant, &vRank, &dist, &kRank, &kr, &rRank, &emb)
+			m, err := memory.ScanMemory(rows, tenant, &vRank, &dist, &kRank, &kr, &rRank)
 			if err != nil {
 				return err
 			}

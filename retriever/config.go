@@ -11,9 +11,10 @@ type Config struct {
 	// DefaultTopK and MaxTopK bound a search's result count. Defaults 10 and 100.
 	DefaultTopK, MaxTopK int
 	// Candidates is how many candidates each side (vector, keyword) contributes before
-	// fusion; RecentCandidates how many of the owner's most recently updated memories
-	// join them. Defaults 50 and 20: enough that a result at rank top_k on one side
-	// still meets its rank on the other, small enough to rerank in microseconds.
+	// fusion (at least twice top_k); RecentCandidates how many of the owner's most
+	// recently updated memories join them. Defaults 30 and 20: enough that a result
+	// ranked well on one side still meets its rank on the other, few enough that
+	// reading the candidates' rows stays a small part of a search.
 	Candidates, RecentCandidates int
 
 	// VectorMinSimilarity keeps memories less similar than this (cosine) off the vector
@@ -94,7 +95,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DefaultTopK: 10, MaxTopK: 100,
-		Candidates: 50, RecentCandidates: 20,
+		Candidates: 30, RecentCandidates: 20,
 		RRFK:                60,
 		VectorMinSimilarity: 0.1,
 		VectorSideWeight:    1, KeywordSideWeight: 1, RecentSideWeight: 0,

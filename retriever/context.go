@@ -119,7 +119,10 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 		if err != nil {
 			return err
 		}
-		found = r.finish(found, r.cfg.ContextCandidates, 0)
+		found, err = r.finish(ctx, tx, found, r.cfg.ContextCandidates, 0, vec)
+		if err != nil {
+			return err
+		}
 		seen := map[uuid.UUID]bool{}
 		for _, m := range profile {
 			seen[m.ID] = true

@@ -20,6 +20,14 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
+// Search modes: hybrid fuses every side; keyword and vector keep one, so the value
+// of the hybrid can be measured on the same stored data.
+const (
+	ModeHybrid  = "hybrid"
+	ModeKeyword = "keyword"
+	ModeVector  = "vector"
+)
+
 // Layers a search can read.
 const (
 	LayerMemories = "memories"
@@ -58,6 +66,10 @@ type SearchRequest struct {
 	TopK      int        `json:"top_k,omitempty"`
 	Threshold float64    `json:"threshold,omitempty"`
 	Layers    []string   `json:"layers,omitempty"`
+	// Mode restricts recall to one side, to measure what each contributes:
+	// "keyword" or "vector"; empty or "hybrid" fuses all sides. Turns have no
+	// vectors, so a vector-mode search returns no turns.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Components are the parts a result's score is made of.
@@ -265,6 +277,11 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 			return q, fieldErr("layers", "must hold memories and/or turns, got %q", l)
 		}
 	}
+	switch req.Mode {
+	case "", ModeHybrid, ModeKeyword, ModeVector:
+	default:
+		return q, fieldErr("mode", "must be hybrid, keyword or vector, got %q", req.Mode)
+	}
 	if q.turns && q.UserID == "" {
 		return q, fieldErr("user_id", "required for the turns layer")
 	}
@@ -281,26 +298,32 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	vec := r.embedQuery(ctx, q.Query)
+	var vec []float32
+	if q.Mode != ModeKeyword {
+		vec = r.embedQuery(ctx, q.Query)
+	}
 	var resp SearchResponse
 	var ids []uuid.UUID
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
 		var res []Result
 		if q.memories {
-			ms, err := r.searchMemories(ctx, tx, q, vec, r.cfg.Candidates)
+			ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))
 			if err != nil {
 				return err
 			}
 			res = append(res, ms...)
 		}
-		if q.turns {
+		if q.turns && q.Mode != ModeVector {
 			ts, err := r.searchTurns(ctx, tx, q)
 			if err != nil {
 				return err
 			}
 			res = append(res, ts...)
 		}
-		res = r.finish(res, q.TopK, q.Threshold)
+		res, err := r.finish(ctx, tx, res, q.TopK, q.Threshold, vec)
+		if err != nil {
+			return err
+		}
 		if err := r.attachLineage(ctx, tx, res); err != nil {
 			return err
 		}
@@ -363,7 +386,6 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 	for rows.Next() {
 		var vRank, kRank, rRank *int64
 		var dist, kr *float64
-		var emb *pgvector.Vector
 		var ver struct {
 			version               *int
 			content, status, cat  *string
@@ -371,7 +393,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 			importance, confidenc *float64
 			validFrom, validTo    *time.Time
 		}
-		extra := []any{&vRank, &dist, &kRank, &kr, &rRank, &emb}
+		extra := []any{&vRank, &dist, &kRank, &kr, &rRank}
 		if q.AsOf != nil {
 			extra = append(extra, &ver.version, &ver.content, &ver.status, &ver.cat, &ver.key,
 				&ver.importance, &ver.confidenc, &ver.validFrom, &ver.validTo)
@@ -398,12 +420,6 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		}
 		if rRank != nil {
 			rrf += r.cfg.RecentSideWeight / (r.cfg.RRFK + float64(*rRank))
-		}
-		if emb != nil {
-			res.embedding = emb.Slice()
-			if vec != nil && len(vec) == len(res.embedding) {
-				res.Components.Vector = float64(llm.Cosine(vec, res.embedding))
-			}
 		}
 		if dist != nil {
 			res.Components.Vector = 1 - *dist
@@ -459,24 +475,34 @@ func (r *Retriever) score(res *Result, rrfNorm float64, age time.Duration, impor
 		r.cfg.WeightRecency*rec + r.cfg.WeightConfidence*confidence
 }
 
-// finish orders results by score, drops near-duplicates, applies the threshold and
-// cuts to k.
-func (r *Retriever) finish(res []Result, k int, threshold float64) []Result {
+// finish orders results by score, applies the threshold, drops near-duplicates and
+// cuts to k. Vectors for the cosine test are read only for results that may be
+// returned, a few at a time, rather than for every candidate.
+func (r *Retriever) finish(ctx context.Context, tx *memory.Tx, res []Result, k int, threshold float64, vec []float32) ([]Result, error) {
 	sort.SliceStable(res, func(i, j int) bool {
 		if res[i].Score != res[j].Score {
 			return res[i].Score > res[j].Score
 		}
 		return res[i].ID < res[j].ID
 	})
+	for i, x := range res {
+		if x.Score < threshold {
+			res = res[:i]
+			break
+		}
+	}
 	seen := map[string]bool{}
 	var kept []Result
-	for _, x := range res {
-		if len(kept) == k {
-			break
+	fetched := 0
+	for i := 0; i < len(res) && len(kept) < k; i++ {
+		if i == fetched && r.emb != nil {
+			// Read the vectors of the next batch of memory results.
+			fetched = min(len(res), i+2*k)
+			if err := r.loadEmbeddings(ctx, tx, res[i:fetched], vec); err != nil {
+				return nil, err
+			}
 		}
-		if x.Score < threshold {
-			break
-		}
+		x := res[i]
 		norm := normaliseContent(x.Content)
 		if seen[norm] {
 			continue
@@ -496,7 +522,42 @@ func (r *Retriever) finish(res []Result, k int, threshold float64) []Result {
 		seen[norm] = true
 		kept = append(kept, x)
 	}
-	return kept
+	return kept, nil
+}
+
+// loadEmbeddings fills the vectors of memory results (and their vector component when
+// the vector side did not rank them).
+func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Result, vec []float32) error {
+	idx := map[uuid.UUID]int{}
+	var ids []uuid.UUID
+	for i, x := range res {
+		if x.Layer == LayerMemories && x.embedding == nil {
+			idx[x.memoryID] = i
+			ids = append(ids, x.memoryID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Raw().Query(ctx, `SELECT memory_id, embedding FROM memory_embeddings
+		WHERE tenant = $1 AND model = $2 AND memory_id = ANY($3)`, tx.Tenant(), r.emb.Model(), ids)
+	if err != nil {
+		return fmt.Errorf("reading result vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var v pgvector.Vector
+		if err := rows.Scan(&id, &v); err != nil {
+			return fmt.Errorf("reading result vectors: %w", err)
+		}
+		x := &res[idx[id]]
+		x.embedding = v.Slice()
+		if vec != nil && len(vec) == len(x.embedding) && x.Components.Vector == 0 {
+			x.Components.Vector = float64(llm.Cosine(vec, x.embedding))
+		}
+	}
+	return rows.Err()
 }
 
 // normaliseContent folds case, punctuation and spacing, so "Likes tea." and
@@ -621,39 +682,54 @@ func (r *Retriever) buildMemorySQL(tenant string, q query, vec []float32, n int)
 	if r.emb != nil {
 		model = r.emb.Model()
 	}
-	modelArg := arg(model)
 	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
+	switch q.Mode {
+	case ModeKeyword:
+		union = "SELECT id FROM ktop"
+	case ModeVector:
+		union = "SELECT id FROM ktop WHERE false"
+	}
 	vjoin := "LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank, NULL::float8 AS dist) vtop ON false"
 	if vec != nil {
-		ownerFilter := ""
-		if q.Scope != memory.ScopeAgent {
-			// Lets the planner read the owner's vectors through (tenant, model, user_id).
-			if q.Scope == memory.ScopeGlobal {
-				ownerFilter = " AND e.user_id = ''"
-			} else {
-				ownerFilter = " AND e.user_id = " + arg(q.UserID)
+		modelArg := arg(model)
+		vecArg := arg(pgvector.NewVector(vec))
+		minSim := arg(1 - r.cfg.VectorMinSimilarity)
+		if q.Scope == memory.ScopeAgent {
+			// Agent memories may belong to any user: look their vectors up one by one.
+			ctes = append(ctes, `dists AS MATERIALIZED (
+	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
+	FROM owned o JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+`)`)
+		} else {
+			// The owner's vectors, one range of the (tenant, model, user_id) index: the
+			// exact scan FACTS.md measured. Joining the owned set before the ORDER BY
+			// keeps filter-then-rank: a vector of a filtered-out memory is never ranked.
+			owner := "''"
+			if q.Scope != memory.ScopeGlobal {
+				owner = arg(q.UserID)
 			}
+			ctes = append(ctes, `edist AS MATERIALIZED (
+	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = `+modelArg+` AND e.user_id = `+owner+`)`,
+				`dists AS (SELECT d.id, d.dist FROM edist d JOIN owned o ON o.id = d.id)`)
 		}
-		ctes = append(ctes, `dists AS MATERIALIZED (
-	SELECT e.memory_id AS id, e.embedding <=> `+arg(pgvector.NewVector(vec))+` AS dist
-	FROM memory_embeddings e
-	WHERE e.tenant = $1 AND e.model = `+modelArg+ownerFilter+`
-	  AND e.memory_id IN (SELECT id FROM owned))`,
-			`vtop AS (
+		ctes = append(ctes, `vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
-	WHERE dist <= `+arg(1-r.cfg.VectorMinSimilarity)+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
-		union = "SELECT id FROM vtop UNION " + union
+	WHERE dist <= `+minSim+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
+		if q.Mode == ModeVector {
+			union = "SELECT id FROM vtop"
+		} else {
+			union = "SELECT id FROM vtop UNION " + union
+		}
 		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
-	sel := `SELECT ` + memory.MemoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, e.embedding`
+	sel := `SELECT ` + memory.MemoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank`
 	from := `
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
 ` + vjoin + `
 LEFT JOIN ktop ON ktop.id = c.id
-LEFT JOIN rtop ON rtop.id = c.id
-LEFT JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = c.id AND e.model = ` + modelArg
+LEFT JOIN rtop ON rtop.id = c.id`
 	if q.AsOf != nil {
 		sel += `, o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to`
 		from += `

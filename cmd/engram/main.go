@@ -45,7 +45,7 @@ func commands() map[string]command {
 		"worker":  {"run one pipeline worker (extractor | resolver)", runWorker},
 		"dlq":     {"list, show, replay or purge dead letters", runDLQ},
 		"token":   {"create an API token for a tenant", runToken},
-		"bench":   {"measure throughput and latency (ingest | resolve)", runBench},
+		"bench":   {"measure throughput and latency (ingest | resolve | search)", runBench},
 		"memory":  {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of", runMemory},
 	}
 }

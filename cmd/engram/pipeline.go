@@ -9,6 +9,7 @@ import (
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/extractor/redact"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -21,9 +22,11 @@ type pipeline struct {
 	extract  *extractor.Pipeline
 	resolver *consolidator.Resolver
 	ops      *consolidator.OpsAPI
+	retr     *retriever.Retriever
+	readAPI  *retriever.API
 }
 
-func newPipeline(_ context.Context, app *App) (*pipeline, error) {
+func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	r, err := redact.New(redact.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
@@ -58,16 +61,30 @@ func newPipeline(_ context.Context, app *App) (*pipeline, error) {
 	}
 	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
 	ops := consolidator.NewOpsAPI(app.Store, emb, app.Logger)
-	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops}, nil
+	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas})
+	if err != nil {
+		return nil, fmt.Errorf("opening the task-state bucket: %w", err)
+	}
+	rcfg := retriever.DefaultConfig()
+	rcfg.Tasks = tasks
+	retr, err := retriever.NewRetriever(app.Store, emb, rcfg, app.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("building the retriever: %w", err)
+	}
+	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
+		retr: retr, readAPI: retriever.NewAPI(retr, tasks, app.Logger)}, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {
-	return []func(context.Context) error{p.runExtractor, p.runResolver}
+	// The retriever's background loop batches access counts and refreshes session
+	// summaries off the request path.
+	return []func(context.Context) error{p.runExtractor, p.runResolver, p.retr.Run}
 }
 
 func (p *pipeline) register(mux *http.ServeMux) {
 	p.ingest.Register(mux)
 	p.ops.Register(mux)
+	p.readAPI.Register(mux)
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {

@@ -51,9 +51,9 @@ func runToken(_ context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
-			return usagef("name a benchmark: ingest or resolve")
+			return usagef("name a benchmark: ingest, resolve or search")
 		}
 		return nil
 	}
@@ -65,13 +65,18 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		return benchIngestCommand(ctx, app.JS, args[1:], env.Stdout, env.Stderr)
+	case "search":
+		if err := app.openDB(ctx, true); err != nil {
+			return err
+		}
+		return benchSearchCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
 	case "resolve":
 		if err := app.openDB(ctx, true); err != nil {
 			return err
 		}
 		return benchResolveCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest or resolve", args[0])
+		return usagef("unknown benchmark %q: want ingest, resolve or search", args[0])
 	}
 }
 

@@ -1,0 +1,940 @@
+package consolidator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/streams"
+)
+
+// TaskStates is what user deletion needs of working memory (retriever.TaskStore fits).
+type TaskStates interface {
+	Delete(ctx context.Context, tenant, taskID string) error
+}
+
+// Lifecycle deletes, restores, exports and imports memories and users. Hard deletion
+// is for the right to erasure: the rows go, and only the audit log keeps a trace (ids
+// and content hashes, never content).
+type Lifecycle struct {
+	store *memory.Store
+	js    jetstream.JetStream // nil: streams are not cleaned
+	tasks TaskStates          // nil: no working memory to delete
+	log   *slog.Logger
+}
+
+// NewLifecycle makes the lifecycle operations. js (for purging the user's messages
+// from TURNS, CANDIDATES and DLQ) and tasks (working memory) may be nil, in which
+// case DeleteUser leaves those alone and says so in its report.
+func NewLifecycle(store *memory.Store, js jetstream.JetStream, tasks TaskStates, logger *slog.Logger) *Lifecycle {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Lifecycle{store: store, js: js, tasks: tasks, log: logger.With("component", "lifecycle")}
+}
+
+// ErrNotArchived is returned by Restore for a memory that is not archived.
+var ErrNotArchived = errors.New("memory is not archived")
+
+// Restore brings an archived memory back to active (a version with change "restore").
+// Its last use becomes now, so the next run does not archive it again at once.
+func (l *Lifecycle) Restore(ctx context.Context, tenant string, id uuid.UUID, actor string) (memory.Memory, error) {
+	var out memory.Memory
+	err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		cur, err := tx.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.LockOwner(ctx, memoryLockKey(cur)); err != nil {
+			return err
+		}
+		if cur, err = tx.Get(ctx, id); err != nil {
+			return err
+		}
+		if cur.Status != memory.StatusArchived {
+			return fmt.Errorf("restoring memory %s (%s): %w", id, cur.Status, ErrNotArchived)
+		}
+		active := memory.StatusActive
+		if out, err = tx.Apply(ctx, id, memory.Update{Change: memory.ChangeRestore, Status: &active,
+			Actor: actorOr(actor), Module: module, Reason: "restored from the archive"}); err != nil {
+			return err
+		}
+		_, err = tx.Raw().Exec(ctx, `UPDATE memories SET last_access_at = now() WHERE tenant = $1 AND id = $2`, tenant, id)
+		return err
+	})
+	return out, err
+}
+
+func actorOr(a string) string {
+	if a == "" {
+		return "api"
+	}
+	return a
+}
+
+// MemoryDeletion reports a hard deletion of one memory.
+type MemoryDeletion struct {
+	MemoryID   uuid.UUID `json:"memory_id"`
+	Versions   int       `json:"versions"`
+	Lineage    int       `json:"lineage"`
+	Embeddings int       `json:"embeddings"`
+}
+
+// DeleteMemory hard-deletes one memory with its versions, lineage and embeddings (the
+// foreign keys cascade) and its ledger entries, and writes an audit row with the
+// content hash. Lineage of other memories that names it as a source is kept: it is
+// their provenance, and it holds only the id.
+func (l *Lifecycle) DeleteMemory(ctx context.Context, tenant string, id uuid.UUID, actor string) (MemoryDeletion, error) {
+	out := MemoryDeletion{MemoryID: id}
+	err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		cur, err := tx.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.LockOwner(ctx, memoryLockKey(cur)); err != nil {
+			return err
+		}
+		if cur, err = tx.Get(ctx, id); err != nil {
+			return err
+		}
+		if err := tx.Raw().QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = $2),
+				(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = $2),
+				(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2)`, tenant, id).
+			Scan(&out.Versions, &out.Lineage, &out.Embeddings); err != nil {
+			return fmt.Errorf("counting the rows of memory %s: %w", id, err)
+		}
+		if _, err := tx.Raw().Exec(ctx, `DELETE FROM applied_candidates WHERE tenant = $1 AND memory_id = $2`, tenant, id); err != nil {
+			return fmt.Errorf("deleting the ledger entries of memory %s: %w", id, err)
+		}
+		if _, err := tx.Raw().Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, tenant, id); err != nil {
+			return fmt.Errorf("deleting memory %s: %w", id, err)
+		}
+		return tx.Audit(ctx, memory.AuditEntry{Action: "delete", Actor: actorOr(actor), Module: module, MemoryID: id,
+			Subject: cur.UserID, Version: cur.Version, ContentHash: memory.ContentHash(cur.Content),
+			Details: map[string]any{"versions": out.Versions, "lineage": out.Lineage, "embeddings": out.Embeddings}})
+	})
+	return out, err
+}
+
+// UserDeletion reports what DeleteUser removed.
+type UserDeletion struct {
+	Tenant           string `json:"tenant"`
+	UserID           string `json:"user_id"`
+	Memories         int    `json:"memories"`
+	Versions         int    `json:"versions"`
+	Lineage          int    `json:"lineage"`
+	ForeignLineage   int    `json:"foreign_lineage"` // other memories' links to the user's turns and memories
+	Embeddings       int    `json:"embeddings"`
+	Ledger           int    `json:"ledger"` // resolver ledger entries of the user's memories
+	Turns            int    `json:"turns"`
+	Retrievals       int    `json:"retrievals"`
+	SessionSummaries int    `json:"session_summaries"`
+	TaskStates       int    `json:"task_states"` // task ids of the user's turns whose working memory was purged
+	TurnMessages     int    `json:"turn_messages"`
+	CandidateMsgs    int    `json:"candidate_messages"`
+	DeadLetters      int    `json:"dead_letters"`
+	// Skipped lists the stores that could not be cleaned because they are not
+	// configured (streams, working memory) or do not exist yet (tables).
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// DeleteUser deletes everything engram holds about one user of a tenant: memories with
+// their versions, lineage, embeddings and ledger entries; turns; retrieval records and
+// session summaries; working memory of the tasks the user's turns name; the user's
+// messages in TURNS and CANDIDATES and their dead letters; and the user's rows in the
+// consolidation registry. The audit log keeps a delete_user entry (and earlier
+// entries: ids and content hashes, no content).
+//
+// Streams are purged before and after the database: a message still in flight when
+// the first purge ran can be stored by a worker meanwhile, and the second purge
+// removes what was published in between. A worker that already fetched a message
+// before the first purge may still write it afterwards; deleting again removes it.
+func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string) (UserDeletion, error) {
+	rep := UserDeletion{Tenant: tenant, UserID: userID}
+	if err := memory.CheckTenant(tenant); err != nil {
+		return rep, err
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	if err := l.purgeStreams(ctx, tenant, userID, &rep); err != nil {
+		return rep, err
+	}
+	var taskIDs []string
+	err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		rep = UserDeletion{Tenant: tenant, UserID: userID, TurnMessages: rep.TurnMessages,
+			CandidateMsgs: rep.CandidateMsgs, DeadLetters: rep.DeadLetters, Skipped: rep.Skipped}
+		var err error
+		taskIDs, err = deleteUserRows(ctx, tx, userID, &rep)
+		if err != nil {
+			return err
+		}
+		return tx.Audit(ctx, memory.AuditEntry{Action: "delete_user", Actor: actorOr(actor), Module: module,
+			Subject: userID, Details: map[string]any{"memories": rep.Memories, "versions": rep.Versions,
+				"turns": rep.Turns, "retrievals": rep.Retrievals, "session_summaries": rep.SessionSummaries}})
+	})
+	if err != nil {
+		return rep, fmt.Errorf("deleting user %s: %w", userID, err)
+	}
+	if l.tasks == nil {
+		rep.Skipped = append(rep.Skipped, "task_states")
+	} else {
+		for _, t := range taskIDs {
+			if err := l.tasks.Delete(ctx, tenant, t); err != nil {
+				return rep, fmt.Errorf("deleting user %s: working memory of task %s: %w", userID, t, err)
+			}
+			rep.TaskStates++
+		}
+	}
+	var again UserDeletion
+	if err := l.purgeStreams(ctx, tenant, userID, &again); err != nil {
+		return rep, err
+	}
+	rep.TurnMessages += again.TurnMessages
+	rep.CandidateMsgs += again.CandidateMsgs
+	rep.DeadLetters += again.DeadLetters
+	l.log.Info("user deleted", "tenant", tenant, "user", userID, "memories", rep.Memories, "turns", rep.Turns)
+	return rep, nil
+}
+
+// deleteUserRows deletes the user's rows in the caller's transaction, under the
+// owner's lock, and returns the task ids the user's turns named.
+func deleteUserRows(ctx context.Context, tx *memory.Tx, userID string, rep *UserDeletion) ([]string, error) {
+	tenant := tx.Tenant()
+	if err := tx.LockOwner(ctx, userID); err != nil {
+		return nil, err
+	}
+	q := tx.Raw()
+	rows, err := q.Query(ctx, `SELECT DISTINCT task_id FROM turns WHERE tenant = $1 AND user_id = $2 AND task_id <> ''`, tenant, userID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the user's tasks: %w", err)
+	}
+	taskIDs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading the user's tasks: %w", err)
+	}
+	rows, err = q.Query(ctx, `SELECT id FROM memories WHERE tenant = $1 AND user_id = $2`, tenant, userID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the user's memories: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("reading the user's memories: %w", err)
+	}
+	idText := make([]string, len(ids))
+	for i, id := range ids {
+		idText[i] = id.String()
+	}
+	if err := q.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = ANY($2)),
+			(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = ANY($2)),
+			(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = ANY($2))`, tenant, ids).
+		Scan(&rep.Versions, &rep.Lineage, &rep.Embeddings); err != nil {
+		return nil, fmt.Errorf("counting the user's rows: %w", err)
+	}
+	type step struct {
+		what string
+		n    *int
+		sql  string
+		args []any
+	}
+	steps := []step{
+		{"ledger entries", &rep.Ledger, `DELETE FROM applied_candidates WHERE tenant = $1 AND memory_id = ANY($2)`, []any{tenant, ids}},
+		// Links from memories that stay (another user's, agent or global ones) to this
+		// user's turns and memories: ids only, but ids of what no longer exists.
+		{"foreign lineage", &rep.ForeignLineage, `DELETE FROM memory_lineage WHERE tenant = $1 AND NOT (memory_id = ANY($2))
+			AND ((source_kind = 'memory' AND source_id = ANY($3))
+			  OR (source_kind = 'turn' AND source_id IN (SELECT turn_id FROM turns WHERE tenant = $1 AND user_id = $4)))`,
+			[]any{tenant, ids, idText, userID}},
+		{"memories", &rep.Memories, `DELETE FROM memories WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"turns", &rep.Turns, `DELETE FROM turns WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"registry", nil, `DELETE FROM owners WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"run progress", nil, `DELETE FROM consolidation_progress WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		// Run records keep no trace of the user either: the filter and error entries go.
+		{"run filters", nil, `UPDATE consolidation_runs SET user_filter = '(deleted)' WHERE tenant_filter = $1 AND user_filter = $2`,
+			[]any{tenant, userID}},
+		{"run errors", nil, `UPDATE consolidation_runs SET errors = (SELECT coalesce(jsonb_agg(e), '[]')
+				FROM jsonb_array_elements(errors) e WHERE NOT (e->>'tenant' = $1 AND e->>'user_id' = $2))
+			WHERE errors @> jsonb_build_array(jsonb_build_object('tenant', $1::text, 'user_id', $2::text))`, []any{tenant, userID}},
+	}
+	// The retriever's tables (migration 0003) may not exist in every database yet.
+	for _, t := range []struct {
+		table string
+		n     *int
+	}{{"retrievals", &rep.Retrievals}, {"session_summaries", &rep.SessionSummaries}} {
+		var exists bool
+		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t.table).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("looking up table %s: %w", t.table, err)
+		}
+		if !exists {
+			rep.Skipped = append(rep.Skipped, t.table)
+			continue
+		}
+		steps = append(steps, step{t.table, t.n, `DELETE FROM ` + t.table + ` WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}})
+	}
+	for _, s := range steps {
+		tag, err := q.Exec(ctx, s.sql, s.args...)
+		if err != nil {
+			return nil, fmt.Errorf("deleting the user's %s: %w", s.what, err)
+		}
+		if s.n != nil {
+			*s.n = int(tag.RowsAffected())
+		}
+	}
+	return taskIDs, nil
+}
+
+// purgeStreams removes the user's messages from TURNS and CANDIDATES (purge by
+// subject) and the dead letters whose original subject is one of those subjects.
+func (l *Lifecycle) purgeStreams(ctx context.Context, tenant, userID string, rep *UserDeletion) error {
+	if l.js == nil {
+		rep.Skipped = append(rep.Skipped, "streams")
+		return nil
+	}
+	turnSubj, err := streams.TurnSubject(tenant, userID)
+	if err != nil {
+		return fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	candSubj, err := streams.CandidateSubject(tenant, userID)
+	if err != nil {
+		return fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	for _, p := range []struct {
+		stream, subject string
+		n               *int
+	}{{streams.TurnsStream, turnSubj, &rep.TurnMessages}, {streams.CandidatesStream, candSubj, &rep.CandidateMsgs}} {
+		n, err := purgeSubject(ctx, l.js, p.stream, p.subject)
+		if err != nil {
+			return fmt.Errorf("deleting user %s: %w", userID, err)
+		}
+		*p.n += n
+	}
+	n, err := deleteDeadLetters(ctx, l.js, tenant, map[string]bool{turnSubj: true, candSubj: true})
+	if err != nil {
+		return fmt.Errorf("deleting user %s: %w", userID, err)
+	}
+	rep.DeadLetters += n
+	return nil
+}
+
+// purgeSubject purges one subject of a stream and returns how many messages it held.
+func purgeSubject(ctx context.Context, js jetstream.JetStream, stream, subject string) (int, error) {
+	s, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return 0, fmt.Errorf("reading stream %s: %w", stream, err)
+	}
+	n := int(info.State.Subjects[subject])
+	if n == 0 {
+		return 0, nil
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
+		return 0, fmt.Errorf("purging %s from stream %s: %w", subject, stream, err)
+	}
+	return n, nil
+}
+
+// deleteDeadLetters securely deletes the tenant's dead letters (and those whose tenant
+// could not be told) whose original subject is in subjects. It reads headers only,
+// through an ordered consumer that consumes nothing.
+func deleteDeadLetters(ctx context.Context, js jetstream.JetStream, tenant string, subjects map[string]bool) (int, error) {
+	s, err := js.Stream(ctx, streams.DLQStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening stream %s: %w", streams.DLQStream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
+	}
+	if info.State.Msgs == 0 {
+		return 0, nil
+	}
+	cons, err := js.OrderedConsumer(ctx, streams.DLQStream, jetstream.OrderedConsumerConfig{
+		// "_" is where dead letters go when their tenant could not be determined.
+		FilterSubjects:    []string{streams.DLQSubjectPrefix + "*." + streams.EncodeToken(tenant), streams.DLQSubjectPrefix + "*._"},
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		HeadersOnly:       true,
+		InactiveThreshold: 30 * time.Second,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
+	}
+	defer func() {
+		if ci := cons.CachedInfo(); ci != nil {
+			_ = js.DeleteConsumer(context.WithoutCancel(ctx), streams.DLQStream, ci.Name)
+		}
+	}()
+	var seqs []uint64
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
+		}
+		n, done := 0, false
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil {
+				return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
+			}
+			if subjects[m.Headers().Get(streams.HeaderDLQSubject)] {
+				seqs = append(seqs, meta.Sequence.Stream)
+			}
+			if meta.NumPending == 0 {
+				done = true
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
+		}
+		if done || n == 0 {
+			break
+		}
+	}
+	for _, seq := range seqs {
+		// Secure deletion overwrites the payload in the store, not just the index.
+		if err := s.SecureDeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return 0, fmt.Errorf("deleting dead letter %d: %w", seq, err)
+		}
+	}
+	return len(seqs), nil
+}
+
+// Export format: JSON Lines. The first line is a header, then one line per memory
+// (with its versions, lineage and embeddings, so an import needs no re-embedding) and
+// one per turn, and a closing "end" line with the counts: an export without it was
+// cut short.
+const (
+	ExportFormat  = "engram-export"
+	ExportVersion = 1
+)
+
+// ExportRecord is one line of an export.
+type ExportRecord struct {
+	Kind string `json:"kind"` // header | memory | turn | end
+
+	// header
+	Format     string    `json:"format,omitempty"`
+	Version    int       `json:"version,omitempty"`
+	Tenant     string    `json:"tenant,omitempty"`
+	UserID     string    `json:"user_id,omitempty"`
+	ExportedAt time.Time `json:"exported_at,omitzero"`
+
+	// memory
+	Memory     *memory.Memory    `json:"memory,omitempty"`
+	Versions   []memory.Version  `json:"versions,omitempty"`
+	Lineage    []memory.Lineage  `json:"lineage,omitempty"`
+	Embeddings []ExportEmbedding `json:"embeddings,omitempty"`
+
+	// turn
+	Turn *ExportTurn `json:"turn,omitempty"`
+
+	// end
+	Memories *int `json:"memories,omitempty"`
+	Turns    *int `json:"turns,omitempty"`
+}
+
+// ExportEmbedding is a stored vector.
+type ExportEmbedding struct {
+	Model  string    `json:"model"`
+	Vector []float32 `json:"vector"`
+}
+
+// ExportTurn is a stored turn; Deleted turns (retention) carry no content, only the
+// hash.
+type ExportTurn struct {
+	memory.Turn
+	ContentHash      []byte     `json:"content_hash"`
+	ContentDeletedAt *time.Time `json:"content_deleted_at,omitempty"`
+}
+
+// ExportReport counts what an export wrote.
+type ExportReport struct {
+	Memories int `json:"memories"`
+	Turns    int `json:"turns"`
+}
+
+// exportBatch is how many memories or turns are read per query.
+const exportBatch = 500
+
+// Export writes the user's memories and turns to w as JSON Lines, from one consistent
+// snapshot (a repeatable-read, read-only transaction with the tenant set), and
+// records an "export" audit entry.
+func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writer, actor string) (ExportReport, error) {
+	var rep ExportReport
+	if err := memory.CheckTenant(tenant); err != nil {
+		return rep, err
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	tx, err := l.store.Pool().BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return rep, fmt.Errorf("exporting user %s: beginning a transaction: %w", userID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+		return rep, fmt.Errorf("exporting user %s: setting the tenant: %w", userID, err)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ExportRecord{Kind: "header", Format: ExportFormat, Version: ExportVersion, Tenant: tenant,
+		UserID: userID, ExportedAt: time.Now().UTC()}); err != nil {
+		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
+	}
+	if rep.Memories, err = exportMemories(ctx, tx, tenant, userID, enc); err != nil {
+		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
+	}
+	if rep.Turns, err = exportTurns(ctx, tx, tenant, userID, enc); err != nil {
+		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
+	}
+	if err := enc.Encode(ExportRecord{Kind: "end", Memories: &rep.Memories, Turns: &rep.Turns}); err != nil {
+		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
+	}
+	_ = tx.Rollback(ctx)
+	err = l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		return tx.Audit(ctx, memory.AuditEntry{Action: "export", Actor: actorOr(actor), Module: module, Subject: userID,
+			Details: map[string]any{"memories": rep.Memories, "turns": rep.Turns}})
+	})
+	return rep, err
+}
+
+func exportMemories(ctx context.Context, tx pgx.Tx, tenant, userID string, enc *json.Encoder) (int, error) {
+	n := 0
+	last := uuid.Nil
+	for {
+		rows, err := tx.Query(ctx, `SELECT `+memory.MemoryColumnsAs("")+` FROM memories
+			WHERE tenant = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4`, tenant, userID, last, exportBatch)
+		if err != nil {
+			return n, fmt.Errorf("reading memories: %w", err)
+		}
+		var ms []memory.Memory
+		for rows.Next() {
+			m, err := memory.ScanMemory(rows, tenant)
+			if err != nil {
+				rows.Close()
+				return n, fmt.Errorf("reading memories: %w", err)
+			}
+			ms = append(ms, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return n, fmt.Errorf("reading memories: %w", err)
+		}
+		if len(ms) == 0 {
+			return n, nil
+		}
+		recs := make(map[uuid.UUID]*ExportRecord, len(ms))
+		ids := make([]uuid.UUID, len(ms))
+		for i := range ms {
+			ids[i] = ms[i].ID
+			recs[ms[i].ID] = &ExportRecord{Kind: "memory", Memory: &ms[i]}
+		}
+		if err := attachVersions(ctx, tx, tenant, ids, recs); err != nil {
+			return n, err
+		}
+		if err := attachLineage(ctx, tx, tenant, ids, recs); err != nil {
+			return n, err
+		}
+		if err := attachEmbeddings(ctx, tx, tenant, ids, recs); err != nil {
+			return n, err
+		}
+		for _, id := range ids {
+			if err := enc.Encode(recs[id]); err != nil {
+				return n, err
+			}
+			n++
+		}
+		last = ids[len(ids)-1]
+	}
+}
+
+func attachVersions(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
+	rows, err := tx.Query(ctx, `SELECT memory_id, version, change, content, coalesce(old_content, ''), status,
+		category, coalesce(key, ''), importance, confidence, valid_from, valid_to, recorded_at, reason, actor,
+		coalesce(candidate_id, '') FROM memory_versions WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, version`,
+		tenant, ids)
+	if err != nil {
+		return fmt.Errorf("reading versions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v memory.Version
+		var change, status, cat string
+		if err := rows.Scan(&v.MemoryID, &v.Version, &change, &v.Content, &v.OldContent, &status, &cat, &v.Key,
+			&v.Importance, &v.Confidence, &v.ValidFrom, &v.ValidTo, &v.RecordedAt, &v.Reason, &v.Actor, &v.CandidateID); err != nil {
+			return fmt.Errorf("reading versions: %w", err)
+		}
+		v.Change, v.Status, v.Category = memory.Change(change), memory.Status(status), memory.Category(cat)
+		recs[v.MemoryID].Versions = append(recs[v.MemoryID].Versions, v)
+	}
+	return rows.Err()
+}
+
+func attachLineage(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
+	rows, err := tx.Query(ctx, `SELECT memory_id, source_kind, source_id, coalesce(candidate_id, ''), added_at
+		FROM memory_lineage WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, added_at, source_kind, source_id`, tenant, ids)
+	if err != nil {
+		return fmt.Errorf("reading lineage: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var x memory.Lineage
+		var kind string
+		if err := rows.Scan(&x.MemoryID, &kind, &x.SourceID, &x.CandidateID, &x.AddedAt); err != nil {
+			return fmt.Errorf("reading lineage: %w", err)
+		}
+		x.Kind = memory.LineageKind(kind)
+		recs[x.MemoryID].Lineage = append(recs[x.MemoryID].Lineage, x)
+	}
+	return rows.Err()
+}
+
+func attachEmbeddings(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
+	rows, err := tx.Query(ctx, `SELECT memory_id, model, embedding FROM memory_embeddings
+		WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, model`, tenant, ids)
+	if err != nil {
+		return fmt.Errorf("reading embeddings: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var model string
+		var v pgvector.Vector
+		if err := rows.Scan(&id, &model, &v); err != nil {
+			return fmt.Errorf("reading embeddings: %w", err)
+		}
+		recs[id].Embeddings = append(recs[id].Embeddings, ExportEmbedding{Model: model, Vector: v.Slice()})
+	}
+	return rows.Err()
+}
+
+func exportTurns(ctx context.Context, tx pgx.Tx, tenant, userID string, enc *json.Encoder) (int, error) {
+	n := 0
+	last := ""
+	for {
+		rows, err := tx.Query(ctx, `SELECT turn_id, user_id, agent_id, session_id, task_id, role, coalesce(content, ''),
+				tool, metadata, occurred_at, received_at, content IS NULL, content_hash, content_deleted_at
+			FROM turns WHERE tenant = $1 AND user_id = $2 AND turn_id > $3 ORDER BY turn_id LIMIT $4`,
+			tenant, userID, last, exportBatch)
+		if err != nil {
+			return n, fmt.Errorf("reading turns: %w", err)
+		}
+		var ts []ExportTurn
+		for rows.Next() {
+			var t ExportTurn
+			var role string
+			var tool []byte
+			if err := rows.Scan(&t.TurnID, &t.UserID, &t.AgentID, &t.SessionID, &t.TaskID, &role, &t.Content, &tool,
+				&t.Metadata, &t.OccurredAt, &t.ReceivedAt, &t.Deleted, &t.ContentHash, &t.ContentDeletedAt); err != nil {
+				rows.Close()
+				return n, fmt.Errorf("reading turns: %w", err)
+			}
+			t.Tenant, t.Role = tenant, memory.Role(role)
+			if len(tool) > 0 {
+				t.Tool = &memory.ToolCall{}
+				if err := json.Unmarshal(tool, t.Tool); err != nil {
+					rows.Close()
+					return n, fmt.Errorf("decoding the tool of turn %s: %w", t.TurnID, err)
+				}
+			}
+			ts = append(ts, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return n, fmt.Errorf("reading turns: %w", err)
+		}
+		if len(ts) == 0 {
+			return n, nil
+		}
+		for i := range ts {
+			if err := enc.Encode(ExportRecord{Kind: "turn", Turn: &ts[i]}); err != nil {
+				return n, err
+			}
+			n++
+		}
+		last = ts[len(ts)-1].TurnID
+	}
+}
+
+// ImportReport counts what an import did. Skipped records already existed (an import
+// is idempotent: ids are kept and existing rows are left alone).
+type ImportReport struct {
+	Memories        int `json:"memories"`
+	MemoriesSkipped int `json:"memories_skipped"`
+	Turns           int `json:"turns"`
+	TurnsSkipped    int `json:"turns_skipped"`
+}
+
+// ErrBadExport marks input that is not an engram export.
+var ErrBadExport = errors.New("not a valid engram export")
+
+// maxExportLine bounds one line of an import (a memory with its history and vectors).
+const maxExportLine = 16 << 20
+
+// importBatch is how many records one import transaction writes.
+const importBatch = 200
+
+// Import reads an export (see Export) into tenant under userID, whatever tenant and
+// user it was exported from. Memory ids, versions, lineage, embeddings and turn ids
+// are kept; a memory or turn that exists already is skipped, so importing twice
+// changes nothing. Records are written in batches: an import cut short keeps what it
+// wrote, and importing the same file again completes it.
+func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Reader, actor string) (ImportReport, error) {
+	var rep ImportReport
+	if err := memory.CheckTenant(tenant); err != nil {
+		return rep, err
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	line := 0
+	var batch []ExportRecord
+	sawHeader, sawEnd := false, false
+	var endMem, endTurns int
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			var b ImportReport
+			for i := range batch {
+				if err := importRecord(ctx, tx, userID, &batch[i], actorOr(actor), &b); err != nil {
+					return err
+				}
+			}
+			rep.Memories += b.Memories
+			rep.MemoriesSkipped += b.MemoriesSkipped
+			rep.Turns += b.Turns
+			rep.TurnsSkipped += b.TurnsSkipped
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	}
+	for {
+		raw, err := readLine(br, maxExportLine)
+		if errors.Is(err, io.EOF) && len(raw) == 0 {
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return rep, fmt.Errorf("importing user %s: line %d: %w", userID, line+1, err)
+		}
+		line++
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			continue
+		}
+		var rec ExportRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return rep, fmt.Errorf("importing user %s: line %d: %w: %v", userID, line, ErrBadExport, err)
+		}
+		switch {
+		case !sawHeader:
+			if rec.Kind != "header" || rec.Format != ExportFormat {
+				return rep, fmt.Errorf("importing user %s: %w: the first line is not an %s header", userID, ErrBadExport, ExportFormat)
+			}
+			if rec.Version != ExportVersion {
+				return rep, fmt.Errorf("importing user %s: %w: version %d (this engram reads %d)", userID, ErrBadExport, rec.Version, ExportVersion)
+			}
+			sawHeader = true
+		case sawEnd:
+			return rep, fmt.Errorf("importing user %s: line %d: %w: data after the end line", userID, line, ErrBadExport)
+		case rec.Kind == "end":
+			sawEnd = true
+			if rec.Memories != nil {
+				endMem = *rec.Memories
+			}
+			if rec.Turns != nil {
+				endTurns = *rec.Turns
+			}
+		case rec.Kind == "memory" && rec.Memory != nil, rec.Kind == "turn" && rec.Turn != nil:
+			batch = append(batch, rec)
+			if len(batch) >= importBatch {
+				if err := flush(); err != nil {
+					return rep, fmt.Errorf("importing user %s: %w", userID, err)
+				}
+			}
+		default:
+			return rep, fmt.Errorf("importing user %s: line %d: %w: unknown record %q", userID, line, ErrBadExport, rec.Kind)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, fmt.Errorf("importing user %s: %w", userID, err)
+	}
+	if !sawHeader {
+		return rep, fmt.Errorf("importing user %s: %w: empty input", userID, ErrBadExport)
+	}
+	if !sawEnd {
+		return rep, fmt.Errorf("importing user %s: %w: no end line, the export was cut short (%d memories and %d turns imported; import the complete file again)",
+			userID, ErrBadExport, rep.Memories, rep.Turns)
+	}
+	if got := rep.Memories + rep.MemoriesSkipped; got != endMem {
+		return rep, fmt.Errorf("importing user %s: %w: %d memories read, the end line says %d", userID, ErrBadExport, got, endMem)
+	}
+	if got := rep.Turns + rep.TurnsSkipped; got != endTurns {
+		return rep, fmt.Errorf("importing user %s: %w: %d turns read, the end line says %d", userID, ErrBadExport, got, endTurns)
+	}
+	err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actorOr(actor), Module: module, Subject: userID,
+			Details: map[string]any{"memories": rep.Memories, "memories_skipped": rep.MemoriesSkipped,
+				"turns": rep.Turns, "turns_skipped": rep.TurnsSkipped}})
+	})
+	return rep, err
+}
+
+// readLine reads one line of at most limit bytes.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > limit {
+			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrBadExport, limit)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return out, err
+	}
+}
+
+// importRecord writes one memory (with its versions, lineage and embeddings) or turn,
+// unless it exists already.
+func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *ExportRecord, actor string, rep *ImportReport) error {
+	tenant := tx.Tenant()
+	q := tx.Raw()
+	if rec.Kind == "turn" {
+		t := rec.Turn
+		var content *string
+		if !t.Deleted {
+			content = &t.Content
+		}
+		hash := t.ContentHash
+		if len(hash) == 0 {
+			hash = memory.ContentHash(t.Content)
+		}
+		var tool []byte
+		if t.Tool != nil {
+			b, err := json.Marshal(t.Tool)
+			if err != nil {
+				return fmt.Errorf("encoding the tool of turn %s: %w", t.TurnID, err)
+			}
+			tool = b
+		}
+		meta := t.Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		search := ""
+		if content != nil {
+			search = memory.SearchText(*content)
+		}
+		tag, err := q.Exec(ctx, `INSERT INTO turns (tenant, turn_id, user_id, agent_id, session_id, task_id, role, content,
+			content_hash, search_text, tool, metadata, occurred_at, received_at, content_deleted_at)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15) ON CONFLICT DO NOTHING`,
+			tenant, t.TurnID, userID, t.AgentID, t.SessionID, t.TaskID, t.Role, content, hash, search, tool, meta,
+			t.OccurredAt, t.ReceivedAt, t.ContentDeletedAt)
+		if err != nil {
+			return fmt.Errorf("importing turn %s: %w", t.TurnID, err)
+		}
+		if tag.RowsAffected() == 1 {
+			rep.Turns++
+		} else {
+			rep.TurnsSkipped++
+		}
+		return nil
+	}
+	m := rec.Memory
+	meta := m.Metadata
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	var key *string
+	if m.Key != "" {
+		key = &m.Key
+	}
+	tag, err := q.Exec(ctx, `INSERT INTO memories (tenant, id, user_id, agent_id, session_id, scope, type, category, key,
+		content, search_text, importance, confidence, status, version, valid_from, valid_to, recorded_at, updated_at,
+		expire_at, access_count, last_access_at, confirm_count, last_confirmed_at, consolidated_at, source, extractor,
+		extractor_version, model, metadata)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
+		ON CONFLICT DO NOTHING`,
+		tenant, m.ID, userID, m.AgentID, m.SessionID, m.Scope, m.Type, m.Category, key, m.Content,
+		memory.SearchText(m.Content), m.Importance, m.Confidence, m.Status, max(m.Version, 1), m.ValidFrom, m.ValidTo,
+		m.RecordedAt, m.UpdatedAt, m.ExpireAt, m.AccessCount, m.LastAccessAt, max(m.ConfirmCount, 1), m.LastConfirmedAt,
+		m.ConsolidatedAt, m.Source, m.Extractor, m.ExtractorVersion, m.Model, meta)
+	if err != nil {
+		return fmt.Errorf("importing memory %s: %w", m.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		rep.MemoriesSkipped++
+		return nil
+	}
+	rep.Memories++
+	for _, v := range rec.Versions {
+		if _, err := q.Exec(ctx, `INSERT INTO memory_versions (tenant, memory_id, version, change, content, old_content,
+			status, category, key, importance, confidence, valid_from, valid_to, recorded_at, reason, actor, candidate_id)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17) ON CONFLICT DO NOTHING`,
+			tenant, m.ID, v.Version, v.Change, v.Content, nullText(v.OldContent), v.Status, v.Category, nullText(v.Key),
+			v.Importance, v.Confidence, v.ValidFrom, v.ValidTo, v.RecordedAt, v.Reason, v.Actor, nullText(v.CandidateID)); err != nil {
+			return fmt.Errorf("importing version %d of memory %s: %w", v.Version, m.ID, err)
+		}
+	}
+	for _, x := range rec.Lineage {
+		if _, err := q.Exec(ctx, `INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id, candidate_id, added_at)
+			VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING`,
+			tenant, m.ID, x.Kind, x.SourceID, nullText(x.CandidateID), x.AddedAt); err != nil {
+			return fmt.Errorf("importing lineage of memory %s: %w", m.ID, err)
+		}
+	}
+	for _, e := range rec.Embeddings {
+		if e.Model == "" || len(e.Vector) == 0 {
+			continue
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
+			VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING`,
+			tenant, m.ID, e.Model, len(e.Vector), userID, pgvector.NewVector(e.Vector)); err != nil {
+			return fmt.Errorf("importing the %s embedding of memory %s: %w", e.Model, m.ID, err)
+		}
+	}
+	return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actor, Module: module, MemoryID: m.ID,
+		Subject: userID, Version: max(m.Version, 1), ContentHash: memory.ContentHash(m.Content)})
+}
+
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,497 @@
+package consolidator
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/internal/testutil/fakeopenai"
+	"github.com/engramhq/engram/internal/testutil/pgtest"
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+)
+
+// nightlyEnv is a store with a resolver and a consolidator on the hash embedder.
+type nightlyEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	store *memory.Store
+	emb   *llm.HashEmbedder
+	res   *Resolver
+	c     *Consolidator
+}
+
+func newNightlyEnv(t *testing.T, chat *llm.ChatClient, cfg NightlyConfig) *nightlyEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	emb, err := llm.NewHashEmbedder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pgtest.Store(t)
+	res := NewResolver(s, emb, nil, ResolverConfig{}, nil)
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 1
+	}
+	return &nightlyEnv{t: t, ctx: ctx, store: s, emb: emb, res: res, c: NewConsolidator(s, res, emb, chat, cfg, nil)}
+}
+
+// seed stores a turn and an episodic memory made from it, as the extractor and the
+// resolver would, with its hash embedding.
+func (e *nightlyEnv) seed(tenant, user, content string, at time.Time) uuid.UUID {
+	e.t.Helper()
+	vs, err := e.emb.Embed(e.ctx, []string{content})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	turnID := "turn-" + uuid.NewString()
+	var id uuid.UUID
+	err = e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		if _, err := tx.InsertTurn(e.ctx, memory.Turn{TurnID: turnID, UserID: user, SessionID: "s1", Role: memory.RoleUser,
+			Content: content, OccurredAt: at, TaskID: "task-" + user}); err != nil {
+			return err
+		}
+		m, err := tx.CreateMemory(e.ctx, memory.NewMemory{UserID: user, Scope: memory.ScopeUser, Type: memory.Episodic,
+			Category: memory.CatEvent, Content: content, Importance: 0.6, Confidence: 0.8, ValidFrom: at,
+			Source: memory.SourceUser, SourceTurnIDs: []string{turnID}, CandidateID: "seed-" + uuid.NewString(),
+			Embeddings: []memory.Embedding{{Model: e.emb.Model(), Vector: vs[0]}}, Actor: "test"})
+		id = m.ID
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("seeding %q: %v", content, err)
+	}
+	return id
+}
+
+// exec runs SQL in a tenant transaction.
+func (e *nightlyEnv) exec(tenant, sql string, args ...any) {
+	e.t.Helper()
+	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		_, err := tx.Raw().Exec(e.ctx, sql, args...)
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// count runs a count query in a tenant transaction.
+func (e *nightlyEnv) count(tenant, sql string, args ...any) int {
+	e.t.Helper()
+	var n int
+	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		return tx.Raw().QueryRow(e.ctx, sql, args...).Scan(&n)
+	})
+	if err != nil {
+		e.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// semantic returns the owner's distilled memories.
+func (e *nightlyEnv) semantic(tenant, user string) []memory.Detail {
+	e.t.Helper()
+	var out []memory.Detail
+	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		var ids []uuid.UUID
+		rows, err := tx.Raw().Query(e.ctx, `SELECT id FROM memories WHERE user_id = $1 AND source = 'consolidation' ORDER BY id`, user)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		for _, id := range ids {
+			d, err := tx.Detail(e.ctx, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func (e *nightlyEnv) run(opts RunOptions) RunReport {
+	e.t.Helper()
+	rep, err := e.c.Run(e.ctx, opts)
+	if err != nil {
+		e.t.Fatalf("run: %v (report %+v)", err, rep)
+	}
+	return rep
+}
+
+var paymentEpisodes = []string{
+	"昨天支付失败，因为余额不足",
+	"今天支付失败，因为接口超时",
+	"上午支付失败，提示网络错误",
+	"晚上支付失败，因为验证码过期",
+	"周末支付失败，银行卡被冻结",
+}
+
+var otherEpisodes = []string{"用户周末去爬山", "用户买了一台新电脑"}
+
+// seedPayments seeds the five payment failures (one day apart from 2026-01-03) and two
+// unrelated episodes; it returns the payment memory ids.
+func (e *nightlyEnv) seedPayments(tenant, user string) []uuid.UUID {
+	day := time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC)
+	var ids []uuid.UUID
+	for i, c := range paymentEpisodes {
+		ids = append(ids, e.seed(tenant, user, c, day.AddDate(0, 0, 4*i)))
+	}
+	for i, c := range otherEpisodes {
+		e.seed(tenant, user, c, day.AddDate(0, 0, 2*i+1))
+	}
+	return ids
+}
+
+// checkDistilled asserts one semantic memory with lineage to every source memory and
+// each source's turn, and sources marked consolidated and down-weighted.
+func (e *nightlyEnv) checkDistilled(tenant, user string, sources []uuid.UUID) memory.Detail {
+	e.t.Helper()
+	ds := e.semantic(tenant, user)
+	if len(ds) != 1 {
+		e.t.Fatalf("%d distilled memories for %s, want 1", len(ds), user)
+	}
+	d := ds[0]
+	if d.Memory.Type != memory.Semantic || d.Memory.Status != memory.StatusActive || d.Memory.Source != memory.SourceConsolidation {
+		e.t.Fatalf("distilled memory %+v", d.Memory)
+	}
+	mems, turns := map[string]bool{}, map[string]bool{}
+	for _, l := range d.Lineage {
+		if l.Kind == memory.LineageMemory {
+			mems[l.SourceID] = true
+		} else {
+			turns[l.SourceID] = true
+		}
+	}
+	for _, id := range sources {
+		if !mems[id.String()] {
+			e.t.Errorf("lineage lacks source memory %s", id)
+		}
+	}
+	if len(mems) != len(sources) {
+		e.t.Errorf("lineage has %d source memories, want %d", len(mems), len(sources))
+	}
+	wantTurns := e.count(tenant, `SELECT count(DISTINCT source_id) FROM memory_lineage
+		WHERE source_kind = 'turn' AND memory_id = ANY($1)`, sources)
+	if len(turns) != wantTurns || wantTurns != len(sources) {
+		e.t.Errorf("lineage has %d turns, sources have %d, want %d", len(turns), wantTurns, len(sources))
+	}
+	for _, id := range sources {
+		var src memory.Detail
+		err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+			var err error
+			src, err = tx.Detail(e.ctx, id)
+			return err
+		})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		last := src.Versions[len(src.Versions)-1]
+		if src.Memory.ConsolidatedAt == nil || src.Memory.Status != memory.StatusActive ||
+			last.Change != memory.ChangeConsolidate || !strings.Contains(last.Reason, d.Memory.ID.String()) {
+			e.t.Errorf("source %s: consolidated %v, status %s, last version %+v", id, src.Memory.ConsolidatedAt, src.Memory.Status, last)
+		}
+		if src.Memory.Importance < 0.299 || src.Memory.Importance > 0.301 {
+			e.t.Errorf("source %s importance %.3f, want 0.6 × 0.5", id, src.Memory.Importance)
+		}
+	}
+	return d
+}
+
+func fakeChat(t *testing.T, fake *fakeopenai.Server) *llm.ChatClient {
+	t.Helper()
+	chat, err := llm.NewChat(llm.ChatConfig{BaseURL: fake.URL(), Model: "distiller", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chat
+}
+
+func TestDistilWithLLM(t *testing.T) {
+	t.Parallel()
+	fake := fakeopenai.New(t)
+	const rule = "用户的支付经常失败，原因多样（余额不足、接口超时、网络错误等）"
+	fake.QueueChat(fakeopenai.Reply{Content: `{"content":"` + rule + `","category":"fact","key":"payment.failures","importance":0.7}`})
+	e := newNightlyEnv(t, fakeChat(t, fake), NightlyConfig{})
+	sources := e.seedPayments("acme", "u1")
+
+	rep := e.run(RunOptions{})
+	if rep.Status != RunCompleted || rep.Counts.Clusters != 1 || rep.Counts.Distilled != 1 || rep.Counts.Consolidated != 5 || rep.LLMCalls != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if n := fake.ChatCalls(); n != 1 {
+		t.Fatalf("%d chat calls, want 1", n)
+	}
+	req := fake.ChatRequests()[0]
+	for _, c := range paymentEpisodes {
+		if !strings.Contains(req.Messages[len(req.Messages)-1].Content, c) {
+			t.Errorf("prompt lacks episode %q", c)
+		}
+	}
+	d := e.checkDistilled("acme", "u1", sources)
+	if d.Memory.Content != rule || d.Memory.Category != memory.CatFact || d.Memory.Key != "payment.failures" ||
+		math.Abs(d.Memory.Importance-0.7) > 1e-6 || d.Memory.Model != "distiller" {
+		t.Fatalf("distilled %+v", d.Memory)
+	}
+
+	// Nothing new: no cluster, no call, no memory.
+	rep = e.run(RunOptions{})
+	if rep.Counts.Clusters != 0 || rep.Counts.Distilled != 0 || fake.ChatCalls() != 1 || len(e.semantic("acme", "u1")) != 1 {
+		t.Fatalf("second run %+v, %d calls", rep, fake.ChatCalls())
+	}
+}
+
+func TestDistilOffline(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		episodes []string
+		prefix   string
+	}{
+		{"zh", paymentEpisodes, "反复出现（5 次，2026-01-03 至 2026-01-19）："},
+		{"en", []string{"Payment failed yesterday because of insufficient balance",
+			"Payment failed today due to an API timeout", "Payment failed again because the card was frozen",
+			"The payment failed this morning with a network error"}, "Recurring (4 times between 2026-01-03 and 2026-01-15): "},
+	}
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	day := time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC)
+	sources := map[string][]uuid.UUID{}
+	for _, tc := range cases {
+		for i, c := range tc.episodes {
+			sources[tc.name] = append(sources[tc.name], e.seed("acme", tc.name, c, day.AddDate(0, 0, 4*i)))
+		}
+		for _, c := range otherEpisodes {
+			e.seed("acme", tc.name, c, day)
+		}
+	}
+	rep := e.run(RunOptions{})
+	if rep.Counts.Distilled != 2 || rep.LLMCalls != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := e.checkDistilled("acme", tc.name, sources[tc.name])
+			if !strings.HasPrefix(d.Memory.Content, tc.prefix) {
+				t.Fatalf("content %q, want prefix %q", d.Memory.Content, tc.prefix)
+			}
+			found := false
+			for _, c := range tc.episodes {
+				found = found || strings.HasSuffix(d.Memory.Content, c)
+			}
+			if !found || d.Memory.Category != memory.CatFact || d.Memory.Confidence < 0.8 {
+				t.Fatalf("distilled %+v", d.Memory)
+			}
+		})
+	}
+	if rep := e.run(RunOptions{}); rep.Counts.Clusters != 0 || rep.Counts.Distilled != 0 {
+		t.Fatalf("second run %+v", rep)
+	}
+	// The deterministic statement of the same sources is the same candidate.
+	if got := e.count("acme", `SELECT count(*) FROM applied_candidates WHERE candidate_id LIKE 'distill-v1:%'`); got != 2 {
+		t.Fatalf("%d distilled candidates in the ledger, want 2", got)
+	}
+}
+
+// A distilled statement close to one of its own sources must not be merged into that
+// source: it is a new, semantic memory derived from it.
+func TestDistilledNotMergedIntoItsSource(t *testing.T) {
+	t.Parallel()
+	fake := fakeopenai.New(t)
+	fake.QueueChat(fakeopenai.Reply{Content: `{"content":"昨天支付失败，因为余额不足。","category":"fact","key":null,"importance":0.6}`})
+	e := newNightlyEnv(t, fakeChat(t, fake), NightlyConfig{})
+	sources := e.seedPayments("acme", "u1")
+	rep := e.run(RunOptions{})
+	if rep.Counts.Distilled != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	e.checkDistilled("acme", "u1", sources)
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e.seedPayments("acme", "u1")
+	e.exec("acme", `UPDATE memories SET updated_at = now() - interval '40 days', expire_at = now() - interval '1 day'
+		WHERE content = $1`, otherEpisodes[0])
+	rep := e.run(RunOptions{DryRun: true})
+	if !rep.DryRun || rep.Counts.Clusters != 1 || rep.Counts.Distilled != 0 || rep.Counts.Expired != 1 {
+		t.Fatalf("dry run %+v", rep)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM memories WHERE consolidated_at IS NOT NULL OR status <> 'active' OR type = 'semantic'`); n != 0 {
+		t.Fatalf("dry run changed %d memories", n)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM consolidation_progress`); n != 0 {
+		t.Fatalf("dry run recorded progress for %d owners", n)
+	}
+	// A dry run is never resumed, and a real run after it does the work.
+	rep = e.run(RunOptions{})
+	if rep.Resumes != 0 || rep.Counts.Distilled != 1 || rep.Counts.Expired != 1 {
+		t.Fatalf("real run %+v", rep)
+	}
+}
+
+func TestResumeAfterInterruption(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	users := []string{"u1", "u2", "u3"}
+	sources := map[string][]uuid.UUID{}
+	for _, u := range users {
+		sources[u] = e.seedPayments("acme", u)
+		// An old memory per owner: decay must hit it exactly once across both runs.
+		id := e.seed("acme", u, "用户以前住在杭州", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+		e.exec("acme", `UPDATE memories SET type = 'semantic', category = 'fact', importance = 0.5,
+			updated_at = now() - interval '40 days' WHERE id = $1`, id)
+	}
+
+	// Run 1 is killed after its first owner.
+	ctx, cancel := context.WithCancel(e.ctx)
+	var seen atomic.Int32
+	e.c.afterOwner = func(owner) {
+		if seen.Add(1) == 1 {
+			cancel()
+		}
+	}
+	rep1, err := e.c.Run(ctx, RunOptions{})
+	if !errors.Is(err, context.Canceled) || rep1.Status != RunInterrupted || rep1.OwnersDone != 1 {
+		t.Fatalf("run 1: %v, %+v", err, rep1)
+	}
+	e.c.afterOwner = nil
+
+	// A crash between the resolver's commit and the marking of the sources: the
+	// candidate of u2 is in the ledger, its sources are not marked.
+	eps, err := e.c.loadEpisodes(e.ctx, owner{"acme", "u2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members []episode
+	for _, ix := range clusterEpisodes(eps, e.c.cfg.ClusterSim)[0] {
+		members = append(members, eps[ix])
+	}
+	cand, applied, err := e.c.prepareCandidate(e.ctx, owner{"acme", "u2"}, members)
+	if err != nil || applied {
+		t.Fatalf("candidate of u2: applied %v, %v", applied, err)
+	}
+	if _, err := e.res.Resolve(e.ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+
+	rep2 := e.run(RunOptions{})
+	if rep2.Status != RunCompleted || rep2.Resumes != rep1.RunID || rep2.OwnersSkipped != 1 || rep2.Owners != 2 ||
+		rep2.Counts.Replayed != 1 || rep2.Counts.Distilled != 1 || rep2.Counts.Decayed != 2 {
+		t.Fatalf("run 2 %+v", rep2)
+	}
+	for _, u := range users {
+		e.checkDistilled("acme", u, sources[u])
+	}
+	if n := e.count("acme", `SELECT count(*) FROM memories WHERE importance BETWEEN 0.449 AND 0.451 AND content = '用户以前住在杭州'`); n != 3 {
+		t.Fatalf("%d old memories decayed exactly once, want 3", n)
+	}
+	runs, err := e.c.Runs(e.ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Status != RunCompleted || runs[1].Status != RunInterrupted ||
+		runs[0].RootID != runs[1].ID || runs[1].OwnersDone != 1 || runs[0].Counts.Distilled != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	// A third run starts afresh (the chain completed) and finds nothing to distil.
+	if rep3 := e.run(RunOptions{}); rep3.Resumes != 0 || rep3.Counts.Clusters != 0 || rep3.Owners != 3 {
+		t.Fatalf("run 3 %+v", rep3)
+	}
+}
+
+func TestStaleRunningRowIsInterruptedAndResumed(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e.seedPayments("acme", "u1")
+	e.seedPayments("acme", "u2")
+	// A process died mid-run: its row says running, and u1 is done.
+	var id int64
+	if err := e.store.Pool().QueryRow(e.ctx, `INSERT INTO consolidation_runs (status) VALUES ('running') RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(e.ctx, `UPDATE consolidation_runs SET root_id = id WHERE id = $1;`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(e.ctx, `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts)
+		VALUES ($1, 'acme', 'u1', $1, '{"expired": 2}')`, id); err != nil {
+		t.Fatal(err)
+	}
+	rep := e.run(RunOptions{})
+	if rep.Resumes != id || rep.OwnersSkipped != 1 || rep.Owners != 1 {
+		t.Fatalf("run %+v", rep)
+	}
+	runs, err := e.c.Runs(e.ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs[1].Status != RunInterrupted || runs[1].FinishedAt == nil || runs[1].Counts.Expired != 2 || runs[1].OwnersDone != 1 {
+		t.Fatalf("stale run %+v", runs[1])
+	}
+}
+
+func TestOneRunAtATime(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	conn, err := e.store.Pool().Acquire(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(e.ctx, "SELECT pg_advisory_lock($1)", runLockKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Run(e.ctx, RunOptions{}); !errors.Is(err, ErrRunInProgress) {
+		t.Fatalf("run while locked: %v, want ErrRunInProgress", err)
+	}
+	if _, err := conn.Exec(e.ctx, "SELECT pg_advisory_unlock($1)", runLockKey); err != nil {
+		t.Fatal(err)
+	}
+	e.run(RunOptions{})
+}
+
+func TestRunFilters(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e.seedPayments("acme", "u1")
+	e.seedPayments("acme", "u2")
+	e.seedPayments("globex", "u1")
+	rep := e.run(RunOptions{Tenant: "acme", User: "u2"})
+	if rep.Owners != 1 || rep.Counts.Distilled != 1 {
+		t.Fatalf("filtered run %+v", rep)
+	}
+	rep = e.run(RunOptions{Tenant: "acme"})
+	if rep.Owners != 2 || rep.Counts.Distilled != 1 {
+		t.Fatalf("tenant run %+v", rep)
+	}
+	if len(e.semantic("globex", "u1")) != 0 {
+		t.Fatal("a run filtered to acme distilled globex")
+	}
+	if _, err := e.c.Run(e.ctx, RunOptions{User: "u1"}); err == nil {
+		t.Fatal("a user filter without a tenant was accepted")
+	}
+	var progress strings.Builder
+	rep = e.run(RunOptions{Progress: &progress})
+	if rep.Owners != 3 || rep.Counts.Distilled != 1 || !strings.Contains(progress.String(), "[3/3]") {
+		t.Fatalf("run %+v\n%s", rep, progress.String())
+	}
+}

@@ -44,7 +44,7 @@ dev: services build
 
 ## demo: the main job end to end on embedded defaults (no LLM, no network).
 demo: services build
-	bash scripts/demo.sh
+	./$(BIN) demo
 
 bench: services build
 	./$(BIN) bench ingest

@@ -15,11 +15,11 @@ import (
 // owner's lock (so it cannot interleave with the resolver writing the same owner):
 //
 //   - TTL: active or pending memories past expire_at become expired.
-//   - Decay: active memories unused for DecayAfter lose importance (× DecayFactor,
-//     never below DecayFloor), at most once per DecayInterval.
 //   - Archive: active memories unused for ArchiveAfter become archived (out of
 //     default retrieval; Lifecycle.Restore brings one back).
 //   - Caps: beyond MaxPerOwner active memories, the lowest-valued are archived.
+//   - Decay: active memories unused for DecayAfter lose importance (× DecayFactor,
+//     never below DecayFloor), at most once per DecayInterval.
 //   - Turn retention: raw turns older than TurnRetention lose their content.
 //
 // Status changes (expire, archive) write a version row and an audit row per memory,
@@ -50,13 +50,14 @@ func (c *Consolidator) forget(ctx context.Context, runID, root int64, o owner, p
 		if cnt.Expired, err = c.expire(ctx, tx, o); err != nil {
 			return err
 		}
-		if cnt.Decayed, err = c.decay(ctx, tx, o); err != nil {
-			return err
-		}
 		if cnt.Archived, err = c.archiveCold(ctx, tx, o); err != nil {
 			return err
 		}
 		if cnt.Capped, err = c.enforceCap(ctx, tx, o); err != nil {
+			return err
+		}
+		// Decay last: what was just archived need not lose importance too.
+		if cnt.Decayed, err = c.decay(ctx, tx, o); err != nil {
 			return err
 		}
 		if cnt.TurnsPurged, err = c.purgeTurns(ctx, tx, o); err != nil {

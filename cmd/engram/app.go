@@ -144,8 +144,11 @@ func (a *App) openNATS(ctx context.Context, serve bool) error {
 		if serve {
 			port = a.Config.NATSPort
 		}
+		// The embedded server's start-up banner is noise next to engram's own output:
+		// it logs warnings and errors only, unless engram logs at debug level.
+		natsLog := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: natsLevel(a.Config.LogLevel)}))
 		emb, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{
-			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: a.Logger,
+			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: natsLog,
 		})
 		if err != nil {
 			return fmt.Errorf("starting the embedded JetStream server: %w", err)
@@ -241,4 +244,11 @@ func (a *App) devToken(tenant string) (string, error) {
 		return "", fmt.Errorf("writing the development token: %w", err)
 	}
 	return tok, nil
+}
+
+func natsLevel(l slog.Level) slog.Level {
+	if l <= slog.LevelDebug {
+		return l
+	}
+	return slog.LevelWarn
 }

@@ -41,6 +41,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"migrate": {"apply or list database migrations (up | status)", runMigrate},
 		"dev":     {"run everything locally on embedded defaults until Ctrl-C", runDev},
+		"demo":    {"play the end-to-end demo through the public API on embedded defaults", runDemo},
 		"serve":   {"run the HTTP API and the workers against configured services", runServe},
 		"worker":  {"run one pipeline worker (extractor | resolver)", runWorker},
 		"dlq":     {"list, show, replay or purge dead letters", runDLQ},

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -35,6 +36,7 @@ type entry struct {
 // Tokens maps token hashes to tenants. Only hashes are held: a leaked config or
 // memory dump does not reveal a usable token.
 type Tokens struct {
+	mu      sync.RWMutex // Add may run while requests authenticate (eval, dev)
 	entries []entry
 }
 
@@ -97,7 +99,9 @@ func (t *Tokens) Add(e TokenEntry) error {
 	if name == "" {
 		name = "token-" + raw[:8]
 	}
+	t.mu.Lock()
 	t.entries = append(t.entries, entry{Principal: Principal{Tenant: e.Tenant, Name: name}, hash: h})
+	t.mu.Unlock()
 	return nil
 }
 
@@ -134,7 +138,11 @@ func LoadTokenFile(path string) (*Tokens, error) {
 }
 
 // Len is the number of tokens.
-func (t *Tokens) Len() int { return len(t.entries) }
+func (t *Tokens) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.entries)
+}
 
 // Authenticate finds the principal of a presented token. It compares against every
 // entry in constant time so timing reveals neither whether nor where a hash matched.
@@ -143,6 +151,8 @@ func (t *Tokens) Authenticate(token string) (Principal, bool) {
 		return Principal{}, false
 	}
 	h := sha256.Sum256([]byte(token))
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	found := -1
 	for i := range t.entries {
 		if subtle.ConstantTimeCompare(h[:], t.entries[i].hash[:]) == 1 {

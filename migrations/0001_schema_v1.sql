@@ -80,7 +80,7 @@ CREATE TABLE memories (
         WHEN 'session' THEN user_id <> '' AND session_id <> ''
         WHEN 'agent' THEN agent_id <> ''
         ELSE true END)
-);
+) WITH (fillfactor = 85); -- room on each page for in-place (HOT) updates: confirmations, access counts
 -- Every search is scoped to one owner: this B-tree serves the owner filter, the
 -- recency list and the exact vector scan (FACTS.md: ~2 ms for 1,000 vectors).
 CREATE INDEX memories_owner ON memories (tenant, user_id, status, updated_at DESC);

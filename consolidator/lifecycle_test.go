@@ -1,0 +1,452 @@
+package consolidator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/testutil/natstest"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/retriever"
+	"github.com/engramhq/engram/streams"
+)
+
+// lifecycleEnv adds JetStream (topology and the working-memory bucket) to nightlyEnv.
+type lifecycleEnv struct {
+	*nightlyEnv
+	js    jetstream.JetStream
+	tasks *retriever.TaskStore
+	lc    *Lifecycle
+}
+
+func newLifecycleEnv(t *testing.T) *lifecycleEnv {
+	t.Helper()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	_, js := natstest.Start(t).Connect(t)
+	if err := streams.EnsureTopology(e.ctx, js, streams.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := retriever.NewTaskStore(e.ctx, js, retriever.TaskStoreConfig{Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lifecycleEnv{nightlyEnv: e, js: js, tasks: tasks, lc: NewLifecycle(e.store, js, tasks, nil)}
+}
+
+func (e *lifecycleEnv) publish(subject string, header nats.Header) {
+	e.t.Helper()
+	m := nats.NewMsg(subject)
+	m.Data = []byte(`{"payload":"` + uuid.NewString() + `"}`)
+	for k, v := range header {
+		m.Header[k] = v
+	}
+	if _, err := e.js.PublishMsg(e.ctx, m); err != nil {
+		e.t.Fatalf("publishing to %s: %v", subject, err)
+	}
+}
+
+func (e *lifecycleEnv) subjectCount(stream, subject string) int {
+	e.t.Helper()
+	s, err := e.js.Stream(e.ctx, stream)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(e.ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return int(info.State.Subjects[subject])
+}
+
+// seedUser gives a user everything deletion must remove: distilled and episodic
+// memories (versions, lineage, embeddings, ledger), turns, messages in every stream,
+// working memory, retrieval records and a session summary.
+func (e *lifecycleEnv) seedUser(user string) {
+	e.t.Helper()
+	e.seedPayments("acme", user)
+	turnSubj, _ := streams.TurnSubject("acme", user)
+	candSubj, _ := streams.CandidateSubject("acme", user)
+	e.publish(turnSubj, nil)
+	e.publish(turnSubj, nil)
+	e.publish(candSubj, nil)
+	e.publish("engram.dlq.extract.acme", nats.Header{streams.HeaderDLQSubject: {turnSubj}})
+	e.publish("engram.dlq.resolve.acme", nats.Header{streams.HeaderDLQSubject: {candSubj}})
+	e.publish("engram.dlq.extract._", nats.Header{streams.HeaderDLQSubject: {turnSubj}})
+	if _, err := e.tasks.Put(e.ctx, "acme", "task-"+user, json.RawMessage(`{"step":2}`)); err != nil {
+		e.t.Fatal(err)
+	}
+	e.exec("acme", `INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids)
+		SELECT 'acme', $1, 'search', '\x00', $2, 's1', array_agg(id) FROM memories WHERE user_id = $2`, uuid.New(), user)
+	e.exec("acme", `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
+		VALUES ('acme', $1, 's1', 'Earlier the user said: 支付失败', 7)`, user)
+}
+
+// userRows counts every row of every table that belongs to or points at the user.
+func (e *lifecycleEnv) userRows(user string, memIDs []uuid.UUID, turnIDs []string) map[string]int {
+	e.t.Helper()
+	ids := make([]string, len(memIDs))
+	for i, id := range memIDs {
+		ids[i] = id.String()
+	}
+	out := map[string]int{}
+	for name, q := range map[string]string{
+		"turns":              `SELECT count(*) FROM turns WHERE user_id = $1 OR turn_id = ANY($3)`,
+		"memories":           `SELECT count(*) FROM memories WHERE user_id = $1 OR id = ANY($2)`,
+		"memory_versions":    `SELECT count(*) FROM memory_versions WHERE memory_id = ANY($2)`,
+		"memory_lineage":     `SELECT count(*) FROM memory_lineage WHERE memory_id = ANY($2) OR source_id = ANY($3) OR source_id = ANY($4)`,
+		"memory_embeddings":  `SELECT count(*) FROM memory_embeddings WHERE user_id = $1 OR memory_id = ANY($2)`,
+		"applied_candidates": `SELECT count(*) FROM applied_candidates WHERE memory_id = ANY($2)`,
+		"retrievals":         `SELECT count(*) FROM retrievals WHERE user_id = $1 OR memory_ids && $2`,
+		"session_summaries":  `SELECT count(*) FROM session_summaries WHERE user_id = $1`,
+		"owners":             `SELECT count(*) FROM owners WHERE user_id = $1`,
+		"progress":           `SELECT count(*) FROM consolidation_progress WHERE user_id = $1`,
+	} {
+		out[name] = e.count("acme", q+` AND $1 <> '' OR false`, user, memIDs, turnIDs, ids)
+	}
+	return out
+}
+
+func (e *lifecycleEnv) idsOf(user string) ([]uuid.UUID, []string) {
+	e.t.Helper()
+	var mids []uuid.UUID
+	var tids []string
+	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		rows, err := tx.Raw().Query(e.ctx, `SELECT id FROM memories WHERE user_id = $1`, user)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			mids = append(mids, id)
+		}
+		rows.Close()
+		rows, err = tx.Raw().Query(e.ctx, `SELECT turn_id FROM turns WHERE user_id = $1`, user)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			tids = append(tids, id)
+		}
+		rows.Close()
+		return rows.Err()
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return mids, tids
+}
+
+func TestDeleteUser(t *testing.T) {
+	t.Parallel()
+	e := newLifecycleEnv(t)
+	e.seedUser("u1")
+	e.seedUser("u2")
+	e.run(RunOptions{})
+	u1Mem, u1Turns := e.idsOf("u1")
+	// A global memory derived from u1's turn and memory: its links to u1 must go,
+	// the memory itself (not u1's) stays.
+	var global uuid.UUID
+	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		m, err := tx.CreateMemory(e.ctx, memory.NewMemory{Scope: memory.ScopeGlobal, Type: memory.Semantic,
+			Category: memory.CatFact, Content: "Payments fail often this month", Importance: 0.5, Confidence: 0.8,
+			Source: memory.SourceManual, SourceTurnIDs: u1Turns[:1], SourceMemoryIDs: []string{u1Mem[0].String()}, Actor: "test"})
+		global = m.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2Mem, u2Turns := e.idsOf("u2")
+	before := e.userRows("u2", u2Mem, u2Turns)
+
+	rep, err := e.lc.DeleteUser(e.ctx, "acme", "u1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Memories != 8 || rep.Turns != 7 || rep.Versions < 13 || rep.Embeddings != 8 || rep.Ledger != 1 ||
+		rep.ForeignLineage != 2 || rep.Retrievals != 1 || rep.SessionSummaries != 1 || rep.TaskStates != 1 ||
+		rep.TurnMessages != 2 || rep.CandidateMsgs != 1 || rep.DeadLetters != 3 || len(rep.Skipped) != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for table, n := range e.userRows("u1", u1Mem, u1Turns) {
+		if n != 0 {
+			t.Errorf("%s still holds %d rows of u1", table, n)
+		}
+	}
+	turnSubj, _ := streams.TurnSubject("acme", "u1")
+	candSubj, _ := streams.CandidateSubject("acme", "u1")
+	if n := e.subjectCount(streams.TurnsStream, turnSubj) + e.subjectCount(streams.CandidatesStream, candSubj); n != 0 {
+		t.Errorf("%d messages of u1 left in TURNS and CANDIDATES", n)
+	}
+	dlq, err := streams.NewDLQ(e.js).List(e.ctx, streams.DLQFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dlq) != 3 {
+		t.Errorf("%d dead letters left, want u2's 3", len(dlq))
+	}
+	for _, d := range dlq {
+		if strings.HasSuffix(d.Subject, ".u1") {
+			t.Errorf("dead letter %d of u1 left", d.ID)
+		}
+	}
+	if _, err := e.tasks.Get(e.ctx, "acme", "task-u1"); !errors.Is(err, retriever.ErrTaskNotFound) {
+		t.Errorf("u1's task state: %v", err)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM audit_log WHERE action = 'delete_user' AND subject = 'u1'`); n != 1 {
+		t.Errorf("%d delete_user audit rows", n)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM memories WHERE id = $1`, global); n != 1 {
+		t.Error("the global memory was deleted")
+	}
+
+	// u2 is intact and still retrievable.
+	if after := e.userRows("u2", u2Mem, u2Turns); !equalCounts(before, after) {
+		t.Errorf("u2's rows changed: before %v, after %v", before, after)
+	}
+	u2Subj, _ := streams.TurnSubject("acme", "u2")
+	if n := e.subjectCount(streams.TurnsStream, u2Subj); n != 2 {
+		t.Errorf("u2 has %d turn messages, want 2", n)
+	}
+	if _, err := e.tasks.Get(e.ctx, "acme", "task-u2"); err != nil {
+		t.Errorf("u2's task state: %v", err)
+	}
+	r, err := retriever.NewRetriever(e.store, e.emb, retriever.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Search(e.ctx, "acme", retriever.SearchRequest{Query: "支付失败", UserID: "u2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || res.Results[0].UserID != "u2" {
+		t.Fatalf("u2's search: %+v", res.Results)
+	}
+
+	// Deleting again finds nothing and fails nowhere.
+	rep, err = e.lc.DeleteUser(e.ctx, "acme", "u1", "test")
+	if err != nil || rep.Memories != 0 || rep.Turns != 0 || rep.DeadLetters != 0 {
+		t.Fatalf("second deletion %+v, %v", rep, err)
+	}
+}
+
+func equalCounts(a, b map[string]int) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// exportLines splits an export into its records.
+func exportLines(t *testing.T, b []byte) []ExportRecord {
+	t.Helper()
+	var out []ExportRecord
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var r ExportRecord
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// normalised strips what legitimately differs between an export and its re-import.
+func normalised(rs []ExportRecord) []ExportRecord {
+	var out []ExportRecord
+	for _, r := range rs {
+		switch r.Kind {
+		case "memory":
+			m := *r.Memory
+			m.Tenant, m.UserID = "", ""
+			r.Memory = &m
+		case "turn":
+			tr := *r.Turn
+			tr.Tenant, tr.UserID = "", ""
+			r.Turn = &tr
+		default:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestExportImport(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e.seedPayments("acme", "u1")
+	e.seedPayments("acme", "u2")
+	e.run(RunOptions{})
+	// A deleted turn and an archived memory travel too.
+	e.exec("acme", `UPDATE turns SET content = NULL, content_deleted_at = now() WHERE turn_id = (SELECT min(turn_id) FROM turns WHERE user_id = 'u1')`)
+	e.exec("acme", `UPDATE memories SET status = 'archived' WHERE content = $1 AND user_id = 'u1'`, otherEpisodes[0])
+	lc := NewLifecycle(e.store, nil, nil, nil)
+
+	var buf bytes.Buffer
+	rep, err := lc.Export(e.ctx, "acme", "u1", &buf, "test")
+	if err != nil || rep.Memories != 8 || rep.Turns != 7 {
+		t.Fatalf("export %+v, %v", rep, err)
+	}
+	exported := exportLines(t, buf.Bytes())
+	if exported[0].Kind != "header" || exported[len(exported)-1].Kind != "end" {
+		t.Fatalf("export framing: %s … %s", exported[0].Kind, exported[len(exported)-1].Kind)
+	}
+
+	imp, err := lc.Import(e.ctx, "globex", "u9", bytes.NewReader(buf.Bytes()), "test")
+	if err != nil || imp.Memories != 8 || imp.Turns != 7 || imp.MemoriesSkipped != 0 {
+		t.Fatalf("import %+v, %v", imp, err)
+	}
+	again, err := lc.Import(e.ctx, "globex", "u9", bytes.NewReader(buf.Bytes()), "test")
+	if err != nil || again.Memories != 0 || again.MemoriesSkipped != 8 || again.TurnsSkipped != 7 {
+		t.Fatalf("second import %+v, %v", again, err)
+	}
+	if n := e.count("globex", `SELECT count(*) FROM memories`); n != 8 {
+		t.Fatalf("globex has %d memories after two imports, want 8", n)
+	}
+
+	var back bytes.Buffer
+	if _, err := lc.Export(e.ctx, "globex", "u9", &back, "test"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := normalised(exported), normalised(exportLines(t, back.Bytes()))
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatalf("re-imported export differs:\n%s\n%s", ja, jb)
+	}
+	var distilled int
+	for _, r := range b {
+		if r.Kind == "memory" && r.Memory.Type == memory.Semantic {
+			distilled++
+			if len(r.Lineage) != 10 || len(r.Versions) != 1 || len(r.Embeddings) != 1 {
+				t.Errorf("distilled memory lineage %d, versions %d, embeddings %d", len(r.Lineage), len(r.Versions), len(r.Embeddings))
+			}
+		}
+	}
+	if distilled != 1 {
+		t.Fatalf("%d distilled memories re-imported", distilled)
+	}
+	// The imported vectors serve searches in the new tenant without re-embedding.
+	ns, err := e.store.Nearest(e.ctx, "globex", memory.NearestQuery{UserID: "u9", Model: e.emb.Model(),
+		Vector: must(e.emb.Embed(e.ctx, []string{paymentEpisodes[0]}))[0], K: 1})
+	if err != nil || len(ns) != 1 || ns[0].Similarity < 0.99 {
+		t.Fatalf("nearest in globex: %+v, %v", ns, err)
+	}
+
+	for _, bad := range []struct{ name, body string }{
+		{"empty", ""},
+		{"no header", `{"kind":"memory"}`},
+		{"truncated", strings.Join(strings.Split(buf.String(), "\n")[:3], "\n")},
+		{"garbage", "not json\n"},
+	} {
+		if _, err := lc.Import(e.ctx, "initech", "u1", strings.NewReader(bad.body), "test"); !errors.Is(err, ErrBadExport) {
+			t.Errorf("%s: %v, want ErrBadExport", bad.name, err)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestLifecycleAPI(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	ids := e.seedPayments("acme", "u1")
+	mux := http.NewServeMux()
+	NewLifecycleAPI(NewLifecycle(e.store, nil, nil, nil), nil).Register(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := r.Header.Get("X-Tenant") // stands in for the token middleware
+		mux.ServeHTTP(w, r.WithContext(httpapi.WithPrincipal(r.Context(), httpapi.Principal{Tenant: tenant, Name: "t"})))
+	}))
+	t.Cleanup(srv.Close)
+	do := func(tenant, method, path string, body io.Reader) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(e.ctx, method, srv.URL+path, body)
+		req.Header.Set("X-Tenant", tenant)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+
+	cases := []struct {
+		name, tenant, method, path string
+		want                       int
+	}{
+		{"other tenant cannot delete", "globex", "DELETE", "/v1/memories/" + ids[0].String(), 404},
+		{"bad id", "acme", "DELETE", "/v1/memories/nope", 400},
+		{"restore active", "acme", "POST", "/v1/memories/" + ids[1].String() + "/restore", 409},
+		{"delete", "acme", "DELETE", "/v1/memories/" + ids[0].String(), 200},
+		{"delete again", "acme", "DELETE", "/v1/memories/" + ids[0].String(), 404},
+		{"bad user", "acme", "DELETE", "/v1/users/a*b", 400},
+		{"unauthenticated", "", "GET", "/v1/users/u1/export", 401},
+	}
+	for _, tc := range cases {
+		if code, body := do(tc.tenant, tc.method, tc.path, nil); code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.want)
+		}
+	}
+	if n := e.count("acme", `SELECT count(*) FROM memory_versions WHERE memory_id = $1`, ids[0]); n != 0 {
+		t.Fatalf("%d versions of the deleted memory left", n)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM audit_log WHERE action = 'delete' AND memory_id = $1 AND content_hash IS NOT NULL`, ids[0]); n != 1 {
+		t.Fatalf("%d delete audit rows", n)
+	}
+
+	e.exec("acme", `UPDATE memories SET status = 'archived' WHERE id = $1`, ids[1])
+	code, body := do("acme", "POST", "/v1/memories/"+ids[1].String()+"/restore", nil)
+	if code != 200 || !strings.Contains(string(body), `"status":"active"`) {
+		t.Fatalf("restore: %d %s", code, body)
+	}
+
+	code, export := do("acme", "GET", "/v1/users/u1/export", nil)
+	if code != 200 || !bytes.HasPrefix(export, []byte(`{"kind":"header"`)) {
+		t.Fatalf("export: %d %.200s", code, export)
+	}
+	code, body = do("globex", "POST", "/v1/users/u7/import", bytes.NewReader(export))
+	var imp ImportReport
+	if code != 200 || json.Unmarshal(body, &imp) != nil || imp.Memories != 6 {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	code, body = do("globex", "POST", "/v1/users/u7/import", strings.NewReader("{}\n"))
+	if code != 400 {
+		t.Fatalf("bad import: %d %s", code, body)
+	}
+	code, body = do("globex", "DELETE", "/v1/users/u7", nil)
+	var del UserDeletion
+	if code != 200 || json.Unmarshal(body, &del) != nil || del.Memories != 6 || !slices.Contains(del.Skipped, "streams") {
+		t.Fatalf("delete user: %d %s", code, body)
+	}
+	_ = time.Second
+	_ = context.Background
+}

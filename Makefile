@@ -5,6 +5,7 @@ BIN := bin/engram
 # The race detector roughly doubles test time; CI keeps it on (it fits well inside the budget).
 RACE ?= -race
 TEST_TIMEOUT ?= 20m
+FUZZTIME ?= 5s
 
 .PHONY: all build services services-stop services-status test test-short vet fmt dev demo bench clean
 
@@ -25,6 +26,10 @@ services-status:
 
 ## test: set up what is missing, then run every test against real PostgreSQL and JetStream.
 test: services vet
+	@# A few seconds of real fuzzing of what parses untrusted input, then every test.
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./extractor/redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 test-short: services

@@ -18,9 +18,10 @@ import (
 type NightlyConfig struct {
 	// ClusterSim is the average cosine an episode must have with a cluster's members
 	// (average linkage) to join it. Default 0.25, measured with the local hash
-	// embedder (engram-hash-v1) on the bilingual set of TestClusterThreshold: related
-	// episodes score 0.30–0.55 against their cluster, unrelated ones 0.00–0.17. A
-	// dense embedding model needs its own value: its cosines sit higher.
+	// embedder (engram-hash-v1) on the bilingual set of TestClusterThreshold: an
+	// episode's average cosine to the rest of its group is at least 0.30, an
+	// unrelated episode's to any group at most 0.20. A dense embedding model needs its
+	// own value: its cosines sit higher.
 	ClusterSim float64
 	// MinCluster is the smallest cluster distilled into a semantic memory. Default 3.
 	MinCluster int

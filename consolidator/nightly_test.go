@@ -3,13 +3,20 @@ package consolidator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/internal/testutil/fakeopenai"
 	"github.com/engramhq/engram/internal/testutil/pgtest"
@@ -494,4 +501,133 @@ func TestRunFilters(t *testing.T) {
 	if rep.Owners != 3 || rep.Counts.Distilled != 1 || !strings.Contains(progress.String(), "[3/3]") {
 		t.Fatalf("run %+v\n%s", rep, progress.String())
 	}
+}
+
+// TestNightlyScale measures a run over many owners (ENGRAM_NIGHTLY_SCALE=1; sizes
+// with ENGRAM_NIGHTLY_OWNERS and ENGRAM_NIGHTLY_PER_OWNER, default 1,000 × 100): each
+// owner has six recurring topics of ten episodes and forty unrelated ones, seeded
+// with hash embeddings and turn lineage. It reports the run's duration, the peak Go
+// heap sampled during the run and the process's peak RSS.
+func TestNightlyScale(t *testing.T) {
+	if os.Getenv("ENGRAM_NIGHTLY_SCALE") == "" {
+		t.Skip("set ENGRAM_NIGHTLY_SCALE=1 to measure a large run")
+	}
+	owners, per := envN("ENGRAM_NIGHTLY_OWNERS", 1000), envN("ENGRAM_NIGHTLY_PER_OWNER", 100)
+	e := newNightlyEnv(t, nil, NightlyConfig{Concurrency: envN("ENGRAM_NIGHTLY_CONCURRENCY", 2)})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	e.ctx = ctx
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	topics := []func() string{
+		func() string {
+			return "支付失败，因为" + pickOne(rng, "余额不足", "接口超时", "网络错误", "验证码过期", "银行卡被冻结", "限额已满")
+		},
+		func() string {
+			return "The deploy to " + pickOne(rng, "staging", "production", "canary") + " failed because " + pickOne(rng, "the migration timed out", "a health check failed", "the image was missing")
+		},
+		func() string {
+			return "用户在" + pickOne(rng, "周一", "周三", "周五") + "开会讨论" + pickOne(rng, "预算", "招聘", "路线图", "季度目标")
+		},
+		func() string {
+			return "The user ordered " + pickOne(rng, "ramen", "a salad", "dumplings", "a burrito") + " for lunch at the office"
+		},
+		func() string {
+			return "用户去" + pickOne(rng, "公园", "河边", "体育场") + "跑步了" + fmt.Sprint(3+rng.IntN(8)) + "公里"
+		},
+		func() string {
+			return "The CI build broke on " + pickOne(rng, "main", "the release branch", "a feature branch") + " due to " + pickOne(rng, "a flaky test", "a lint error", "a missing dependency")
+		},
+	}
+	words := strings.Fields("apple river garden violin planet copper lantern meadow harbor pencil canyon silver orchard " +
+		"thunder marble falcon velvet glacier saddle compass ember willow quartz meteor tundra crimson beacon " +
+		"jasmine cobalt prairie sonnet galaxy bamboo citadel nectar oasis pebble quiver rubble sapphire timber")
+	day := time.Now().UTC().AddDate(0, 0, -60)
+	for o := range owners {
+		user := fmt.Sprintf("u%04d", o)
+		texts := make([]string, 0, per)
+		for i := range per {
+			if i < per*6/10 {
+				texts = append(texts, topics[i%len(topics)]())
+			} else {
+				texts = append(texts, pickOne(rng, words...)+" "+pickOne(rng, words...)+" "+pickOne(rng, words...)+" "+pickOne(rng, words...))
+			}
+		}
+		vecs, err := e.emb.Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.store.InTx(ctx, "acme", func(tx *memory.Tx) error {
+			var b pgx.Batch
+			for i, text := range texts {
+				id, turnID := uuid.Must(uuid.NewV7()), fmt.Sprintf("t-%s-%d", user, i)
+				at := day.Add(time.Duration(rng.IntN(60*24)) * time.Minute)
+				b.Queue(`INSERT INTO turns (tenant, turn_id, user_id, session_id, role, content, content_hash, occurred_at)
+					VALUES ('acme', $1, $2, 's', 'user', $3, $4, $5)`, turnID, user, text, memory.ContentHash(text), at)
+				b.Queue(`INSERT INTO memories (tenant, id, user_id, scope, type, category, content, importance, confidence,
+					status, valid_from, source) VALUES ('acme', $1, $2, 'user', 'episodic', 'event', $3, 0.5, 0.8, 'active', $4, 'user')`,
+					id, user, text, at)
+				b.Queue(`INSERT INTO memory_versions (tenant, memory_id, version, change, content, status, category, importance,
+					confidence, valid_from, actor) VALUES ('acme', $1, 1, 'add', $2, 'active', 'event', 0.5, 0.8, $3, 'seed')`, id, text, at)
+				b.Queue(`INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding) VALUES ('acme', $1, $2, $3, $4, $5)`,
+					id, e.emb.Model(), len(vecs[i]), user, pgvector.NewVector(vecs[i]))
+				b.Queue(`INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id) VALUES ('acme', $1, 'turn', $2)`, id, turnID)
+			}
+			return tx.Raw().SendBatch(ctx, &b).Close()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seeded %d owners × %d episodes in %s", owners, per, time.Since(start).Round(time.Second))
+
+	runtime.GC()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // resets VmHWM to the current RSS
+	var peakHeap atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peakHeap.Load() {
+				peakHeap.Store(ms.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	rep := e.run(RunOptions{})
+	close(stop)
+	<-sampled
+	t.Logf("run 1: %s, %d owners, counts %+v", rep.Duration().Round(time.Millisecond), rep.OwnersDone, rep.Counts)
+	t.Logf("peak Go heap during the run %.1f MiB; peak RSS %s", float64(peakHeap.Load())/(1<<20), procStatus("VmHWM"))
+	rep = e.run(RunOptions{})
+	t.Logf("run 2 (nothing new): %s, counts %+v", rep.Duration().Round(time.Millisecond), rep.Counts)
+}
+
+func envN(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func pickOne(rng *rand.Rand, xs ...string) string { return xs[rng.IntN(len(xs))] }
+
+func procStatus(field string) string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, field+":") {
+			return strings.TrimSpace(strings.TrimPrefix(l, field+":"))
+		}
+	}
+	return "unknown"
 }

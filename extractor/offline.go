@@ -58,6 +58,7 @@ type Offline struct {
 	idents []identRule
 
 	hedge, permanent, fixCue *regexp.Regexp
+	relaxCue                 *regexp.Regexp
 	rememberZH, rememberEN   *regexp.Regexp
 	fillerZH, fillerEN       *regexp.Regexp
 	leadEN, imperativeEN     *regexp.Regexp
@@ -78,6 +79,7 @@ func NewOffline() *Offline {
 		hedge:        re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
 		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
 		fixCue:       re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang)`),
+		relaxCue:     re(`也可以了|也行了|也没问题了|也可以|不用再|不再|不必再|不用避开|不需要避开|\bfine now\b|\bok(?:ay)? now\b|\bno longer\b|\banymore\b`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
 		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|ok|OK)[，,、\s]*)+`),
@@ -275,9 +277,12 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 	if has(SignalChange) {
 		if key := o.topics.key(lower); key != "" {
 			cat := memory.CatPreference
-			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) {
-				// Relaxing or moving a meeting time revises the avoid-time slot the
-				// earlier constraint lives in, so the old value is superseded.
+			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) &&
+				o.relaxCue.MatchString(lower) {
+				// Relaxing a meeting time ("周五下午开会也可以了") revises the avoid-time
+				// slot the earlier constraint lives in, so the old value is superseded. A
+				// move to a new time ("改成下午") keeps the topic's key, the preferred-time
+				// slot, where the earlier preferred time lives.
 				key, cat = "meeting.avoid_time", memory.CatConstraint
 			}
 			d := o.draft(s, ref, memory.Semantic, cat, "change", impConstraint, o.confidence(lower))

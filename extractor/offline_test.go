@@ -36,6 +36,8 @@ func TestOfflineExtract(t *testing.T) {
 			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户希望以后安排会议尽量避开每周五下午，因为周五要写周报", ""}}},
 		{"zh relaxed meeting time", userTurn("1", "周五下午开会也可以了"),
 			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户更新了偏好：周五下午开会也可以了", ""}}},
+		{"zh moved meeting time", userTurn("1", "以后开会改成下午吧，上午我要专心写代码"),
+			[]wantCand{{sem, memory.CatPreference, "meeting.preferred_time", "用户更新了偏好：以后开会改成下午吧，上午用户要专心写代码", ""}}},
 		{"zh changed meeting room", userTurn("1", "会议室改成二楼那间"),
 			[]wantCand{{sem, memory.CatPreference, "meeting.room", "会议室改成二楼那间", ""}}},
 		{"en meeting time fine now", userTurn("1", "Friday afternoon meetings are fine now"),

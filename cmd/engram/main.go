@@ -48,6 +48,7 @@ func commands() map[string]command {
 		"token":   {"create an API token for a tenant", runToken},
 		"bench":   {"measure throughput and latency (ingest | resolve | search)", runBench},
 		"memory":  {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of", runMemory},
+		"eval":    {"run the evaluation: golden cases or LoCoMo", runEval},
 	}
 }
 

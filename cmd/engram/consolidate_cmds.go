@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/consolidator"
+)
+
+const consolidateUsage = `Usage: engram consolidate [--tenant T] [--user U] [--dry-run] [--json]
+       engram consolidate runs [--limit N] [--json]
+
+Run the nightly consolidation now: distil recurring episodes into semantic memories
+(through the resolver), expire TTLs, decay and archive unused memories, enforce the
+per-owner cap and delete the content of old turns. Only one run at a time across all
+processes: a second one fails at once. A run started soon after an interrupted or
+failed one (same filters) finishes that run's work instead of starting afresh.
+Progress goes to stderr, the summary to stdout.
+
+"runs" lists recent runs, newest first.
+`
+
+// consolidateCommand runs "engram consolidate ...". args excludes "consolidate".
+func consolidateCommand(ctx context.Context, c *consolidator.Consolidator, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "runs" {
+		return consolidateRuns(ctx, c, args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("engram consolidate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), consolidateUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	tenant := fs.String("tenant", "", "only this tenant")
+	user := fs.String("user", "", "only this user (needs --tenant)")
+	dry := fs.Bool("dry-run", false, "report what would change and change nothing")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("quiet", false, "no per-owner progress")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("consolidate: %w", err)
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return fmt.Errorf("consolidate: unexpected argument %q", pos[0])
+	}
+	if *user != "" && *tenant == "" {
+		return errors.New("consolidate: --user needs --tenant")
+	}
+	opts := consolidator.RunOptions{Tenant: *tenant, User: *user, DryRun: *dry}
+	if !*quiet {
+		opts.Progress = stderr
+	}
+	rep, err := c.Run(ctx, opts)
+	if errors.Is(err, consolidator.ErrRunInProgress) {
+		return fmt.Errorf("consolidate: %w; try again when it has finished (engram consolidate runs)", err)
+	}
+	if rep.RunID != 0 {
+		if *asJSON {
+			if werr := writeJSON(stdout, rep); werr != nil {
+				return werr
+			}
+		} else {
+			printRunReport(stdout, rep)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("consolidate: %w", err)
+	}
+	return nil
+}
+
+func printRunReport(w io.Writer, r consolidator.RunReport) {
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run: nothing was changed)"
+	}
+	fmt.Fprintf(w, "run %d %s in %s%s\n", r.RunID, r.Status, r.Duration().Round(time.Millisecond), mode)
+	if r.Resumes != 0 {
+		fmt.Fprintf(w, "resumed run %d: %d owners were done already\n", r.Resumes, r.OwnersSkipped)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	c := r.Counts
+	for _, row := range []struct {
+		name string
+		n    int
+	}{
+		{"owners", r.OwnersDone}, {"episodes examined", c.Episodes}, {"clusters", c.Clusters},
+		{"distilled (new memory)", c.Distilled}, {"distilled (merged)", c.Merged}, {"distilled (nothing new)", c.Noop},
+		{"replayed", c.Replayed}, {"episodes consolidated", c.Consolidated}, {"expired", c.Expired},
+		{"decayed", c.Decayed}, {"archived (unused)", c.Archived}, {"archived (cap)", c.Capped},
+		{"turns purged", c.TurnsPurged}, {"LLM calls", r.LLMCalls},
+	} {
+		fmt.Fprintf(tw, "  %s\t%d\t\n", row.name, row.n)
+	}
+	tw.Flush()
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "error: %s/%s: %s\n", e.Tenant, e.UserID, e.Error)
+	}
+}
+
+func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("engram consolidate runs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	limit := fs.Int("limit", 20, "how many runs")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("consolidate runs: %w", err)
+	}
+	runs, err := c.Runs(ctx, *limit)
+	if err != nil {
+		return fmt.Errorf("consolidate runs: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, runs)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tDURATION\tOWNERS\tDISTILLED\tEXPIRED\tDECAYED\tARCHIVED\tERRORS\tFILTER")
+	for _, r := range runs {
+		dur := "-"
+		if r.FinishedAt != nil {
+			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+		}
+		filter := r.Tenant
+		if r.User != "" {
+			filter += "/" + r.User
+		}
+		if r.DryRun {
+			filter += " (dry run)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.ID, r.StartedAt.UTC().Format(time.RFC3339),
+			r.Status, dur, r.OwnersDone, r.Owners+r.OwnersSkipped, r.Counts.Distilled, r.Counts.Expired, r.Counts.Decayed,
+			r.Counts.Archived+r.Counts.Capped, len(r.Errors), filter)
+	}
+	return tw.Flush()
+}
+
+const usersUsage = `Usage: engram users <command> --tenant T [flags] USER
+
+Commands:
+  delete   delete everything engram holds about the user: memories with their
+           versions, lineage and embeddings, turns, retrieval records, session
+           summaries, working memory, and the user's messages in the streams
+  export   write the user's memories (with versions, lineage, embeddings) and turns
+           as JSON Lines (--file F, default stdout)
+  import   read an export into the tenant under USER (--file F, required);
+           importing the same file twice changes nothing
+`
+
+// usersCommand runs "engram users delete|export|import ...". args excludes "users".
+func usersCommand(ctx context.Context, lc *consolidator.Lifecycle, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usersUsage)
+		return errors.New("users: missing command (delete, export, import)")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usersUsage)
+		return nil
+	case "delete", "export", "import":
+	default:
+		fmt.Fprint(stderr, usersUsage)
+		return fmt.Errorf("users: unknown command %q (want delete, export, import)", cmd)
+	}
+	fs := flag.NewFlagSet("engram users "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usersUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	tenant := fs.String("tenant", "", "the user's tenant (required)")
+	file := fs.String("file", "", "export: file to write (default stdout); import: file to read (required)")
+	actor := fs.String("actor", "cli", "actor recorded in the audit log")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, rest)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("users %s: %w", cmd, err)
+	}
+	if *tenant == "" {
+		return fmt.Errorf("users %s: --tenant is required", cmd)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("users %s: want exactly one user id, got %d arguments", cmd, len(pos))
+	}
+	user := pos[0]
+	var report any
+	switch cmd {
+	case "delete":
+		rep, err := lc.DeleteUser(ctx, *tenant, user, *actor)
+		if err != nil {
+			return fmt.Errorf("users delete: %w", err)
+		}
+		report = rep
+		if !*asJSON {
+			fmt.Fprintf(stdout, "deleted user %s of %s: %d memories (%d versions, %d embeddings), %d turns, %d retrievals, "+
+				"%d session summaries, %d task states, %d turn and %d candidate messages, %d dead letters\n",
+				user, *tenant, rep.Memories, rep.Versions, rep.Embeddings, rep.Turns, rep.Retrievals, rep.SessionSummaries,
+				rep.TaskStates, rep.TurnMessages, rep.CandidateMsgs, rep.DeadLetters)
+			if len(rep.Skipped) > 0 {
+				fmt.Fprintf(stdout, "not cleaned (not configured here): %v\n", rep.Skipped)
+			}
+		}
+	case "export":
+		w, closeFn := stdout, func() error { return nil }
+		if *file != "" && *file != "-" {
+			f, err := os.Create(*file)
+			if err != nil {
+				return fmt.Errorf("users export: %w", err)
+			}
+			w, closeFn = f, f.Close
+		}
+		rep, err := lc.Export(ctx, *tenant, user, w, *actor)
+		if cerr := closeFn(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("users export: %w", err)
+		}
+		if *file == "" || *file == "-" {
+			fmt.Fprintf(stderr, "exported %d memories and %d turns\n", rep.Memories, rep.Turns)
+			return nil
+		}
+		report = rep
+		if !*asJSON {
+			fmt.Fprintf(stdout, "exported %d memories and %d turns of %s to %s\n", rep.Memories, rep.Turns, user, *file)
+		}
+	case "import":
+		if *file == "" {
+			return errors.New("users import: --file is required")
+		}
+		f, err := os.Open(*file)
+		if err != nil {
+			return fmt.Errorf("users import: %w", err)
+		}
+		defer f.Close()
+		rep, err := lc.Import(ctx, *tenant, user, f, *actor)
+		if err != nil {
+			return fmt.Errorf("users import: %w", err)
+		}
+		report = rep
+		if !*asJSON {
+			fmt.Fprintf(stdout, "imported %d memories (%d already there) and %d turns (%d already there) into %s/%s\n",
+				rep.Memories, rep.MemoriesSkipped, rep.Turns, rep.TurnsSkipped, *tenant, user)
+		}
+	}
+	if *asJSON {
+		return writeJSON(stdout, report)
+	}
+	return nil
+}
+
+const memoryLifecycleUsage = `Usage: engram memory delete|restore --tenant T ID
+
+  delete   hard-delete the memory with its versions, lineage and embeddings (the
+           audit log keeps its id and content hash)
+  restore  bring an archived memory back to active
+`
+
+// memoryLifecycleCommand runs "engram memory delete|restore ...". args starts with
+// the command name; the "memory" dispatcher can hand these two over to it.
+func memoryLifecycleCommand(ctx context.Context, lc *consolidator.Lifecycle, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "delete" && args[0] != "restore") {
+		fmt.Fprint(stderr, memoryLifecycleUsage)
+		return errors.New("memory: want delete or restore")
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("engram memory "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), memoryLifecycleUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	tenant := fs.String("tenant", "", "tenant of the memory (required)")
+	actor := fs.String("actor", "cli", "actor recorded in the audit log")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("memory %s: %w", cmd, err)
+	}
+	if *tenant == "" {
+		return fmt.Errorf("memory %s: --tenant is required", cmd)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
+	}
+	id, err := uuid.Parse(pos[0])
+	if err != nil {
+		return fmt.Errorf("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
+	}
+	if cmd == "delete" {
+		d, err := lc.DeleteMemory(ctx, *tenant, id, *actor)
+		if err != nil {
+			return fmt.Errorf("memory delete %s: %w", id, err)
+		}
+		if *asJSON {
+			return writeJSON(stdout, d)
+		}
+		fmt.Fprintf(stdout, "deleted memory %s (%d versions, %d lineage links, %d embeddings)\n", id, d.Versions, d.Lineage, d.Embeddings)
+		return nil
+	}
+	m, err := lc.Restore(ctx, *tenant, id, *actor)
+	if err != nil {
+		return fmt.Errorf("memory restore %s: %w", id, err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, m)
+	}
+	printMemory(stdout, m)
+	return nil
+}

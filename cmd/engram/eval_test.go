@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/testutil/natstest"
+	"github.com/engramhq/engram/internal/testutil/pgtest"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/retriever"
+	"github.com/engramhq/engram/retriever/eval"
+)
+
+// testEvalSystem starts the real wiring on a fresh database and an in-process
+// JetStream server, as testNode does, with no tenants: the harness makes them.
+func testEvalSystem(t *testing.T) *evalSystem {
+	t.Helper()
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	cfg, err := LoadConfig(envMap(map[string]string{
+		"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_NATS_URL": ns.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
+		"ENGRAM_DATA_DIR": t.TempDir(), "ENGRAM_DB_MAX_CONNS": "24",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &App{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	t.Cleanup(app.Close)
+	if err := app.openDB(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.openNATS(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	tokens := &httpapi.Tokens{}
+	n, err := startNode(ctx, app, tokens, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := newEvalSystem(app, n, tokens)
+	if err != nil {
+		n.Stop()
+		t.Fatal(err)
+	}
+	t.Cleanup(sys.Close)
+	return sys
+}
+
+// TestGoldenSet runs every golden case through the real pipeline (HTTP API,
+// extractor and resolver workers, PostgreSQL, JetStream) on the offline defaults.
+func TestGoldenSet(t *testing.T) {
+	t.Parallel()
+	cases, err := eval.LoadGolden("../../testdata/golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := testEvalSystem(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, err := eval.RunGolden(ctx, sys, cases, eval.GoldenOptions{Tokens: retriever.EstimateTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Cases != len(cases) || rep.CasesPassed != rep.Cases {
+		for _, c := range rep.Details {
+			for _, q := range c.Queries {
+				if !q.Passed {
+					t.Errorf("case %s (%s), query %q: missing %v, forbidden found %v, error %q; returned:\n%s",
+						c.Name, c.File, q.Query, q.Missing, q.ForbiddenFound, q.Error, q.Returned)
+				}
+			}
+		}
+		t.Fatalf("%d/%d golden cases passed:\n%s", rep.CasesPassed, len(cases), table.String())
+	}
+	if rep.LLMCalls != 0 {
+		t.Errorf("the offline pipeline made %d LLM calls", rep.LLMCalls)
+	}
+	t.Logf("%d cases in %s\n%s", rep.Cases, time.Since(start).Round(time.Millisecond), table.String())
+}
+
+// TestEvalLoCoMoCommand runs "engram eval locomo" end to end on a tiny synthetic
+// conversation: private embedded JetStream, the given database, JSON report.
+func TestEvalLoCoMoCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	getenv := envMap(map[string]string{"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_LOG_LEVEL": "error"})
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--json", "--k", "1,5"},
+		getenv, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	var rep eval.LoCoMoReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if rep.Turns != 5 || rep.Questions == 0 || len(rep.Conversations) != 1 || rep.LLMCalls != 0 {
+		t.Fatalf("report = %+v", rep)
+	}
+	// Every evidence turn is stored and searchable in the turns layer: with five
+	// turns, recall@5 is complete.
+	if got := rep.RecallAt[5].Overall; got != 1 {
+		t.Errorf("recall@5 = %v, want 1; report:\n%s", got, stdout.String())
+	}
+	if rep.ContextTokensMean <= 0 {
+		t.Errorf("context tokens = %v", rep.ContextTokensMean)
+	}
+}
+
+func TestEvalCommandUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantErr  string
+	}{
+		{[]string{"eval"}, nil, 2, "golden or locomo"},
+		{[]string{"eval", "nope"}, nil, 2, "unknown evaluation"},
+		{[]string{"eval", "golden"}, nil, 2, "at least one golden file"},
+		{[]string{"eval", "golden", "does-not-exist.json"}, nil, 1, "does-not-exist.json"},
+		{[]string{"eval", "locomo"}, nil, 2, "--data"},
+		{[]string{"eval", "locomo", "--data", "x.json", "--k", "0"}, nil, 2, "--k"},
+		{[]string{"eval", "locomo", "--data", "x.json", "--layers", "facts"}, nil, 2, "--layers"},
+		{[]string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--answer"}, nil, 2, "ENGRAM_LLM_BASE_URL"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tt.args, envMap(tt.env), &stdout, &stderr)
+		if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantErr) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tt.args, code, stderr.String(), tt.wantCode, tt.wantErr)
+		}
+	}
+}
+
+func TestEvalTenantIDs(t *testing.T) {
+	t.Parallel()
+	s := &evalSystem{runID: "20260101T000000-abcdef"}
+	if got, want := s.tenantID(3, "golden-a b/c"), "eval-20260101T000000-abcdef-3-golden-a-b-c"; got != want {
+		t.Errorf("tenantID = %q, want %q", got, want)
+	}
+	long := s.tenantID(1, strings.Repeat("x", 300))
+	if len(long) != maxTenantLen {
+		t.Errorf("long tenant id has %d characters", len(long))
+	}
+	for _, id := range []string{long, s.tenantID(2, "locomo-conv-26"), s.tenantID(4, "日本")} {
+		if err := memory.CheckTenant(id); err != nil {
+			t.Errorf("tenant id %q: %v", id, err)
+		}
+	}
+}

@@ -427,10 +427,10 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		if kr != nil {
 			res.Components.Keyword = *kr
 		}
-		recencyAt := m.UpdatedAt
-		if q.AsOf != nil {
-			recencyAt = m.ValidFrom
-		}
+		// Recency is world time (when the fact became true), the same clock turns use
+		// (occurred_at): ingestion time would make every backfilled memory "new" and
+		// rank it above the turns it came from.
+		recencyAt := m.ValidFrom
 		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
@@ -774,12 +774,10 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query) ([]
 		return nil, fmt.Errorf("searching turns: %w", err)
 	}
 	defer rows.Close()
-	// Normalised against the memory sides, so a turn found by one signal ranks with
-	// memories found by one signal, not above memories found by all of them.
-	sideNorm := (r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight) / (r.cfg.RRFK + 1)
-	if r.emb != nil {
-		sideNorm += r.cfg.VectorSideWeight / (r.cfg.RRFK + 1)
-	}
+	// Turns have one side (keyword): normalised against it, so the best turn match
+	// competes with the best memory match instead of being capped below it by sides
+	// a turn cannot have.
+	sideNorm := r.cfg.KeywordSideWeight / (r.cfg.RRFK + 1)
 	var out []Result
 	rank := 0
 	for rows.Next() {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -80,9 +81,11 @@ func (c *Consolidator) distil(ctx context.Context, o owner, dryRun bool) (Counts
 	return cnt, calls, nil
 }
 
-// loadEpisodes reads the owner's distillable episodes (oldest first, at most
-// MaxEpisodes) with their vectors under the embedder's model, embedding those that
-// have none.
+// loadEpisodes reads the owner's distillable episodes (the newest MaxEpisodes, in
+// time order) with their vectors under the embedder's model, embedding those that
+// have none. Newest, because episodes that never join a cluster stay unconsolidated:
+// an old backlog must not hide what recurs now (archiving retires it after
+// ArchiveAfter).
 func (c *Consolidator) loadEpisodes(ctx context.Context, o owner) ([]episode, error) {
 	var eps []episode
 	err := c.store.InTx(ctx, o.Tenant, func(tx *memory.Tx) error {
@@ -92,7 +95,7 @@ func (c *Consolidator) loadEpisodes(ctx context.Context, o owner) ([]episode, er
 				ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $3
 			WHERE m.tenant = $1 AND m.user_id = $2 AND m.scope = 'user' AND m.type = 'episodic'
 			  AND m.status = 'active' AND m.consolidated_at IS NULL
-			ORDER BY m.valid_from, m.id LIMIT $4`, o.Tenant, o.UserID, c.emb.Model(), c.cfg.MaxEpisodes)
+			ORDER BY m.valid_from DESC, m.id DESC LIMIT $4`, o.Tenant, o.UserID, c.emb.Model(), c.cfg.MaxEpisodes)
 		if err != nil {
 			return fmt.Errorf("reading episodes of %s: %w", o, err)
 		}
@@ -115,6 +118,7 @@ func (c *Consolidator) loadEpisodes(ctx context.Context, o owner) ([]episode, er
 	if err != nil {
 		return nil, err
 	}
+	slices.Reverse(eps) // the newest MaxEpisodes, clustered in the order they happened
 	var missing []int
 	for i := range eps {
 		if len(eps[i].vec) == 0 {

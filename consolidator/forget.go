@@ -27,7 +27,8 @@ import (
 // memory and no version: it changes how much a memory counts, not what it says or
 // whether it is believed, and a version per memory per night would bury the history
 // that matters. Nothing here touches updated_at except status changes, because
-// "unused" is measured from it.
+// "unused" is measured from it (with last_access_at and last_confirmed_at: the latest
+// of the three is a memory's last use).
 //
 // The step's statements and the owner's consolidation_progress row commit together,
 // which is what makes a resumed run do each owner's forgetting exactly once.
@@ -142,7 +143,7 @@ func (c *Consolidator) decay(ctx context.Context, tx *memory.Tx, o owner) (int, 
 	err := tx.Raw().QueryRow(ctx, `WITH d AS (
 			UPDATE memories m SET importance = greatest($3::real, (m.importance * $4)::real)
 			WHERE m.tenant = $1 AND m.user_id = $2 AND m.status = 'active' AND m.importance > $3::real
-			  AND coalesce(m.last_access_at, m.updated_at) < now() - make_interval(secs => $5)
+			  AND greatest(m.last_access_at, m.last_confirmed_at, m.updated_at) < now() - make_interval(secs => $5)
 			RETURNING m.tenant, m.id, m.user_id, m.version, m.importance, m.content
 		), a AS (
 			INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version, content_hash, details)
@@ -166,7 +167,7 @@ func (c *Consolidator) archiveCold(ctx context.Context, tx *memory.Tx, o owner) 
 	}
 	return c.transition(ctx, tx, o, memory.ChangeArchive, memory.StatusArchived,
 		fmt.Sprintf("unused for %s", c.cfg.ArchiveAfter), "",
-		`m.status = 'active' AND coalesce(m.last_access_at, m.updated_at) < now() - make_interval(secs => $5)`,
+		`m.status = 'active' AND greatest(m.last_access_at, m.last_confirmed_at, m.updated_at) < now() - make_interval(secs => $5)`,
 		c.cfg.ArchiveAfter.Seconds())
 }
 
@@ -185,7 +186,7 @@ func (c *Consolidator) enforceCap(ctx context.Context, tx *memory.Tx, o owner) (
 		return 0, nil
 	}
 	rows, err := tx.Raw().Query(ctx, `SELECT id FROM memories WHERE tenant = $1 AND user_id = $2 AND status = 'active'
-		ORDER BY importance * confidence / (1 + extract(epoch FROM now() - coalesce(last_access_at, updated_at)) / 86400.0 / 30), id
+		ORDER BY importance * confidence / (1 + extract(epoch FROM now() - greatest(last_access_at, last_confirmed_at, updated_at)) / 86400.0 / 30), id
 		LIMIT $3`, o.Tenant, o.UserID, excess)
 	if err != nil {
 		return 0, fmt.Errorf("ranking memories of %s: %w", o, err)

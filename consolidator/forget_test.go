@@ -30,6 +30,7 @@ func TestForgetting(t *testing.T) {
 		unused     string // interval since last use
 		expireIn   string // interval from now; "" none
 		accessed   bool   // last_access_at recent (overrides an old updated_at)
+		confirmed  bool   // last_confirmed_at recent (likewise)
 	}
 	seeds := []mem{
 		{name: "ttl", importance: 0.5, unused: "1 day", expireIn: "-1 hour"},
@@ -39,6 +40,7 @@ func TestForgetting(t *testing.T) {
 		{name: "at-floor", importance: 0.1, unused: "40 days"},
 		{name: "fresh", importance: 0.5, unused: "2 days"},
 		{name: "used", importance: 0.5, unused: "200 days", accessed: true},
+		{name: "confirmed", importance: 0.5, unused: "200 days", confirmed: true},
 		{name: "cold", importance: 0.9, unused: "100 days"},
 	}
 	ids := map[string]uuid.UUID{}
@@ -46,9 +48,10 @@ func TestForgetting(t *testing.T) {
 		id := e.seed("acme", "u1", "用户的备忘 "+s.name, now.AddDate(0, -1, 0))
 		ids[s.name] = id
 		e.exec("acme", `UPDATE memories SET type = 'semantic', importance = $2, updated_at = now() - $3::interval,
+			last_confirmed_at = CASE WHEN $6 THEN now() - interval '1 hour' ELSE now() - $3::interval END,
 			expire_at = CASE WHEN $4 = '' THEN NULL ELSE now() + $4::interval END,
 			last_access_at = CASE WHEN $5 THEN now() - interval '1 hour' END WHERE id = $1`,
-			id, s.importance, s.unused, s.expireIn, s.accessed)
+			id, s.importance, s.unused, s.expireIn, s.accessed, s.confirmed)
 	}
 	oldTurn := "turn-old-" + uuid.NewString()
 	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
@@ -81,6 +84,7 @@ func TestForgetting(t *testing.T) {
 		{"at-floor", memory.StatusActive, 0.1, memory.ChangeAdd},
 		{"fresh", memory.StatusActive, 0.5, memory.ChangeAdd},
 		{"used", memory.StatusActive, 0.5, memory.ChangeAdd},
+		{"confirmed", memory.StatusActive, 0.5, memory.ChangeAdd},
 		{"cold", memory.StatusArchived, 0.9, memory.ChangeArchive},
 	}
 	for _, tc := range cases {
@@ -176,7 +180,8 @@ func TestCaps(t *testing.T) {
 	for _, s := range seeds {
 		id := e.seed("acme", "u1", "用户的记录 "+s.name, now)
 		ids[s.name] = id
-		e.exec("acme", `UPDATE memories SET type = 'semantic', importance = $2, updated_at = now() - $3::interval WHERE id = $1`,
+		e.exec("acme", `UPDATE memories SET type = 'semantic', importance = $2, updated_at = now() - $3::interval,
+			last_confirmed_at = now() - $3::interval WHERE id = $1`,
 			id, s.importance, s.unused)
 	}
 	rep := e.run(RunOptions{})

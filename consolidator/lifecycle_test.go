@@ -381,6 +381,7 @@ func TestLifecycleAPI(t *testing.T) {
 	e := newNightlyEnv(t, nil, NightlyConfig{})
 	ids := e.seedPayments("acme", "u1")
 	mux := http.NewServeMux()
+	NewOpsAPI(e.store, e.emb, nil).Register(mux) // the routes share /v1/memories/{id}
 	NewLifecycleAPI(NewLifecycle(e.store, nil, nil, nil), nil).Register(mux)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant := r.Header.Get("X-Tenant") // stands in for the token middleware
@@ -416,6 +417,9 @@ func TestLifecycleAPI(t *testing.T) {
 		if code, body := do(tc.tenant, tc.method, tc.path, nil); code != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.want)
 		}
+	}
+	if code, _ := do("acme", "GET", "/v1/memories/"+ids[1].String(), nil); code != 200 {
+		t.Errorf("GET through the ops API: %d", code)
 	}
 	if n := e.count("acme", `SELECT count(*) FROM memory_versions WHERE memory_id = $1`, ids[0]); n != 0 {
 		t.Fatalf("%d versions of the deleted memory left", n)

@@ -25,14 +25,15 @@ type NightlyConfig struct {
 	ClusterSim float64
 	// MinCluster is the smallest cluster distilled into a semantic memory. Default 3.
 	MinCluster int
-	// MaxEpisodes bounds the episodes of one owner clustered per run (oldest first);
-	// the rest wait for the next run. Clustering is O(n·clusters). Default 2000.
+	// MaxEpisodes bounds the episodes of one owner clustered per run (the newest);
+	// clustering is O(n·clusters). Default 2000.
 	MaxEpisodes int
 	// SourceImportanceFactor down-weights distilled source episodes. Default 0.5.
 	SourceImportanceFactor float64
 
-	// DecayAfter: active memories unused (last access, else last update) for longer
-	// lose importance. Default 30 days.
+	// DecayAfter: active memories unused for longer lose importance. A memory's last
+	// use is the latest of its last access (retrieval), confirmation and update.
+	// Default 30 days.
 	DecayAfter time.Duration
 	// DecayFactor multiplies their importance once per decay. Default 0.9.
 	DecayFactor float64

@@ -337,7 +337,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newNightlyEnv(t, nil, NightlyConfig{})
 	e.seedPayments("acme", "u1")
-	e.exec("acme", `UPDATE memories SET updated_at = now() - interval '40 days', expire_at = now() - interval '1 day'
+	e.exec("acme", `UPDATE memories SET updated_at = now() - interval '40 days', last_confirmed_at = now() - interval '40 days', expire_at = now() - interval '1 day'
 		WHERE content = $1`, otherEpisodes[0])
 	rep := e.run(RunOptions{DryRun: true})
 	if !rep.DryRun || rep.Counts.Clusters != 1 || rep.Counts.Distilled != 0 || rep.Counts.Expired != 1 {
@@ -366,7 +366,8 @@ func TestResumeAfterInterruption(t *testing.T) {
 		// An old memory per owner: decay must hit it exactly once across both runs.
 		id := e.seed("acme", u, "用户以前住在杭州", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 		e.exec("acme", `UPDATE memories SET type = 'semantic', category = 'fact', importance = 0.5,
-			updated_at = now() - interval '40 days' WHERE id = $1`, id)
+			updated_at = now() - interval '40 days',
+			last_confirmed_at = now() - interval '40 days' WHERE id = $1`, id)
 	}
 
 	// Run 1 is killed after its first owner.
@@ -539,9 +540,7 @@ func TestNightlyScale(t *testing.T) {
 			return "The CI build broke on " + pickOne(rng, "main", "the release branch", "a feature branch") + " due to " + pickOne(rng, "a flaky test", "a lint error", "a missing dependency")
 		},
 	}
-	words := strings.Fields("apple river garden violin planet copper lantern meadow harbor pencil canyon silver orchard " +
-		"thunder marble falcon velvet glacier saddle compass ember willow quartz meteor tundra crimson beacon " +
-		"jasmine cobalt prairie sonnet galaxy bamboo citadel nectar oasis pebble quiver rubble sapphire timber")
+	syllables := strings.Fields("ka lo mi ra zu pe ti no sa ve du qi bo fa ge hu ji ke lu my")
 	day := time.Now().UTC().AddDate(0, 0, -60)
 	for o := range owners {
 		user := fmt.Sprintf("u%04d", o)
@@ -550,7 +549,12 @@ func TestNightlyScale(t *testing.T) {
 			if i < per*6/10 {
 				texts = append(texts, topics[i%len(topics)]())
 			} else {
-				texts = append(texts, pickOne(rng, words...)+" "+pickOne(rng, words...)+" "+pickOne(rng, words...)+" "+pickOne(rng, words...))
+				// Unrelated episodes: made-up words, so they share no token.
+				var w []string
+				for range 4 {
+					w = append(w, pickOne(rng, syllables...)+pickOne(rng, syllables...)+pickOne(rng, syllables...))
+				}
+				texts = append(texts, strings.Join(w, " "))
 			}
 		}
 		vecs, err := e.emb.Embed(ctx, texts)
@@ -579,6 +583,13 @@ func TestNightlyScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Forgetting has work too: a third of the memories unused for 40 days (decay), a
+	// tenth for 100 days (archive), a tenth of the turns older than the retention.
+	e.exec("acme", `UPDATE memories SET updated_at = u, last_confirmed_at = u
+		FROM (SELECT id AS uid, now() - CASE WHEN abs(hashtext(id::text)) % 10 = 0 THEN interval '100 days'
+			ELSE interval '40 days' END AS u FROM memories) x
+		WHERE id = uid AND (abs(hashtext(id::text)) % 3 = 0 OR abs(hashtext(id::text)) % 10 = 0)`)
+	e.exec("acme", `UPDATE turns SET occurred_at = now() - interval '400 days' WHERE abs(hashtext(turn_id)) % 10 = 0`)
 	t.Logf("seeded %d owners × %d episodes in %s", owners, per, time.Since(start).Round(time.Second))
 
 	runtime.GC()

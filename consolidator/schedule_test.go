@@ -43,15 +43,25 @@ func TestRunSchedule(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- RunSchedule(ctx, e.c, "@every 1s", nil) }()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(e.semantic("acme", "u1")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the schedule never ran")
+	for {
+		runs, err := e.c.Runs(e.ctx, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if len(runs) == 1 && runs[0].Status == RunCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the schedule never completed a run")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("RunSchedule after cancel: %v", err)
+	}
+	if len(e.semantic("acme", "u1")) != 1 {
+		t.Fatal("the scheduled run distilled nothing")
 	}
 	// Another process served this tick: skip it.
 	if skip, err := e.c.skipTick(e.ctx, time.Now().Add(-time.Minute)); err != nil || !skip {

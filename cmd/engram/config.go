@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engramhq/engram/consolidator"
 )
 
 // Config is everything engram reads from its environment. Only this package reads
@@ -45,6 +47,9 @@ type Config struct {
 	// ENGRAM_EMBED_DIMS). Empty base URL: the local engram-hash-v1 embedder.
 	EmbedBaseURL, EmbedAPIKey, EmbedModel string
 	EmbedDims                             int
+	// ConsolidateCron (ENGRAM_CONSOLIDATE_CRON, default "0 3 * * *"; "off" disables)
+	// schedules nightly consolidation in `engram serve` and `engram dev`.
+	ConsolidateCron string
 	// LogLevel (ENGRAM_LOG_LEVEL: debug, info, warn, error; default info).
 	LogLevel slog.Level
 }
@@ -74,6 +79,7 @@ var envVars = []envVar{
 	{"ENGRAM_EMBED_API_KEY", "", "API key of the embeddings endpoint"},
 	{"ENGRAM_EMBED_MODEL", "", "embedding model (required with ENGRAM_EMBED_BASE_URL)"},
 	{"ENGRAM_EMBED_DIMS", "0", "embedding dimensions (0: learnt from the first response)"},
+	{"ENGRAM_CONSOLIDATE_CRON", "0 3 * * *", "nightly consolidation schedule (cron; CRON_TZ= prefix allowed; off disables)"},
 	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
 }
 
@@ -81,18 +87,19 @@ var envVars = []envVar{
 // names the variable.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:  getenv("ENGRAM_DATABASE_URL"),
-		NATSURL:      getenv("ENGRAM_NATS_URL"),
-		HTTPAddr:     or(getenv("ENGRAM_HTTP_ADDR"), ":8080"),
-		DataDir:      or(getenv("ENGRAM_DATA_DIR"), ".engram"),
-		Tokens:       getenv("ENGRAM_TOKENS"),
-		TokensFile:   getenv("ENGRAM_TOKENS_FILE"),
-		LLMBaseURL:   getenv("ENGRAM_LLM_BASE_URL"),
-		LLMAPIKey:    getenv("ENGRAM_LLM_API_KEY"),
-		LLMModel:     getenv("ENGRAM_LLM_MODEL"),
-		EmbedBaseURL: getenv("ENGRAM_EMBED_BASE_URL"),
-		EmbedAPIKey:  getenv("ENGRAM_EMBED_API_KEY"),
-		EmbedModel:   getenv("ENGRAM_EMBED_MODEL"),
+		DatabaseURL:     getenv("ENGRAM_DATABASE_URL"),
+		NATSURL:         getenv("ENGRAM_NATS_URL"),
+		HTTPAddr:        or(getenv("ENGRAM_HTTP_ADDR"), ":8080"),
+		DataDir:         or(getenv("ENGRAM_DATA_DIR"), ".engram"),
+		Tokens:          getenv("ENGRAM_TOKENS"),
+		TokensFile:      getenv("ENGRAM_TOKENS_FILE"),
+		LLMBaseURL:      getenv("ENGRAM_LLM_BASE_URL"),
+		LLMAPIKey:       getenv("ENGRAM_LLM_API_KEY"),
+		LLMModel:        getenv("ENGRAM_LLM_MODEL"),
+		EmbedBaseURL:    getenv("ENGRAM_EMBED_BASE_URL"),
+		EmbedAPIKey:     getenv("ENGRAM_EMBED_API_KEY"),
+		EmbedModel:      getenv("ENGRAM_EMBED_MODEL"),
+		ConsolidateCron: or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
 	}
 	var errs []string
 	intVar := func(name string, def, min, max int) int {
@@ -137,6 +144,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.LogLevel = slog.LevelError
 	default:
 		errs = append(errs, fmt.Sprintf("ENGRAM_LOG_LEVEL=%q: want debug, info, warn or error", getenv("ENGRAM_LOG_LEVEL")))
+	}
+	if c.ConsolidateCron != "off" {
+		if _, err := consolidator.ParseSchedule(c.ConsolidateCron); err != nil {
+			errs = append(errs, err.Error()) // it names ENGRAM_CONSOLIDATE_CRON
+		}
 	}
 	if c.LLMBaseURL != "" && c.LLMModel == "" {
 		errs = append(errs, "ENGRAM_LLM_MODEL is required when ENGRAM_LLM_BASE_URL is set")

@@ -39,16 +39,18 @@ func (e *Env) newApp() *App {
 
 func commands() map[string]command {
 	return map[string]command{
-		"migrate": {"apply or list database migrations (up | status)", runMigrate},
-		"dev":     {"run everything locally on embedded defaults until Ctrl-C", runDev},
-		"demo":    {"play the end-to-end demo through the public API on embedded defaults", runDemo},
-		"serve":   {"run the HTTP API and the workers against configured services", runServe},
-		"worker":  {"run one pipeline worker (extractor | resolver)", runWorker},
-		"dlq":     {"list, show, replay or purge dead letters", runDLQ},
-		"token":   {"create an API token for a tenant", runToken},
-		"bench":   {"measure throughput and latency (ingest | resolve | search)", runBench},
-		"memory":  {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of", runMemory},
-		"eval":    {"run the evaluation: golden cases or LoCoMo", runEval},
+		"migrate":     {"apply or list database migrations (up | status)", runMigrate},
+		"dev":         {"run everything locally on embedded defaults until Ctrl-C", runDev},
+		"demo":        {"play the end-to-end demo through the public API on embedded defaults", runDemo},
+		"serve":       {"run the HTTP API and the workers against configured services", runServe},
+		"worker":      {"run one pipeline worker (extractor | resolver)", runWorker},
+		"dlq":         {"list, show, replay or purge dead letters", runDLQ},
+		"token":       {"create an API token for a tenant", runToken},
+		"bench":       {"measure throughput and latency (ingest | resolve | search)", runBench},
+		"memory":      {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of, delete, restore", runMemory},
+		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
+		"users":       {"delete, export or import everything of one user", runUsers},
+		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 	}
 }
 

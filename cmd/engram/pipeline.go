@@ -24,6 +24,8 @@ type pipeline struct {
 	ops      *consolidator.OpsAPI
 	retr     *retriever.Retriever
 	readAPI  *retriever.API
+	nightly  *consolidator.Consolidator
+	life     *consolidator.Lifecycle
 }
 
 func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
@@ -71,20 +73,23 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the retriever: %w", err)
 	}
+	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
+	life := consolidator.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
-		retr: retr, readAPI: retriever.NewAPI(retr, tasks, app.Logger)}, nil
+		retr: retr, readAPI: retriever.NewAPI(retr, tasks, app.Logger), nightly: nightly, life: life}, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {
 	// The retriever's background loop batches access counts and refreshes session
 	// summaries off the request path.
-	return []func(context.Context) error{p.runExtractor, p.runResolver, p.retr.Run}
+	return []func(context.Context) error{p.runExtractor, p.runResolver, p.retr.Run, p.runSchedule}
 }
 
 func (p *pipeline) register(mux *http.ServeMux) {
 	p.ingest.Register(mux)
 	p.ops.Register(mux)
 	p.readAPI.Register(mux)
+	consolidator.NewLifecycleAPI(p.life, p.app.Logger).Register(mux)
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {
@@ -96,3 +101,13 @@ func (p *pipeline) runResolver(ctx context.Context) error {
 }
 
 func (p *pipeline) close() {}
+
+// runSchedule runs nightly consolidation on ENGRAM_CONSOLIDATE_CRON; only one run at a
+// time across all processes (an advisory lock), so every replica may run it.
+func (p *pipeline) runSchedule(ctx context.Context) error {
+	if p.app.Config.ConsolidateCron == "off" {
+		<-ctx.Done()
+		return nil
+	}
+	return consolidator.RunSchedule(ctx, p.nightly, p.app.Config.ConsolidateCron, p.app.Logger)
+}

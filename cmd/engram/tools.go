@@ -89,9 +89,68 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
+	if args[0] == "delete" || args[0] == "restore" {
+		if err := app.openNATS(ctx, false); err != nil {
+			return err
+		}
+		p, err := newPipeline(ctx, app)
+		if err != nil {
+			return err
+		}
+		defer p.close()
+		return memoryLifecycleCommand(ctx, p.life, args, env.Stdout, env.Stderr)
+	}
 	emb, err := app.embedder()
 	if err != nil {
 		return err
 	}
 	return memoryCommandWith(ctx, app.Store, emb, args, env.Stdout, env.Stderr)
+}
+
+// openPipeline opens the database and NATS and wires the components, for commands
+// that act like a server for one operation.
+func openPipeline(ctx context.Context, env *Env) (*App, *pipeline, error) {
+	app := env.newApp()
+	if err := app.openDB(ctx, true); err != nil {
+		app.Close()
+		return nil, nil, err
+	}
+	if err := app.openNATS(ctx, false); err != nil {
+		app.Close()
+		return nil, nil, err
+	}
+	p, err := newPipeline(ctx, app)
+	if err != nil {
+		app.Close()
+		return nil, nil, err
+	}
+	return app, p, nil
+}
+
+func runConsolidate(ctx context.Context, env *Env, args []string) error {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			return consolidateCommand(ctx, nil, args, env.Stdout, env.Stderr)
+		}
+	}
+	app, p, err := openPipeline(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	defer p.close()
+	return consolidateCommand(ctx, p.nightly, args, env.Stdout, env.Stderr)
+}
+
+func runUsers(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		return usersCommand(ctx, nil, args, env.Stdout, env.Stderr)
+	}
+	app, p, err := openPipeline(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	defer p.close()
+	return usersCommand(ctx, p.life, args, env.Stdout, env.Stderr)
 }

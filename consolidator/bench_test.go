@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 func envInt(name string, def int) int {

@@ -7,10 +7,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 // judgeSetup gives a resolver whose judge is a chat model behind the fake server;

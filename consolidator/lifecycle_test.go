@@ -16,10 +16,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 // lifecycleEnv adds JetStream (topology and the working-memory bucket) to nightlyEnv.

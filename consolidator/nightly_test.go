@@ -18,10 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 // nightlyEnv is a store with a resolver and a consolidator on the hash embedder.

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 func TestWorkerEndToEnd(t *testing.T) {

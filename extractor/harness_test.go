@@ -17,12 +17,12 @@ import (
 
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/extractor/redact"
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
-	"github.com/engramhq/engram/internal/testutil/natstest"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 const (

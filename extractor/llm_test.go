@@ -9,8 +9,8 @@ import (
 
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/extractor/redact"
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )

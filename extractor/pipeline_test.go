@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
@@ -397,7 +397,9 @@ func only(t *testing.T, cands []memory.Candidate, f func(memory.Candidate) bool)
 // the turns stay stored and will be redelivered.
 func TestAbandonedBatchIsNotProcessed(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{batchQuiet: 300 * time.Millisecond})
+	// A long quiet period: the batch must not flush between the turn being stored and
+	// the cancellation below, however slow a loaded CI machine is.
+	h := newHarness(t, harnessOpts{batchQuiet: 2 * time.Second})
 	h.fake.SetChatFunc(echoUserTurns(t))
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
@@ -408,7 +410,7 @@ func TestAbandonedBatchIsNotProcessed(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the handler's cancellation", err)
 	}
-	time.Sleep(500 * time.Millisecond) // past BatchQuiet
+	time.Sleep(2500 * time.Millisecond) // past BatchQuiet
 	if n := h.fake.ChatCalls(); n != 0 {
 		t.Errorf("%d LLM calls for an abandoned batch", n)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 const (

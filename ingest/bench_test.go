@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/ingest"
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 func TestRunIngestBench(t *testing.T) {

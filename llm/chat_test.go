@@ -13,8 +13,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 )
 
 var testSchema = &llm.JSONSchema{
@@ -323,13 +323,20 @@ func TestChatWaitNotifierFromContext(t *testing.T) {
 func TestChatConcurrent(t *testing.T) {
 	t.Parallel()
 	s := fakeopenai.New(t)
-	var calls atomic.Int32
-	// Every other request is rate limited with its own Retry-After; each call must obey its own.
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	// Each call's first attempt is rate limited with its own Retry-After, its second
+	// succeeds: every call must obey its own limit, however the calls interleave.
 	s.SetChatFunc(func(req openai.ChatCompletionRequest) fakeopenai.Reply {
-		if calls.Add(1)%2 == 1 {
+		msg := req.Messages[len(req.Messages)-1].Content
+		mu.Lock()
+		attempts[msg]++
+		n := attempts[msg]
+		mu.Unlock()
+		if n == 1 {
 			return fakeopenai.Reply{Status: http.StatusTooManyRequests, Headers: map[string]string{"Retry-After": "0"}}
 		}
-		return fakeopenai.Reply{Content: req.Messages[len(req.Messages)-1].Content}
+		return fakeopenai.Reply{Content: msg}
 	})
 	c := newChat(t, s, nil)
 	var wg sync.WaitGroup

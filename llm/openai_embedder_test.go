@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 )
 
 func newEmbedder(t *testing.T, s *fakeopenai.Server, mod func(*llm.EmbedConfig)) *llm.OpenAIEmbedder {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 func newMemory(user, content string, vecs ...memory.Embedding) memory.NewMemory {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/engramhq/engram/internal/testutil/pgtest"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/migrations"
 )
 

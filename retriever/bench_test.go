@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engramhq/engram/internal/testutil/pgtest"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 func TestContextBudget(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 )
 

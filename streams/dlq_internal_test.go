@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engramhq/engram/internal/testutil/natstest"
+	"github.com/engramhq/engram/streams/natstest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engramhq/engram/internal/testutil/natstest"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/streams/natstest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

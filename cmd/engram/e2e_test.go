@@ -11,9 +11,9 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/internal/testutil/natstest"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 // testNode starts the real wiring (HTTP API and workers) on a fresh database and an

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/internal/testutil/natstest"
-	"github.com/engramhq/engram/internal/testutil/pgtest"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/retriever/eval"
+	"github.com/engramhq/engram/streams/natstest"
 )
 
 // testEvalSystem starts the real wiring on a fresh database and an in-process

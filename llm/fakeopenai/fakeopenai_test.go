@@ -9,7 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/engramhq/engram/internal/testutil/fakeopenai"
+	"github.com/engramhq/engram/llm/fakeopenai"
 )
 
 func client(s *fakeopenai.Server) *openai.Client {

@@ -28,8 +28,15 @@ import (
 	"github.com/engramhq/engram/migrations"
 )
 
-// DefaultURL is the project-local cluster's application URL.
-const DefaultURL = "postgres://engram@127.0.0.1:55432/engram?sslmode=disable"
+// DefaultURL is the project-local cluster's application URL (its port follows
+// ENGRAM_PG_PORT, as scripts/services.sh does).
+func DefaultURL() string {
+	port := os.Getenv("ENGRAM_PG_PORT")
+	if port == "" {
+		port = "55432"
+	}
+	return "postgres://engram@127.0.0.1:" + port + "/engram?sslmode=disable"
+}
 
 // templateOnce guards template creation per test binary; across binaries an
 // advisory lock does. This is the one piece of package state, and it lives in test
@@ -46,7 +53,7 @@ func ServerURL() string {
 			return v
 		}
 	}
-	return DefaultURL
+	return DefaultURL()
 }
 
 func withDatabase(raw, db string) (string, error) {
@@ -66,7 +73,7 @@ func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
 	if err == nil {
 		return conn, nil
 	}
-	if raw != DefaultURL {
+	if raw != DefaultURL() {
 		return nil, fmt.Errorf("connecting to %s: %w", redact(raw), err)
 	}
 	script, ferr := findServicesScript()

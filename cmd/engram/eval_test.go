@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/retriever/eval"
 	"github.com/engramhq/engram/streams/natstest"
+	openai "github.com/sashabaranov/go-openai"
+	"sync/atomic"
 )
 
 // testEvalSystem starts the real wiring on a fresh database and an in-process
@@ -160,5 +163,58 @@ func TestEvalTenantIDs(t *testing.T) {
 		if err := memory.CheckTenant(id); err != nil {
 			t.Errorf("tenant id %q: %v", id, err)
 		}
+	}
+}
+
+// TestEvalLoCoMoAnswer runs `eval locomo --answer` with the chat model faked at the
+// HTTP boundary: the extractor, the answerer and the judge all call it, and J counts
+// the judge's verdicts.
+func TestEvalLoCoMoAnswer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fake := fakeopenai.New(t)
+	var judged atomic.Int32
+	fake.SetChatFunc(func(req openai.ChatCompletionRequest) fakeopenai.Reply {
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.WriteString(m.Content)
+		}
+		text := all.String()
+		switch {
+		case strings.Contains(text, "CORRECT") && strings.Contains(text, "WRONG"):
+			// Judge every other answer correct, so J is neither 0 nor 1.
+			if judged.Add(1)%2 == 1 {
+				return fakeopenai.Reply{Content: `{"label": "CORRECT"}`}
+			}
+			return fakeopenai.Reply{Content: `{"label": "WRONG"}`}
+		case req.ResponseFormat != nil && req.ResponseFormat.JSONSchema != nil && strings.Contains(req.ResponseFormat.JSONSchema.Name, "memor"):
+			return fakeopenai.Reply{Content: `{"memories": []}`}
+		case strings.Contains(text, "memories"):
+			return fakeopenai.Reply{Content: `{"memories": []}`}
+		default:
+			return fakeopenai.Reply{Content: "7 May 2023"}
+		}
+	})
+	getenv := envMap(map[string]string{"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_LOG_LEVEL": "error",
+		"ENGRAM_LLM_BASE_URL": fake.URL(), "ENGRAM_LLM_MODEL": "fake-model"})
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--json", "--answer"},
+		getenv, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	var rep eval.LoCoMoReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if rep.Answer == nil || rep.Answer.Questions == 0 {
+		t.Fatalf("no answer report: %s", stdout.String())
+	}
+	if rep.Answer.Errors != 0 || rep.Answer.Correct != int(judged.Load()+1)/2 {
+		t.Fatalf("answer report %+v after %d verdicts", rep.Answer, judged.Load())
+	}
+	if want := float64(rep.Answer.Correct) / float64(rep.Answer.Questions); rep.Answer.J != want {
+		t.Fatalf("J = %v, want %v", rep.Answer.J, want)
 	}
 }

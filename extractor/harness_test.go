@@ -62,6 +62,7 @@ type harnessOpts struct {
 	batchQuiet time.Duration // default 300ms
 	chat       llm.ChatConfig
 	llmCfg     extractor.LLMConfig
+	turnEmb    extractor.TurnEmbedder // nil: no turn vectors
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -86,7 +87,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	h.p, err = extractor.NewPipeline(extractor.PipelineConfig{
 		Store: h.store, Publisher: h.js, Extractor: ext, Redactor: red,
-		BatchQuiet: o.batchQuiet, Logger: quietLogger(),
+		BatchQuiet: o.batchQuiet, TurnEmbedder: o.turnEmb, Logger: quietLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)

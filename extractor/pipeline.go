@@ -49,8 +49,23 @@ type PipelineConfig struct {
 	// WindowTurns is how many earlier turns of the session are given as context.
 	// Default 12.
 	WindowTurns int
+	// TurnEmbedder, when set, embeds each stored turn's content so the turns layer can be
+	// searched by vector. Optional: nil stores no turn vectors. Best effort: a failure is
+	// logged and counted, never fails the batch (the turn stays stored, extracted and
+	// keyword-searchable, just without a vector), because an embedding outage must not
+	// hold back extraction; a redelivered turn is embedded again.
+	TurnEmbedder TurnEmbedder
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+}
+
+// TurnEmbedder embeds turn content for the turns layer's vector side; llm.Embedder
+// satisfies it.
+type TurnEmbedder interface {
+	// Model names the model; it keys the stored vectors.
+	Model() string
+	// Embed returns one vector per text, in input order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 // Stats is a snapshot of a pipeline's counters.
@@ -66,6 +81,8 @@ type Stats struct {
 	CandidatesDuplicate int64 // of those, ones the stream already had (a redelivery)
 	CandidatesDropped   int64 // candidates dropped as essentially a secret
 	CandidatesInvalid   int64 // candidates dropped as malformed (an extractor bug)
+	TurnsEmbedded       int64 // turn vectors written (redeliveries rewrite theirs)
+	TurnEmbedFailures   int64 // batches whose turn vectors could not be made or stored
 }
 
 // LLMCallCounter is implemented by extractors that call a model; the pipeline reports
@@ -77,6 +94,7 @@ type LLMCallCounter interface {
 type pipelineCounters struct {
 	received, stored, redelivered, skipped, batches, extractions atomic.Int64
 	published, duplicate, dropped, invalid                       atomic.Int64
+	embedded, embedFailures                                      atomic.Int64
 }
 
 // Pipeline is the TURNS consumer: it stores each turn, gathers a session's turns into
@@ -173,6 +191,8 @@ func (p *Pipeline) Stats() Stats {
 		CandidatesDuplicate: p.c.duplicate.Load(),
 		CandidatesDropped:   p.c.dropped.Load(),
 		CandidatesInvalid:   p.c.invalid.Load(),
+		TurnsEmbedded:       p.c.embedded.Load(),
+		TurnEmbedFailures:   p.c.embedFailures.Load(),
 	}
 	if lc, ok := p.cfg.Extractor.(LLMCallCounter); ok {
 		s.LLMCalls = lc.LLMCalls()
@@ -320,6 +340,7 @@ func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedT
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
+	p.embedTurns(ctx, key, queued)
 	batch := Batch{Tenant: key.tenant, UserID: key.user, SessionID: key.session}
 	ids := make([]string, len(queued))
 	for i, q := range queued {
@@ -365,6 +386,58 @@ func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedT
 		return nil
 	}
 	return p.publish(ctx, key, cands)
+}
+
+// embedTurns stores a vector for each of the batch's turns that has content, in one
+// embedding call and one transaction per batch. It is best effort (see
+// PipelineConfig.TurnEmbedder): failures are logged and counted, not returned.
+func (p *Pipeline) embedTurns(ctx context.Context, key sessionKey, queued []queuedTurn) {
+	if p.cfg.TurnEmbedder == nil {
+		return
+	}
+	var turns []memory.Turn
+	var texts []string
+	for _, q := range queued {
+		if strings.TrimSpace(q.turn.Content) == "" {
+			continue
+		}
+		turns = append(turns, q.turn)
+		texts = append(texts, q.turn.Content)
+	}
+	if len(texts) == 0 {
+		return
+	}
+	model := p.cfg.TurnEmbedder.Model()
+	fail := func(err error) {
+		p.c.embedFailures.Add(1)
+		p.log.Warn("turn vectors not stored; the turns stay keyword-searchable", "tenant", key.tenant,
+			"session", key.session, "turns", len(texts), "model", model, "err", err)
+	}
+	vecs, err := p.cfg.TurnEmbedder.Embed(ctx, texts)
+	if err != nil {
+		fail(fmt.Errorf("embedding %d turns: %w", len(texts), err))
+		return
+	}
+	if len(vecs) != len(texts) {
+		fail(fmt.Errorf("embedding %d turns returned %d vectors", len(texts), len(vecs)))
+		return
+	}
+	err = p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+		for i, tr := range turns {
+			if len(vecs[i]) == 0 {
+				continue
+			}
+			if err := tx.PutTurnEmbedding(ctx, tr.TurnID, tr.UserID, memory.Embedding{Model: model, Vector: vecs[i]}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		fail(err)
+		return
+	}
+	p.c.embedded.Add(int64(len(turns)))
 }
 
 // finish attaches ownership, drops secrets and malformed candidates, redacts content and

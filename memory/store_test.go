@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
@@ -104,7 +105,13 @@ func TestRowLevelSecurityRawSQL(t *testing.T) {
 	if _, err := s.InsertTurn(ctx, "tenant-a", memory.Turn{TurnID: "t1", UserID: "u1", SessionID: "s1", Role: memory.RoleUser, Content: "hi", OccurredAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	tables := []string{"turns", "memories", "memory_versions", "memory_lineage", "memory_embeddings", "audit_log", "applied_candidates"}
+	if err := s.InTx(ctx, "tenant-a", func(tx *memory.Tx) error {
+		return tx.PutTurnEmbedding(ctx, "t1", "u1", memory.Embedding{Model: "m", Vector: unit(4, 1)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{"turns", "memories", "memory_versions", "memory_lineage", "memory_embeddings", "turn_embeddings",
+		"audit_log", "applied_candidates"}
 	pool := s.Pool()
 
 	// No tenant set: every table looks empty.
@@ -468,4 +475,82 @@ func TestSessionWindow(t *testing.T) {
 		t.Fatalf("window: %+v", w)
 	}
 	_ = pgx.ErrNoRows
+}
+
+func TestPutTurnEmbedding(t *testing.T) {
+	t.Parallel()
+	s := pgtest.Store(t)
+	ctx := context.Background()
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := s.InsertTurn(ctx, "tenant-a", memory.Turn{TurnID: id, UserID: "u1", SessionID: "s1",
+			Role: memory.RoleUser, Content: "hi " + id, OccurredAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(tenant, turnID string, e memory.Embedding) error {
+		return s.InTx(ctx, tenant, func(tx *memory.Tx) error { return tx.PutTurnEmbedding(ctx, turnID, "u1", e) })
+	}
+	count := func(tenant string) (n int) {
+		t.Helper()
+		if err := s.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			return tx.Raw().QueryRow(ctx, "SELECT count(*) FROM turn_embeddings").Scan(&n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tests := []struct {
+		name    string
+		tenant  string
+		turnID  string
+		e       memory.Embedding
+		wantErr error
+	}{
+		{"stores", "tenant-a", "t1", memory.Embedding{Model: "m", Vector: unit(4, 0)}, nil},
+		{"upserts", "tenant-a", "t1", memory.Embedding{Model: "m", Vector: unit(4, 1)}, nil},
+		{"second model", "tenant-a", "t1", memory.Embedding{Model: "m2", Vector: unit(8, 1)}, nil},
+		{"unknown turn is a no-op", "tenant-a", "nope", memory.Embedding{Model: "m", Vector: unit(4, 0)}, nil},
+		{"another tenant's turn is a no-op", "tenant-b", "t2", memory.Embedding{Model: "m", Vector: unit(4, 0)}, nil},
+		{"no model", "tenant-a", "t2", memory.Embedding{Vector: unit(4, 0)}, memory.ErrInvalid},
+		{"no vector", "tenant-a", "t2", memory.Embedding{Model: "m"}, memory.ErrInvalid},
+	}
+	for _, tc := range tests {
+		if err := put(tc.tenant, tc.turnID, tc.e); !errors.Is(err, tc.wantErr) {
+			t.Fatalf("%s: got %v, want %v", tc.name, err, tc.wantErr)
+		}
+	}
+	if n := count("tenant-a"); n != 2 {
+		t.Fatalf("tenant-a has %d turn vectors, want 2 (t1 under m and m2)", n)
+	}
+	if n := count("tenant-b"); n != 0 {
+		t.Fatalf("tenant-b sees %d of tenant-a's turn vectors", n)
+	}
+	var got []float32
+	if err := s.InTx(ctx, "tenant-a", func(tx *memory.Tx) error {
+		var v pgvector.Vector
+		err := tx.Raw().QueryRow(ctx, "SELECT embedding FROM turn_embeddings WHERE turn_id = 't1' AND model = 'm'").Scan(&v)
+		got = v.Slice()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got[1] != 1 {
+		t.Fatalf("the upsert kept the old vector: %v", got)
+	}
+	// Retention deleting a turn's content takes its vectors with it.
+	if err := s.InTx(ctx, "tenant-a", func(tx *memory.Tx) error {
+		_, err := tx.Raw().Exec(ctx, "UPDATE turns SET content = NULL, search_text = '' WHERE turn_id = 't1'")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("tenant-a"); n != 0 {
+		t.Fatalf("%d vectors left of a purged turn", n)
+	}
+	if err := put("tenant-a", "t1", memory.Embedding{Model: "m", Vector: unit(4, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("tenant-a"); n != 0 {
+		t.Fatalf("a purged turn was given a vector")
+	}
 }

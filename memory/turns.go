@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/pgvector/pgvector-go"
 )
 
 // InsertTurn stores a turn once: a second insert of the same tenant and turn id is a
@@ -111,4 +113,23 @@ func (t *Tx) GetTurn(ctx context.Context, turnID string) (Turn, error) {
 		return Turn{}, fmt.Errorf("reading turn %s: %w", turnID, notFound(err))
 	}
 	return tr, nil
+}
+
+// PutTurnEmbedding stores (or replaces) the vector of turn turnID under e.Model. A turn
+// that is not stored, or whose content retention has deleted, gets no vector: nothing
+// is written and no error is returned, so a late or repeated write is harmless.
+func (t *Tx) PutTurnEmbedding(ctx context.Context, turnID, userID string, e Embedding) error {
+	if e.Model == "" || len(e.Vector) == 0 {
+		return fmt.Errorf("%w: an embedding needs a model and a vector", ErrInvalid)
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO turn_embeddings (tenant, turn_id, model, dims, user_id, embedding)
+		SELECT $1::text, $2::text, $3::text, $4::int, $5::text, $6::vector FROM turns
+		WHERE tenant = $1 AND turn_id = $2 AND content IS NOT NULL
+		ON CONFLICT (tenant, turn_id, model) DO UPDATE SET dims = EXCLUDED.dims,
+			embedding = EXCLUDED.embedding, user_id = EXCLUDED.user_id, created_at = now()`,
+		t.tenant, turnID, e.Model, len(e.Vector), userID, pgvector.NewVector(e.Vector))
+	if err != nil {
+		return fmt.Errorf("storing the %s embedding of turn %s: %w", e.Model, turnID, err)
+	}
+	return nil
 }

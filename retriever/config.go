@@ -53,8 +53,11 @@ type Config struct {
 	// when they are ranked with memories (defaults 0.3 and 0.5: a turn is neither
 	// distilled nor confirmed).
 	TurnImportance, TurnConfidence float64
-	// EmbedTurns is reserved: the turns layer is keyword-only in this version (no turn
-	// vectors are stored), so setting it has no effect yet.
+	// EmbedTurns adds a vector side to the turns layer: the owner's turn vectors under
+	// the retriever's embedding model (written by the extractor pipeline's
+	// TurnEmbedder) are ranked by cosine to the query and fused with the keyword side.
+	// Off, turns are searched by keyword only. Turns stored without a vector (before it
+	// was enabled, or when embedding failed) stay keyword-searchable.
 	EmbedTurns bool
 
 	// DefaultBudget and MaxBudget bound /v1/context budget_tokens (1500 and 32000).

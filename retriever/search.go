@@ -67,8 +67,9 @@ type SearchRequest struct {
 	Threshold float64    `json:"threshold,omitempty"`
 	Layers    []string   `json:"layers,omitempty"`
 	// Mode restricts recall to one side, to measure what each contributes:
-	// "keyword" or "vector"; empty or "hybrid" fuses all sides. Turns have no
-	// vectors, so a vector-mode search returns no turns.
+	// "keyword" or "vector"; empty or "hybrid" fuses all sides. Turns have a vector
+	// side only when turn embedding is enabled (Config.EmbedTurns); without it a
+	// vector-mode search returns no turns.
 	Mode string `json:"mode,omitempty"`
 }
 
@@ -313,8 +314,8 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 			}
 			res = append(res, ms...)
 		}
-		if q.turns && q.Mode != ModeVector {
-			ts, err := r.searchTurns(ctx, tx, q)
+		if q.turns {
+			ts, err := r.searchTurns(ctx, tx, q, vec)
 			if err != nil {
 				return err
 			}
@@ -738,14 +739,21 @@ JOIN owned o ON o.id = c.id`
 	return "WITH " + strings.Join(ctes, ",\n") + "\n" + sel + from, args
 }
 
-// searchTurns is the turns layer: keyword search over the owner's stored turns (turn
-// vectors are not stored in this version, so it has no vector side).
-func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query) ([]Result, error) {
+// searchTurns is the turns layer: keyword search over the owner's stored turns and,
+// when turn embedding is enabled and the query has a vector, an exact vector scan of
+// the owner's turn vectors, the two fused by RRF like the memory sides. Mode keyword
+// keeps the keyword side only, mode vector the vector side only.
+func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec []float32) ([]Result, error) {
 	if strings.TrimSpace(q.Query) == "" {
 		return nil, nil
 	}
-	args := []any{tx.Tenant(), memory.SearchText(q.Query), q.UserID}
-	where := []string{"t.tenant = $1", "t.user_id = $3", "t.content IS NOT NULL", "t.tsv @@ q.q"}
+	keyword := q.Mode != ModeVector
+	vector := r.cfg.EmbedTurns && r.emb != nil && vec != nil && q.Mode != ModeKeyword
+	if !keyword && !vector {
+		return nil, nil
+	}
+	args := []any{tx.Tenant(), q.UserID}
+	where := []string{"t.tenant = $1", "t.user_id = $2", "t.content IS NOT NULL"}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -765,31 +773,85 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query) ([]
 	if q.AsOf != nil {
 		where = append(where, "t.occurred_at <= "+arg(*q.AsOf))
 	}
-	sql := `SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ts_rank_cd(t.tsv, q.q)::float8 AS kr
-	FROM turns t, (SELECT ` + keywordQuery + ` AS q) q
-	WHERE numnode(q.q) > 0 AND ` + strings.Join(where, " AND ") + `
-	ORDER BY kr DESC, t.occurred_at DESC LIMIT ` + arg(r.cfg.Candidates)
+	filter := strings.Join(where, " AND ")
+	limit := arg(r.cfg.Candidates)
+	var ctes, sides []string
+	kcols, vcols := "NULL::bigint, NULL::float8", "NULL::bigint, NULL::float8"
+	var joins string
+	if keyword {
+		// keywordQuery reads the search text as $2; here it is bound only when the keyword
+		// side runs, since PostgreSQL rejects a parameter no part of the query uses.
+		kq := strings.ReplaceAll(keywordQuery, "$2", arg(memory.SearchText(q.Query)))
+		ctes = append(ctes, `ktop AS (
+	SELECT t.turn_id, ts_rank_cd(t.tsv, q.q)::float8 AS kr,
+		row_number() OVER (ORDER BY ts_rank_cd(t.tsv, q.q) DESC, t.occurred_at DESC, t.turn_id) AS rank
+	FROM turns t, (SELECT `+kq+` AS q) q
+	WHERE numnode(q.q) > 0 AND `+filter+` AND t.tsv @@ q.q
+	ORDER BY kr DESC, t.occurred_at DESC, t.turn_id LIMIT `+limit+`)`)
+		sides = append(sides, "SELECT turn_id FROM ktop")
+		kcols = "ktop.rank, ktop.kr"
+		joins += "\nLEFT JOIN ktop ON ktop.turn_id = c.turn_id"
+	}
+	if vector {
+		// The owner's turn vectors, one range of the (tenant, model, user_id) index,
+		// materialised so the planner ranks exact distances; the filters are applied
+		// before ranking, as on the memory side.
+		ctes = append(ctes, `edist AS MATERIALIZED (
+	SELECT e.turn_id, e.embedding <=> `+arg(pgvector.NewVector(vec))+` AS dist
+	FROM turn_embeddings e WHERE e.tenant = $1 AND e.model = `+arg(r.emb.Model())+` AND e.user_id = $2)`,
+			`vtop AS (
+	SELECT d.turn_id, d.dist, row_number() OVER (ORDER BY d.dist, d.turn_id) AS rank
+	FROM edist d JOIN turns t ON t.tenant = $1 AND t.turn_id = d.turn_id
+	WHERE `+filter+` AND d.dist <= `+arg(1-r.cfg.VectorMinSimilarity)+`::float8
+	ORDER BY d.dist, d.turn_id LIMIT `+limit+`)`)
+		sides = append(sides, "SELECT turn_id FROM vtop")
+		// edist, not vtop: a keyword-only hit still reports its similarity.
+		vcols = "vtop.rank, edist.dist"
+		joins += "\nLEFT JOIN vtop ON vtop.turn_id = c.turn_id\nLEFT JOIN edist ON edist.turn_id = c.turn_id"
+	}
+	ctes = append(ctes, "cand AS ("+strings.Join(sides, " UNION ")+")")
+	sql := "WITH " + strings.Join(ctes, ",\n") + `
+SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `
+FROM cand c
+JOIN turns t ON t.tenant = $1 AND t.turn_id = c.turn_id` + joins
 	rows, err := tx.Raw().Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("searching turns: %w", err)
 	}
 	defer rows.Close()
-	// Turns have one side (keyword): normalised against it, so the best turn match
-	// competes with the best memory match instead of being capped below it by sides
-	// a turn cannot have.
-	sideNorm := r.cfg.KeywordSideWeight / (r.cfg.RRFK + 1)
+	// Normalised against the sides that ran, so the best turn match competes with the
+	// best memory match instead of being capped below it by sides a turn cannot have
+	// (recency) or that were not searched.
+	sideNorm := 0.0
+	if keyword {
+		sideNorm += r.cfg.KeywordSideWeight
+	}
+	if vector {
+		sideNorm += r.cfg.VectorSideWeight
+	}
+	sideNorm /= r.cfg.RRFK + 1
 	var out []Result
-	rank := 0
 	for rows.Next() {
 		var res Result
 		var role string
 		var at time.Time
-		if err := rows.Scan(&res.TurnID, &res.SessionID, &role, &res.Content, &at, &res.Components.Keyword); err != nil {
+		var kRank, vRank *int64
+		var kr, dist *float64
+		if err := rows.Scan(&res.TurnID, &res.SessionID, &role, &res.Content, &at, &kRank, &kr, &vRank, &dist); err != nil {
 			return nil, fmt.Errorf("reading turns: %w", err)
 		}
-		rank++
 		res.Layer, res.ID, res.Role, res.OccurredAt = LayerTurns, res.TurnID, memory.Role(role), &at
-		rrf := r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(rank))
+		rrf := 0.0
+		if kRank != nil {
+			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(*kRank))
+			res.Components.Keyword = *kr
+		}
+		if vRank != nil {
+			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(*vRank))
+		}
+		if dist != nil {
+			res.Components.Vector = 1 - *dist
+		}
 		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(at), r.cfg.TurnImportance, r.cfg.TurnConfidence)
 		out = append(out, res)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/engramhq/engram/streams/natstest"
 )
 
-// testNode starts the real wiring (HTTP API and workers) on a fresh database and an
-// in-process JetStream server, and returns a client for tenant "t1".
-func testNode(t *testing.T) (*node, *App, *client.Client) {
+// testApp opens a fresh database and an in-process JetStream server, as a node's
+// dependencies.
+func testApp(t *testing.T) *App {
 	t.Helper()
 	ctx := context.Background()
 	ns := natstest.Start(t)
@@ -37,6 +37,15 @@ func testNode(t *testing.T) (*node, *App, *client.Client) {
 	if err := app.openNATS(ctx, false); err != nil {
 		t.Fatal(err)
 	}
+	return app
+}
+
+// testNode starts the real wiring (HTTP API and workers) on a fresh database and an
+// in-process JetStream server, and returns a client for tenant "t1".
+func testNode(t *testing.T) (*node, *App, *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	app := testApp(t)
 	tok, err := httpapi.NewToken()
 	if err != nil {
 		t.Fatal(err)

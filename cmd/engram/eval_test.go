@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/engramhq/engram/ingest/httpapi"
 	"github.com/engramhq/engram/llm/fakeopenai"
@@ -16,9 +17,6 @@ import (
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/retriever/eval"
-	"github.com/engramhq/engram/streams/natstest"
-	openai "github.com/sashabaranov/go-openai"
-	"sync/atomic"
 )
 
 // testEvalSystem starts the real wiring on a fresh database and an in-process
@@ -26,22 +24,7 @@ import (
 func testEvalSystem(t *testing.T) *evalSystem {
 	t.Helper()
 	ctx := context.Background()
-	ns := natstest.Start(t)
-	cfg, err := LoadConfig(envMap(map[string]string{
-		"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_NATS_URL": ns.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
-		"ENGRAM_DATA_DIR": t.TempDir(), "ENGRAM_DB_MAX_CONNS": "24",
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := &App{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	t.Cleanup(app.Close)
-	if err := app.openDB(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.openNATS(ctx, false); err != nil {
-		t.Fatal(err)
-	}
+	app := testApp(t)
 	tokens := &httpapi.Tokens{}
 	n, err := startNode(ctx, app, tokens, true)
 	if err != nil {

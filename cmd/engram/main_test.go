@@ -40,6 +40,24 @@ func TestLoadConfig(t *testing.T) {
 		{name: "llm without model", env: map[string]string{"ENGRAM_LLM_BASE_URL": "http://x"}, wantErr: "ENGRAM_LLM_MODEL"},
 		{name: "embed without model", env: map[string]string{"ENGRAM_EMBED_BASE_URL": "http://x"}, wantErr: "ENGRAM_EMBED_MODEL"},
 		{name: "bad log level", env: map[string]string{"ENGRAM_LOG_LEVEL": "loud"}, wantErr: "ENGRAM_LOG_LEVEL"},
+		{name: "bad embed turns", env: map[string]string{"ENGRAM_EMBED_TURNS": "maybe"}, wantErr: "ENGRAM_EMBED_TURNS"},
+		{name: "bad cron", env: map[string]string{"ENGRAM_CONSOLIDATE_CRON": "every day"}, wantErr: "ENGRAM_CONSOLIDATE_CRON"},
+		{name: "embed turns auto offline", env: nil, check: func(t *testing.T, c Config) {
+			if c.EmbedTurns || c.ConsolidateCron != "0 3 * * *" {
+				t.Fatalf("offline defaults: EmbedTurns %v, cron %q", c.EmbedTurns, c.ConsolidateCron)
+			}
+		}},
+		{name: "embed turns auto with a model", env: map[string]string{"ENGRAM_EMBED_BASE_URL": "http://x", "ENGRAM_EMBED_MODEL": "m"},
+			check: func(t *testing.T, c Config) {
+				if !c.EmbedTurns {
+					t.Fatal("auto did not turn turn embedding on with an embedding model")
+				}
+			}},
+		{name: "embed turns forced on", env: map[string]string{"ENGRAM_EMBED_TURNS": "true"}, check: func(t *testing.T, c Config) {
+			if !c.EmbedTurns {
+				t.Fatal("ENGRAM_EMBED_TURNS=true ignored")
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

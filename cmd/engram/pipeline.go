@@ -48,14 +48,18 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 			return nil, err
 		}
 	}
-	ep, err := extractor.NewPipeline(extractor.PipelineConfig{Store: app.Store, Publisher: app.JS, Extractor: ex,
-		Redactor: r, Logger: app.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("building the extractor: %w", err)
-	}
 	emb, err := app.embedder()
 	if err != nil {
 		return nil, fmt.Errorf("ENGRAM_EMBED_*: %w", err)
+	}
+	var turnEmb extractor.TurnEmbedder
+	if app.Config.EmbedTurns && emb != nil {
+		turnEmb = emb
+	}
+	ep, err := extractor.NewPipeline(extractor.PipelineConfig{Store: app.Store, Publisher: app.JS, Extractor: ex,
+		Redactor: r, TurnEmbedder: turnEmb, Logger: app.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("building the extractor: %w", err)
 	}
 	var judge consolidator.Judge
 	if chat != nil {
@@ -69,6 +73,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	}
 	rcfg := retriever.DefaultConfig()
 	rcfg.Tasks = tasks
+	rcfg.EmbedTurns = app.Config.EmbedTurns
 	retr, err := retriever.NewRetriever(app.Store, emb, rcfg, app.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("building the retriever: %w", err)

@@ -127,7 +127,8 @@ cmd_install() {
 # The server refuses to run as root, so as root the cluster belongs to the postgres user.
 as_owner() {
 	if [[ "$(id -u)" -eq 0 ]]; then
-		runuser -u postgres -- "$@"
+		# From / : the postgres user may not be allowed into the caller's directory.
+		(cd / && runuser -u postgres -- "$@")
 	else
 		"$@"
 	fi

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -45,7 +46,12 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		cfg.NATSPort = port
 	}
-	app := &App{Config: cfg, Logger: env.Logger}
+	logger := env.Logger
+	if cfg.LogLevel > slog.LevelDebug {
+		// The demo's own output tells the story; the workers' info logs would bury it.
+		logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	app := &App{Config: cfg, Logger: logger}
 	defer app.Close()
 	step(out, "starting engram on embedded defaults (PostgreSQL, in-process JetStream, offline extractor, local embedder)")
 	if err := app.openDB(ctx, true); err != nil {

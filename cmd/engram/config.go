@@ -53,6 +53,9 @@ type Config struct {
 	// (conv-26, conv-30) hash-embedded turn vectors lowered hybrid recall@10 from 49.1%
 	// to 38.1%, because word-overlap vectors add noise to what keyword search already finds.
 	EmbedTurns bool
+	// SearchWeights (ENGRAM_SEARCH_WEIGHTS, "rrf=…,importance=…,recency=…,confidence=…")
+	// overrides the rerank weights; nil keeps the retriever's measured defaults.
+	SearchWeights map[string]float64
 	// ConsolidateCron (ENGRAM_CONSOLIDATE_CRON, default "0 3 * * *"; "off" disables)
 	// schedules nightly consolidation in `engram serve` and `engram dev`.
 	ConsolidateCron string
@@ -86,6 +89,7 @@ var envVars = []envVar{
 	{"ENGRAM_EMBED_MODEL", "", "embedding model (required with ENGRAM_EMBED_BASE_URL)"},
 	{"ENGRAM_EMBED_DIMS", "0", "embedding dimensions (0: learnt from the first response)"},
 	{"ENGRAM_EMBED_TURNS", "auto", "embed turns and search them by vector too (auto: only with ENGRAM_EMBED_BASE_URL)"},
+	{"ENGRAM_SEARCH_WEIGHTS", "(measured)", "rerank weights, e.g. rrf=0.95,importance=0,recency=0.05,confidence=0"},
 	{"ENGRAM_CONSOLIDATE_CRON", "0 3 * * *", "nightly consolidation schedule (cron; CRON_TZ= prefix allowed; off disables)"},
 	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
 }
@@ -147,6 +151,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Sprintf("ENGRAM_EMBED_TURNS=%q: want auto, true, false, 1 or 0", getenv("ENGRAM_EMBED_TURNS")))
 	}
+	if v := getenv("ENGRAM_SEARCH_WEIGHTS"); v != "" {
+		w, err := parseWeights(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("ENGRAM_SEARCH_WEIGHTS=%q: %v", v, err))
+		}
+		c.SearchWeights = w
+	}
 	c.TurnsMaxAge = durVar("ENGRAM_TURNS_MAX_AGE", 30*24*time.Hour, time.Minute)
 	c.DuplicateWindow = durVar("ENGRAM_DUPLICATE_WINDOW", 10*time.Minute, 10*time.Minute)
 	switch strings.ToLower(getenv("ENGRAM_LOG_LEVEL")) {
@@ -186,4 +197,26 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// parseWeights reads "name=value,…" with names rrf, importance, recency, confidence.
+func parseWeights(v string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, item := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("want name=value items, got %q", item)
+		}
+		switch name {
+		case "rrf", "importance", "recency", "confidence":
+		default:
+			return nil, fmt.Errorf("unknown weight %q: want rrf, importance, recency or confidence", name)
+		}
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || f < 0 || f > 10 {
+			return nil, fmt.Errorf("weight %s=%q: want a number in [0, 10]", name, val)
+		}
+		out[name] = f
+	}
+	return out, nil
 }

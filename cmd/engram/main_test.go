@@ -40,6 +40,13 @@ func TestLoadConfig(t *testing.T) {
 		{name: "llm without model", env: map[string]string{"ENGRAM_LLM_BASE_URL": "http://x"}, wantErr: "ENGRAM_LLM_MODEL"},
 		{name: "embed without model", env: map[string]string{"ENGRAM_EMBED_BASE_URL": "http://x"}, wantErr: "ENGRAM_EMBED_MODEL"},
 		{name: "bad log level", env: map[string]string{"ENGRAM_LOG_LEVEL": "loud"}, wantErr: "ENGRAM_LOG_LEVEL"},
+		{name: "bad weights", env: map[string]string{"ENGRAM_SEARCH_WEIGHTS": "rrf=x"}, wantErr: "ENGRAM_SEARCH_WEIGHTS"},
+		{name: "unknown weight", env: map[string]string{"ENGRAM_SEARCH_WEIGHTS": "luck=1"}, wantErr: "ENGRAM_SEARCH_WEIGHTS"},
+		{name: "weights", env: map[string]string{"ENGRAM_SEARCH_WEIGHTS": "rrf=0.8,recency=0.2"}, check: func(t *testing.T, c Config) {
+			if c.SearchWeights["rrf"] != 0.8 || c.SearchWeights["recency"] != 0.2 || c.SearchWeights["importance"] != 0 {
+				t.Fatalf("weights: %v", c.SearchWeights)
+			}
+		}},
 		{name: "bad embed turns", env: map[string]string{"ENGRAM_EMBED_TURNS": "maybe"}, wantErr: "ENGRAM_EMBED_TURNS"},
 		{name: "bad cron", env: map[string]string{"ENGRAM_CONSOLIDATE_CRON": "every day"}, wantErr: "ENGRAM_CONSOLIDATE_CRON"},
 		{name: "embed turns auto offline", env: nil, check: func(t *testing.T, c Config) {

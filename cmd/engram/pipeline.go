@@ -74,6 +74,10 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	rcfg := retriever.DefaultConfig()
 	rcfg.Tasks = tasks
 	rcfg.EmbedTurns = app.Config.EmbedTurns
+	if w := app.Config.SearchWeights; w != nil {
+		rcfg.WeightRRF, rcfg.WeightImportance, rcfg.WeightRecency, rcfg.WeightConfidence =
+			w["rrf"], w["importance"], w["recency"], w["confidence"]
+	}
 	retr, err := retriever.NewRetriever(app.Store, emb, rcfg, app.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("building the retriever: %w", err)

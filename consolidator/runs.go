@@ -192,7 +192,18 @@ func (o owner) String() string {
 // listOwners returns the owners the run must visit (registry order, filtered) and how
 // many the chain's earlier runs finished already.
 func listOwners(ctx context.Context, conn *pgxpool.Conn, root int64, opts RunOptions) ([]owner, int, error) {
-	rows, err := conn.Query(ctx, `SELECT o.tenant, o.user_id,
+	// The registry is row-level secured like every tenant table: a query that sets
+	// no tenant sees nothing. Enumerating owners across tenants is the one operator
+	// read, and it says so explicitly, for this transaction only.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing owners: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT set_config('engram.operator', 'on', true)`); err != nil {
+		return nil, 0, fmt.Errorf("listing owners: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT o.tenant, o.user_id,
 			EXISTS (SELECT 1 FROM consolidation_progress p WHERE p.root_id = $3 AND p.tenant = o.tenant AND p.user_id = o.user_id)
 		FROM owners o WHERE ($1 = '' OR o.tenant = $1) AND ($2 = '' OR o.user_id = $2)
 		ORDER BY o.tenant, o.user_id`, opts.Tenant, opts.User, root)

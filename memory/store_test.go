@@ -111,7 +111,7 @@ func TestRowLevelSecurityRawSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := []string{"turns", "memories", "memory_versions", "memory_lineage", "memory_embeddings", "turn_embeddings",
-		"audit_log", "applied_candidates"}
+		"audit_log", "applied_candidates", "owners"}
 	pool := s.Pool()
 
 	// No tenant set: every table looks empty.

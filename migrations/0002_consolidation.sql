@@ -5,10 +5,12 @@
 -- that binds the tables' owner too: a SECURITY DEFINER function owned by the same role
 -- would see no more than its caller. So tenants and users are discovered from a small
 -- registry, `owners`, that a trigger fills on every insert into memories and turns.
--- The three tables below have no row-level security on purpose: they are operator
--- tables that span tenants, and they hold ids, times and counts, never content. Every
--- tenant-scoped read and write the run makes still goes through a transaction that
--- sets engram.tenant, so RLS keeps applying to memories, turns and the rest.
+-- `owners` is row-level secured like every tenant table, with one addition: a
+-- transaction that declares itself an operator (set_config('engram.operator', 'on',
+-- true)) may read across tenants. Only the consolidator's owner listing does. The run
+-- tables below hold run ids, counts and owner ids of the operator's own runs, never
+-- content, and have no row-level security. Every tenant-scoped read and write the run
+-- makes still goes through a transaction that sets engram.tenant.
 
 -- owners lists every (tenant, user_id) that has memories or turns; user_id '' is a
 -- tenant's pool of agent and global memories.
@@ -50,6 +52,12 @@ INSERT INTO owners (tenant, user_id)
     ON CONFLICT DO NOTHING;
 ALTER TABLE memories FORCE ROW LEVEL SECURITY;
 ALTER TABLE turns FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE owners ENABLE ROW LEVEL SECURITY;
+ALTER TABLE owners FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON owners
+    USING (tenant = engram_tenant() OR current_setting('engram.operator', true) = 'on')
+    WITH CHECK (tenant = engram_tenant() OR current_setting('engram.operator', true) = 'on');
 
 -- consolidation_runs records every run (operator table, no RLS: see above).
 CREATE TABLE consolidation_runs (

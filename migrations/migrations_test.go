@@ -61,7 +61,7 @@ func TestMigrateFromZeroAndAgain(t *testing.T) {
 			t.Fatalf("migration %d not recorded as applied", s.Version)
 		}
 	}
-	for _, table := range []string{"turns", "memories", "memory_versions", "memory_lineage", "memory_embeddings", "turn_embeddings", "audit_log", "applied_candidates"} {
+	for _, table := range []string{"turns", "memories", "memory_versions", "memory_lineage", "memory_embeddings", "turn_embeddings", "audit_log", "applied_candidates", "owners", "retrievals", "session_summaries"} {
 		var forced bool
 		if err := conn.QueryRow(ctx, "SELECT relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relname = $1", table).Scan(&forced); err != nil {
 			t.Fatalf("%s: %v", table, err)

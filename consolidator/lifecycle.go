@@ -116,8 +116,12 @@ func (l *Lifecycle) DeleteMemory(ctx context.Context, tenant string, id uuid.UUI
 			Scan(&out.Versions, &out.Lineage, &out.Embeddings); err != nil {
 			return fmt.Errorf("counting the rows of memory %s: %w", id, err)
 		}
-		if _, err := tx.Raw().Exec(ctx, `DELETE FROM applied_candidates WHERE tenant = $1 AND memory_id = $2`, tenant, id); err != nil {
-			return fmt.Errorf("deleting the ledger entries of memory %s: %w", id, err)
+		// The ledger keeps its entries, unlinked and marked dropped: a redelivered or
+		// re-extracted candidate (ids are deterministic) is then replayed as a no-op
+		// instead of bringing the deleted memory back.
+		if _, err := tx.Raw().Exec(ctx, `UPDATE applied_candidates SET memory_id = NULL, decision = 'drop',
+			reason = 'memory deleted' WHERE tenant = $1 AND memory_id = $2`, tenant, id); err != nil {
+			return fmt.Errorf("unlinking the ledger entries of memory %s: %w", id, err)
 		}
 		if _, err := tx.Raw().Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, tenant, id); err != nil {
 			return fmt.Errorf("deleting memory %s: %w", id, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
@@ -451,5 +452,39 @@ func TestLifecycleAPI(t *testing.T) {
 	var del UserDeletion
 	if code != 200 || json.Unmarshal(body, &del) != nil || del.Memories != 6 || !slices.Contains(del.Skipped, "streams") {
 		t.Fatalf("delete user: %d %s", code, body)
+	}
+}
+
+// TestDeletedMemoryStaysDeleted: a hard-deleted memory must not come back when its
+// candidate is redelivered or re-extracted (candidate ids are deterministic).
+func TestDeletedMemoryStaysDeleted(t *testing.T) {
+	t.Parallel()
+	e := newLifecycleEnv(t)
+	c := memory.Candidate{ID: "cand_erase_1", Tenant: "acme", UserID: "u1", Scope: memory.ScopeUser,
+		Type: memory.Semantic, Category: memory.CatPreference, Content: "The user prefers window seats",
+		Importance: 0.7, Confidence: 0.9, SourceTurnIDs: []string{"t1"}, ValidFrom: time.Now().UTC(),
+		Source: memory.SourceUser, Trusted: true, Extractor: "test", ExtractorVersion: "1"}
+	d, err := e.res.Resolve(e.ctx, c)
+	if err != nil || d.MemoryID == uuid.Nil {
+		t.Fatalf("resolve: %+v %v", d, err)
+	}
+	if _, err := e.lc.DeleteMemory(e.ctx, "acme", d.MemoryID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.res.Resolve(e.ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Replayed || again.MemoryID != uuid.Nil {
+		t.Fatalf("redelivered candidate after deletion: %+v", again)
+	}
+	var n int
+	if err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		return tx.Raw().QueryRow(e.ctx, `SELECT count(*) FROM memories`).Scan(&n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("the deleted memory came back: %d memories", n)
 	}
 }

@@ -66,9 +66,9 @@ func ResolverHandler(r *Resolver) streams.Handler {
 		if err != nil {
 			return streams.Permanent(err)
 		}
-		// The subject (and header) tenant is what the publisher was authorised for; a
+		// The subject tenant is what the publisher was authorised for; a
 		// payload claiming another tenant is refused rather than written there.
-		if t := m.Tenant(); t != "" && t != ev.Candidate.Tenant {
+		if t := m.Tenant(); t == "" || t != ev.Candidate.Tenant {
 			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q differs from message tenant %q",
 				ev.Candidate.ID, ev.Candidate.Tenant, t))
 		}

@@ -215,6 +215,10 @@ func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	if err != nil {
 		return streams.Permanent(err)
 	}
+	if sub := m.Tenant(); sub == "" || sub != ev.Tenant {
+		// The subject is what NATS authorised; a body naming another tenant is forged.
+		return streams.Permanent(fmt.Errorf("turn %s names tenant %q but arrived on subject %s", ev.Turn.TurnID, ev.Tenant, m.Subject))
+	}
 	turn := ev.Turn
 	turn.Tenant = ev.Tenant
 	var inserted bool

@@ -73,7 +73,7 @@ func TestLLMPipelinePublishes(t *testing.T) {
 			Extractor: "llm", ExtractorVersion: "1.0.0", Model: fakeModel},
 	}
 	for i, c := range cands {
-		if c.CreatedAt.IsZero() || time.Since(c.CreatedAt) > time.Minute {
+		if c.CreatedAt.IsZero() || c.CreatedAt.After(time.Now()) {
 			t.Errorf("candidate %d created at %v", i, c.CreatedAt)
 		}
 		w := wantCands[i]
@@ -423,5 +423,21 @@ func TestAbandonedBatchIsNotProcessed(t *testing.T) {
 	}
 	if n := len(h.candidates()); n != 1 {
 		t.Errorf("%d candidates after redelivery, want 1", n)
+	}
+}
+
+// TestForgedTenantRefused: a turn whose body names another tenant than the subject it
+// was published on (which is what NATS authorised) is dead-lettered, never stored.
+func TestForgedTenantRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	m := h.msg(userTurn("f1", "s1", 0, "I prefer green tea."), 1)
+	m.Subject, _ = streams.TurnSubject("other-tenant", "u1")
+	err := h.p.Handle(testCtx(t), m)
+	if !streams.IsPermanent(err) {
+		t.Fatalf("err %v, want a permanent error", err)
+	}
+	if st := h.p.Stats(); st.TurnsStored != 0 {
+		t.Fatalf("a forged turn was stored: %+v", st)
 	}
 }

@@ -49,11 +49,10 @@ type Msg struct {
 	Timestamp    time.Time // when the message was stored
 }
 
-// Tenant is the raw tenant of an engram event (from its header, else its subject).
+// Tenant is the tenant of an engram event, from its subject only: NATS permissions
+// apply to subjects, so a publisher allowed only engram.turns.A.> cannot claim tenant
+// B through a header or the body. Empty when the subject carries none.
 func (m *Msg) Tenant() string {
-	if t := m.Headers.Get(HeaderTenant); t != "" {
-		return t
-	}
 	t, _ := TenantFromSubject(m.Subject)
 	return t
 }

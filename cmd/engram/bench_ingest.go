@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,9 +65,7 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 		return fmt.Errorf("bench ingest: %w", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return fmt.Errorf("bench ingest: writing the result: %w", err)
 		}
 		return nil

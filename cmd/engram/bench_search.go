@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,9 +68,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		return fmt.Errorf("bench search: %w", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return fmt.Errorf("bench search: writing the result: %w", err)
 		}
 		return nil

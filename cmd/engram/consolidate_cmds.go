@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/engramhq/engram/consolidator"
 )
 
@@ -295,23 +293,12 @@ func memoryLifecycleCommand(ctx context.Context, lc *consolidator.Lifecycle, arg
 	tenant := fs.String("tenant", "", "tenant of the memory (required)")
 	actor := fs.String("actor", "cli", "actor recorded in the audit log")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args[1:])
+	id, err := memoryIDArg(fs, cmd, args[1:], tenant)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("memory %s: %w", cmd, err)
-	}
-	if *tenant == "" {
-		return fmt.Errorf("memory %s: --tenant is required", cmd)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
-	}
-	id, err := uuid.Parse(pos[0])
-	if err != nil {
-		return fmt.Errorf("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
+		return err
 	}
 	if cmd == "delete" {
 		d, err := lc.DeleteMemory(ctx, *tenant, id, *actor)

@@ -68,22 +68,6 @@ func newDLQFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses flags placed before or after positional arguments and returns the
-// positionals. errHelp is returned as is so callers can exit quietly.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 // handled turns --help into success; other parse errors already name the flag.
 func handled(cmd string, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
@@ -147,12 +131,6 @@ func (f *idsFlag) Set(s string) error {
 		*f = append(*f, n)
 	}
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // entryJSON shows the payload as JSON when it is JSON, as a string otherwise.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,7 +66,7 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 func runEvalGolden(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "eval golden", "eval golden FILE|DIR... [--json]")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	paths, err := parseInterspersed(fs, args)
+	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -109,7 +107,7 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	details := fs.Bool("details", false, "keep one record per question in the report (not for held-out data)")
 	answer := fs.Bool("answer", false, "also answer and grade the questions with the chat model (ENGRAM_LLM_*)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -173,9 +171,7 @@ type tableWriter interface{ WriteTable(io.Writer) error }
 
 func writeReport(w io.Writer, asJSON bool, rep tableWriter) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(w, rep); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 		return nil
@@ -184,26 +180,6 @@ func writeReport(w io.Writer, asJSON bool, rep tableWriter) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
-}
-
-// parseInterspersed parses flags that may come after positional arguments
-// ("eval golden testdata/golden --json"), which flag.Parse alone stops at.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 func splitList(s string) []string {

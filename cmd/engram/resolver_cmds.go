@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/consolidator"
@@ -90,23 +88,12 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	case "as-of":
 		fs.StringVar(&at, "at", "", "RFC 3339 time (required)")
 	}
-	pos, err := parseFlags(fs, rest)
+	id, err := memoryIDArg(fs, cmd, rest, tenant)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("memory %s: %w", cmd, err)
-	}
-	if *tenant == "" {
-		return fmt.Errorf("memory %s: --tenant is required", cmd)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
-	}
-	id, err := uuid.Parse(pos[0])
-	if err != nil {
-		return fmt.Errorf("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
+		return err
 	}
 	ops := consolidator.NewOps(store, emb)
 	var out any
@@ -288,9 +275,7 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 		return fmt.Errorf("bench resolve: %w", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return fmt.Errorf("bench resolve: writing the result: %w", err)
 		}
 		return nil

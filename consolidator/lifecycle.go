@@ -494,34 +494,31 @@ func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writ
 	if err := streams.ValidateID("user_id", userID); err != nil {
 		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
-	tx, err := l.store.Pool().BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	// One consistent snapshot: repeatable read, read-only, tenant set by the store.
+	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	err := l.store.InTxWith(ctx, tenant, snapshot, func(tx *memory.Tx) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		enc := json.NewEncoder(bw)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(ExportRecord{Kind: "header", Format: ExportFormat, Version: ExportVersion, Tenant: tenant,
+			UserID: userID, ExportedAt: time.Now().UTC()}); err != nil {
+			return err
+		}
+		var err error
+		if rep.Memories, err = exportMemories(ctx, tx.Raw(), tenant, userID, enc); err != nil {
+			return err
+		}
+		if rep.Turns, err = exportTurns(ctx, tx.Raw(), tenant, userID, enc); err != nil {
+			return err
+		}
+		if err := enc.Encode(ExportRecord{Kind: "end", Memories: &rep.Memories, Turns: &rep.Turns}); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		return rep, fmt.Errorf("exporting user %s: beginning a transaction: %w", userID, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
-		return rep, fmt.Errorf("exporting user %s: setting the tenant: %w", userID, err)
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ExportRecord{Kind: "header", Format: ExportFormat, Version: ExportVersion, Tenant: tenant,
-		UserID: userID, ExportedAt: time.Now().UTC()}); err != nil {
 		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
 	}
-	if rep.Memories, err = exportMemories(ctx, tx, tenant, userID, enc); err != nil {
-		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
-	}
-	if rep.Turns, err = exportTurns(ctx, tx, tenant, userID, enc); err != nil {
-		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
-	}
-	if err := enc.Encode(ExportRecord{Kind: "end", Memories: &rep.Memories, Turns: &rep.Turns}); err != nil {
-		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return rep, fmt.Errorf("exporting user %s: %w", userID, err)
-	}
-	_ = tx.Rollback(ctx)
 	err = l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
 		return tx.Audit(ctx, memory.AuditEntry{Action: "export", Actor: actorOr(actor), Module: module, Subject: userID,
 			Details: map[string]any{"memories": rep.Memories, "turns": rep.Turns}})

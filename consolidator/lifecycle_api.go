@@ -1,14 +1,10 @@
 package consolidator
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/engramhq/engram/ingest/httpapi"
-	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -54,19 +50,6 @@ func principal(w http.ResponseWriter, r *http.Request) (httpapi.Principal, bool)
 	return p, true
 }
 
-func (a *LifecycleAPI) memoryRequest(w http.ResponseWriter, r *http.Request) (httpapi.Principal, uuid.UUID, bool) {
-	p, ok := principal(w, r)
-	if !ok {
-		return p, uuid.Nil, false
-	}
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", "id must be a UUID", "id")
-		return p, uuid.Nil, false
-	}
-	return p, id, true
-}
-
 func (a *LifecycleAPI) userRequest(w http.ResponseWriter, r *http.Request) (httpapi.Principal, string, bool) {
 	p, ok := principal(w, r)
 	if !ok {
@@ -80,46 +63,27 @@ func (a *LifecycleAPI) userRequest(w http.ResponseWriter, r *http.Request) (http
 	return p, user, true
 }
 
-func (a *LifecycleAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.Is(err, memory.ErrNotFound):
-		httpapi.WriteError(w, http.StatusNotFound, "not_found", "no such memory", "")
-	case errors.Is(err, ErrNotArchived):
-		httpapi.WriteError(w, http.StatusConflict, "not_archived", err.Error(), "")
-	case errors.As(err, &mbe):
-		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error(), "")
-	case errors.Is(err, ErrBadExport), errors.Is(err, memory.ErrInvalid):
-		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error(), "")
-	case r.Context().Err() != nil:
-		httpapi.WriteError(w, http.StatusServiceUnavailable, "cancelled", "request cancelled", "")
-	default:
-		a.log.Error("lifecycle operation failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		httpapi.WriteError(w, http.StatusInternalServerError, "internal", "internal error", "")
-	}
-}
-
 func (a *LifecycleAPI) deleteMemory(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.memoryRequest(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
 	d, err := a.lc.DeleteMemory(r.Context(), p.Tenant, id, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, d)
 }
 
 func (a *LifecycleAPI) restore(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.memoryRequest(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
 	m, err := a.lc.Restore(r.Context(), p.Tenant, id, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
@@ -132,7 +96,7 @@ func (a *LifecycleAPI) deleteUser(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := a.lc.DeleteUser(r.Context(), p.Tenant, user, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, d)
@@ -149,7 +113,7 @@ func (a *LifecycleAPI) export(w http.ResponseWriter, r *http.Request) {
 	cw := &startWriter{w: w}
 	if _, err := a.lc.Export(r.Context(), p.Tenant, user, cw, actorOf(p)); err != nil {
 		if !cw.started {
-			a.fail(w, r, err)
+			writeFailure(w, r, a.log, err)
 			return
 		}
 		a.log.Error("export failed midway", "user", user, "err", err)
@@ -181,7 +145,7 @@ func (a *LifecycleAPI) importUser(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, a.MaxImportBytes)
 	rep, err := a.lc.Import(r.Context(), p.Tenant, user, body, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, rep)

@@ -286,11 +286,10 @@ func (a *OpsAPI) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/memories/{id}/rollback", a.rollback)
 }
 
-// request extracts the principal and the memory id, answering the error itself.
-func (a *OpsAPI) request(w http.ResponseWriter, r *http.Request) (httpapi.Principal, uuid.UUID, bool) {
-	p, ok := httpapi.PrincipalFrom(r.Context())
-	if !ok || p.Tenant == "" {
-		httpapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "no authenticated tenant", "Authorization")
+// memoryRequest authenticates a request on /v1/memories/{id} and parses its id.
+func memoryRequest(w http.ResponseWriter, r *http.Request) (httpapi.Principal, uuid.UUID, bool) {
+	p, ok := principal(w, r)
+	if !ok {
 		return p, uuid.Nil, false
 	}
 	id, err := uuid.Parse(r.PathValue("id"))
@@ -308,9 +307,11 @@ func actorOf(p httpapi.Principal) string {
 	return "api:" + p.Name
 }
 
-// fail maps an operation error to a response.
-func (a *OpsAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
+// writeFailure maps an error of the memory operations (ops and lifecycle) to a
+// response; the error kinds are disjoint, so both APIs share one mapping.
+func writeFailure(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var fe *FieldError
+	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &fe):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Error(), fe.Field)
@@ -320,13 +321,17 @@ func (a *OpsAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		httpapi.WriteError(w, http.StatusConflict, "version_mismatch", err.Error(), "expect_version")
 	case errors.Is(err, errConflict):
 		httpapi.WriteError(w, http.StatusConflict, "conflict", err.Error(), "")
-	case errors.Is(err, memory.ErrInvalid):
+	case errors.Is(err, ErrNotArchived):
+		httpapi.WriteError(w, http.StatusConflict, "not_archived", err.Error(), "")
+	case errors.As(err, &mbe):
+		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error(), "")
+	case errors.Is(err, ErrBadExport), errors.Is(err, memory.ErrInvalid):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error(), "")
 	case r.Context().Err() != nil:
 		// The client went away; nobody reads this.
 		httpapi.WriteError(w, http.StatusServiceUnavailable, "cancelled", "request cancelled", "")
 	default:
-		a.log.Error("memory operation failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		log.Error("memory operation failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		httpapi.WriteError(w, http.StatusInternalServerError, "internal", "internal error", "")
 	}
 }
@@ -350,7 +355,7 @@ type memoryResponse struct {
 }
 
 func (a *OpsAPI) get(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.request(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
@@ -362,7 +367,7 @@ func (a *OpsAPI) get(w http.ResponseWriter, r *http.Request) {
 		}
 		v, err := a.ops.AsOf(r.Context(), p.Tenant, id, at)
 		if err != nil {
-			a.fail(w, r, err)
+			writeFailure(w, r, a.log, err)
 			return
 		}
 		httpapi.WriteJSON(w, http.StatusOK, asOfResponse{MemoryID: id, AsOf: at, Version: v})
@@ -370,20 +375,20 @@ func (a *OpsAPI) get(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := a.ops.Get(r.Context(), p.Tenant, id)
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, d)
 }
 
 func (a *OpsAPI) history(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.request(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
 	vs, err := a.ops.History(r.Context(), p.Tenant, id)
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, historyResponse{MemoryID: id, Versions: vs})
@@ -398,7 +403,7 @@ type correctBody struct {
 }
 
 func (a *OpsAPI) correct(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.request(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
@@ -417,7 +422,7 @@ func (a *OpsAPI) correct(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := a.ops.Correct(r.Context(), p.Tenant, id, c, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
@@ -428,7 +433,7 @@ type deprecateBody struct {
 }
 
 func (a *OpsAPI) deprecate(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.request(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
@@ -438,7 +443,7 @@ func (a *OpsAPI) deprecate(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := a.ops.Deprecate(r.Context(), p.Tenant, id, b.Reason, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})
@@ -450,7 +455,7 @@ type rollbackBody struct {
 }
 
 func (a *OpsAPI) rollback(w http.ResponseWriter, r *http.Request) {
-	p, id, ok := a.request(w, r)
+	p, id, ok := memoryRequest(w, r)
 	if !ok {
 		return
 	}
@@ -464,7 +469,7 @@ func (a *OpsAPI) rollback(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := a.ops.Rollback(r.Context(), p.Tenant, id, int(*b.Version), b.Reason, actorOf(p))
 	if err != nil {
-		a.fail(w, r, err)
+		writeFailure(w, r, a.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, memoryResponse{Memory: m})

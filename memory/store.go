@@ -105,10 +105,16 @@ func (t *Tx) Raw() pgx.Tx { return t.tx }
 // InTx runs fn in one transaction with the tenant set for row-level security, and
 // commits when fn returns nil.
 func (s *Store) InTx(ctx context.Context, tenant string, fn func(*Tx) error) error {
+	return s.InTxWith(ctx, tenant, pgx.TxOptions{}, fn)
+}
+
+// InTxWith is InTx with transaction options, e.g. a repeatable-read, read-only
+// snapshot for an export.
+func (s *Store) InTxWith(ctx context.Context, tenant string, opts pgx.TxOptions, fn func(*Tx) error) error {
 	if err := CheckTenant(tenant); err != nil {
 		return err
 	}
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("beginning a transaction: %w", err)
 	}

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,6 +19,7 @@ import (
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
+	"github.com/engramhq/engram/scripts"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -90,41 +88,15 @@ func (a *App) connectOrStart(ctx context.Context, url string) (*pgx.Conn, error)
 	if a.Config.DatabaseURL != "" {
 		return nil, fmt.Errorf("connecting to ENGRAM_DATABASE_URL: %w", err)
 	}
-	script, ferr := findServicesScript()
-	if ferr != nil {
-		return nil, fmt.Errorf("the local PostgreSQL is not running (%v) and %v; run `make services` or set ENGRAM_DATABASE_URL", err, ferr)
-	}
-	a.Logger.Info("starting the project-local PostgreSQL", "script", script)
-	cmd := exec.CommandContext(ctx, "bash", script, "start")
-	cmd.Env = append(os.Environ(), "ENGRAM_PG_PORT="+strconv.Itoa(a.Config.LocalPGPort))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("starting the local PostgreSQL with %s: %w", script, err)
+	a.Logger.Info("starting the project-local PostgreSQL", "port", a.Config.LocalPGPort)
+	if serr := scripts.StartPostgres(ctx, a.Config.LocalPGPort, os.Stderr); serr != nil {
+		return nil, fmt.Errorf("the local PostgreSQL is not running (%v) and could not be started: %w; run `make services` or set ENGRAM_DATABASE_URL", err, serr)
 	}
 	conn, err = pgx.Connect(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the local PostgreSQL: %w", err)
 	}
 	return conn, nil
-}
-
-// findServicesScript walks up from the working directory to scripts/services.sh.
-func findServicesScript() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "scripts", "services.sh")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("scripts/services.sh was not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // openNATS connects to ENGRAM_NATS_URL, or to the embedded server `engram dev`

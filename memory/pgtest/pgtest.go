@@ -8,14 +8,14 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,16 +26,21 @@ import (
 
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
+	"github.com/engramhq/engram/scripts"
 )
 
-// DefaultURL is the project-local cluster's application URL (its port follows
-// ENGRAM_PG_PORT, as scripts/services.sh does).
-func DefaultURL() string {
-	port := os.Getenv("ENGRAM_PG_PORT")
-	if port == "" {
-		port = "55432"
+// localPort is the project-local cluster's port: ENGRAM_PG_PORT, as scripts/services.sh
+// reads it, or its default.
+func localPort() int {
+	if p, err := strconv.Atoi(os.Getenv("ENGRAM_PG_PORT")); err == nil && p > 0 {
+		return p
 	}
-	return "postgres://engram@127.0.0.1:" + port + "/engram?sslmode=disable"
+	return 55432
+}
+
+// DefaultURL is the project-local cluster's application URL.
+func DefaultURL() string {
+	return fmt.Sprintf("postgres://engram@127.0.0.1:%d/engram?sslmode=disable", localPort())
 }
 
 // templateOnce guards template creation per test binary; across binaries an
@@ -76,13 +81,9 @@ func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
 	if raw != DefaultURL() {
 		return nil, fmt.Errorf("connecting to %s: %w", redact(raw), err)
 	}
-	script, ferr := findServicesScript()
-	if ferr != nil {
-		return nil, fmt.Errorf("connecting to the local cluster: %w (and %v)", err, ferr)
-	}
-	out, serr := exec.CommandContext(ctx, "bash", script, "start").CombinedOutput()
-	if serr != nil {
-		return nil, fmt.Errorf("starting the local cluster with %s: %w\n%s", script, serr, out)
+	var out bytes.Buffer
+	if serr := scripts.StartPostgres(ctx, localPort(), &out); serr != nil {
+		return nil, fmt.Errorf("connecting to the local cluster: %w (and %v)\n%s", err, serr, out.String())
 	}
 	return pgx.Connect(ctx, raw)
 }
@@ -93,26 +94,6 @@ func redact(raw string) string {
 		return "(unparseable URL)"
 	}
 	return u.Redacted()
-}
-
-// findServicesScript walks up from the working directory (a package directory under
-// go test) to the checkout's scripts/services.sh.
-func findServicesScript() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "scripts", "services.sh")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("scripts/services.sh not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // ensureTemplate creates the migrated template database once per fingerprint.

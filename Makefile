@@ -28,7 +28,7 @@ services-status:
 test: services vet
 	@# A few seconds of real fuzzing of what parses untrusted input, then every test.
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
-	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./extractor/redact/
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 

@@ -22,7 +22,7 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/ingest"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/streams"
 	"github.com/engramhq/engram/streams/natstest"
 )

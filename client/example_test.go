@@ -8,12 +8,14 @@ import (
 	"net/http/httptest"
 	"os"
 
+	"github.com/engramhq/engram/internal/natsserver"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/ingest"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -53,7 +55,7 @@ func startEngram(ctx context.Context) (url, token string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ns, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	ns, err := natsserver.Start(ctx, natsserver.Config{StoreDir: dir, Port: -1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/streams"
 )
 

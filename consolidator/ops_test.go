@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 )

@@ -16,7 +16,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"

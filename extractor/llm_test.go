@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"

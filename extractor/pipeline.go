@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/engramhq/engram/extractor/redact"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )

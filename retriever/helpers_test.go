@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"

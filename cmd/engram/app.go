@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/engramhq/engram/internal/natsserver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
@@ -31,7 +33,7 @@ type App struct {
 	Store    *memory.Store
 	NC       *nats.Conn
 	JS       jetstream.JetStream
-	Embedded *streams.Embedded
+	Embedded *natsserver.Server
 	closers  []func()
 }
 
@@ -119,7 +121,7 @@ func (a *App) openNATS(ctx context.Context, serve bool) error {
 		// The embedded server's start-up banner is noise next to engram's own output:
 		// it logs warnings and errors only, unless engram logs at debug level.
 		natsLog := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: natsLevel(a.Config.LogLevel)}))
-		emb, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{
+		emb, err := natsserver.Start(ctx, natsserver.Config{
 			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: natsLog,
 		})
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 )
 
 // runDemo plays engram's main job through the public API on embedded defaults: a

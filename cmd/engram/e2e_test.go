@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams/natstest"

@@ -15,12 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/engramhq/engram/internal/natsserver"
+
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/eval"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/retriever"
-	"github.com/engramhq/engram/retriever/eval"
-	"github.com/engramhq/engram/streams"
 )
 
 const evalUsage = `Usage:
@@ -229,7 +230,7 @@ func startEvalSystem(ctx context.Context, env *Env) (_ *evalSystem, err error) {
 			return nil, fmt.Errorf("creating the eval's JetStream directory: %w", err)
 		}
 		app.closers = append(app.closers, func() { _ = os.RemoveAll(dir) })
-		emb, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1,
+		emb, err := natsserver.Start(ctx, natsserver.Config{StoreDir: filepath.Join(dir, "nats"), Port: -1,
 			Host: "127.0.0.1", ServerName: "engram-eval", Logger: app.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("starting the eval's JetStream server: %w", err)

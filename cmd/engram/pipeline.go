@@ -7,7 +7,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/extractor/redact"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"

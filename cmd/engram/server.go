@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/streams"
 )
 

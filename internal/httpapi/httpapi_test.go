@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engramhq/engram/ingest/httpapi"
+	"github.com/engramhq/engram/internal/httpapi"
 )
 
 func TestNewTokenAndHash(t *testing.T) {

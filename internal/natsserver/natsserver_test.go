@@ -1,11 +1,11 @@
-package streams_test
+package natsserver_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/engramhq/engram/streams"
+	"github.com/engramhq/engram/internal/natsserver"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -15,8 +15,8 @@ func TestStartEmbedded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	start := func() *streams.Embedded {
-		e, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	start := func() *natsserver.Server {
+		e, err := natsserver.Start(ctx, natsserver.Config{StoreDir: dir, Port: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,10 +31,10 @@ func TestStartEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(nc)
-	if err := streams.EnsureTopology(ctx, js, streams.Config{}); err != nil {
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := streams.PublishTurn(ctx, js, turnEvent("acme", "u1", "t1")); err != nil {
+	if _, err := js.Publish(ctx, "t.acme", []byte("turn")); err != nil {
 		t.Fatal(err)
 	}
 	nc.Close()
@@ -48,14 +48,14 @@ func TestStartEmbedded(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ = jetstream.New(nc)
-	s, err := js.Stream(ctx, streams.TurnsStream)
+	s, err := js.Stream(ctx, "T")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info, err := s.Info(ctx); err != nil || info.State.Msgs != 1 {
 		t.Fatalf("after restart: %+v, %v", info, err)
 	}
-	if _, err := streams.StartEmbedded(ctx, streams.EmbeddedConfig{}); err == nil {
-		t.Fatal("StartEmbedded without StoreDir succeeded")
+	if _, err := natsserver.Start(ctx, natsserver.Config{}); err == nil {
+		t.Fatal("Start without StoreDir succeeded")
 	}
 }

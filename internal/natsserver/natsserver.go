@@ -1,4 +1,7 @@
-package streams
+// Package natsserver runs NATS with JetStream in process: the embedded default of
+// `engram dev` and `engram serve`, and of the evaluation. Only cmd, tests and eval
+// import it, so the stage packages do not link the whole server.
+package natsserver
 
 import (
 	"context"
@@ -12,8 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// EmbeddedConfig configures an in-process NATS server with JetStream.
-type EmbeddedConfig struct {
+// Config configures an in-process NATS server with JetStream.
+type Config struct {
 	// StoreDir holds JetStream's file store. Required: streams must survive a restart.
 	StoreDir string
 	// Port for clients: 0 means 4222, -1 picks a free port.
@@ -26,14 +29,14 @@ type EmbeddedConfig struct {
 	Logger *slog.Logger
 }
 
-// Embedded is a running in-process NATS server.
-type Embedded struct {
+// Server is a running in-process NATS server.
+type Server struct {
 	srv *server.Server
 }
 
-// StartEmbedded starts a NATS server with JetStream enabled and waits until it accepts
+// Start starts a NATS server with JetStream enabled and waits until it accepts
 // connections (or ctx ends).
-func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("starting embedded NATS: StoreDir is required")
 	}
@@ -89,25 +92,25 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		srv.WaitForShutdown()
 		return nil, errors.New("starting embedded NATS: JetStream did not start")
 	}
-	return &Embedded{srv: srv}, nil
+	return &Server{srv: srv}, nil
 }
 
 // ClientURL is the nats:// URL clients connect to.
-func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+func (e *Server) ClientURL() string { return e.srv.ClientURL() }
 
 // Port is the port the server listens on (useful after asking for a random one).
-func (e *Embedded) Port() int {
+func (e *Server) Port() int {
 	if a, ok := e.srv.Addr().(*net.TCPAddr); ok {
 		return a.Port
 	}
 	return 0
 }
 
-// Server exposes the underlying server, for tests and monitoring.
-func (e *Embedded) Server() *server.Server { return e.srv }
+// NATS exposes the underlying server, for tests and monitoring.
+func (e *Server) NATS() *server.Server { return e.srv }
 
 // Shutdown stops the server and waits until it has stopped and flushed its store.
-func (e *Embedded) Shutdown() {
+func (e *Server) Shutdown() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }

@@ -84,7 +84,7 @@ func TestEvalLoCoMoCommand(t *testing.T) {
 	defer cancel()
 	getenv := envMap(map[string]string{"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_LOG_LEVEL": "error"})
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--json", "--k", "1,5"},
+	code := run(ctx, []string{"eval", "locomo", "--data", "../../internal/eval/testdata/locomo_tiny.json", "--json", "--k", "1,5"},
 		getenv, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
@@ -121,7 +121,7 @@ func TestEvalCommandUsage(t *testing.T) {
 		{[]string{"eval", "locomo"}, nil, 2, "--data"},
 		{[]string{"eval", "locomo", "--data", "x.json", "--k", "0"}, nil, 2, "--k"},
 		{[]string{"eval", "locomo", "--data", "x.json", "--layers", "facts"}, nil, 2, "--layers"},
-		{[]string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--answer"}, nil, 2, "ENGRAM_LLM_BASE_URL"},
+		{[]string{"eval", "locomo", "--data", "../../internal/eval/testdata/locomo_tiny.json", "--answer"}, nil, 2, "ENGRAM_LLM_BASE_URL"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -182,7 +182,7 @@ func TestEvalLoCoMoAnswer(t *testing.T) {
 	getenv := envMap(map[string]string{"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_LOG_LEVEL": "error",
 		"ENGRAM_LLM_BASE_URL": fake.URL(), "ENGRAM_LLM_MODEL": "fake-model"})
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"eval", "locomo", "--data", "../../retriever/eval/testdata/locomo_tiny.json", "--json", "--answer"},
+	code := run(ctx, []string{"eval", "locomo", "--data", "../../internal/eval/testdata/locomo_tiny.json", "--json", "--answer"},
 		getenv, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/lifecycle"
+
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/memory"
@@ -142,8 +144,8 @@ func TestForgetting(t *testing.T) {
 	}
 
 	// Restore brings the archived memory back, and the next run leaves it.
-	lc := NewLifecycle(e.store, nil, nil, nil)
-	if _, err := lc.Restore(e.ctx, "acme", ids["fresh"], "test"); !errors.Is(err, ErrNotArchived) {
+	lc := lifecycle.NewLifecycle(e.store, nil, nil, nil)
+	if _, err := lc.Restore(e.ctx, "acme", ids["fresh"], "test"); !errors.Is(err, lifecycle.ErrNotArchived) {
 		t.Fatalf("restoring an active memory: %v", err)
 	}
 	m, err := lc.Restore(e.ctx, "acme", ids["cold"], "test")

@@ -341,16 +341,9 @@ func checkCandidate(c memory.Candidate) error {
 	return nil
 }
 
-// lockKey names the owner whose writers serialise: the user, or for memories without
-// one the agent or the tenant's global pool.
+// lockKey names the owner whose writers serialise.
 func lockKey(c memory.Candidate) string {
-	switch {
-	case c.UserID != "":
-		return c.UserID
-	case c.Scope == memory.ScopeAgent:
-		return "#agent/" + c.AgentID
-	}
-	return "#global"
+	return memory.Owner{UserID: c.UserID, AgentID: c.AgentID, Scope: c.Scope}.LockKey()
 }
 
 // sameOwner reports whether m belongs to the pool of memories c is resolved against.
@@ -690,7 +683,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		if _, err := tx.Apply(ctx, t.ID, upd); err != nil {
 			return Decision{}, err
 		}
-		if err := dropOtherEmbeddings(ctx, tx, t.ID, r.emb.Model()); err != nil {
+		if err := tx.DropOtherEmbeddings(ctx, t.ID, r.emb.Model()); err != nil {
 			return Decision{}, err
 		}
 	case p.rel == Contradiction && !c.ValidFrom.IsZero() && c.ValidFrom.Before(t.ValidFrom):
@@ -730,7 +723,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		if _, err := tx.Apply(ctx, t.ID, upd); err != nil {
 			return Decision{}, err
 		}
-		if err := dropOtherEmbeddings(ctx, tx, t.ID, r.emb.Model()); err != nil {
+		if err := tx.DropOtherEmbeddings(ctx, t.ID, r.emb.Model()); err != nil {
 			return Decision{}, err
 		}
 	default:
@@ -766,16 +759,4 @@ func (r *Resolver) newMemory(c memory.Candidate, vec []float32, status memory.St
 		Embeddings:  []memory.Embedding{{Model: r.emb.Model(), Vector: vec}},
 		CandidateID: c.ID, Actor: r.cfg.Actor, Module: module, Reason: reason,
 	}
-}
-
-// dropOtherEmbeddings deletes a memory's vectors under models other than keep: they
-// describe content that just changed, and a stale vector would match the old text. A
-// re-embedding job restores them.
-func dropOtherEmbeddings(ctx context.Context, tx *memory.Tx, id uuid.UUID, keep string) error {
-	_, err := tx.Raw().Exec(ctx, `DELETE FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2 AND model <> $3`,
-		tx.Tenant(), id, keep)
-	if err != nil {
-		return fmt.Errorf("dropping stale embeddings of memory %s: %w", id, err)
-	}
-	return nil
 }

@@ -543,6 +543,18 @@ func (t *Tx) LockOwner(ctx context.Context, userID string) error {
 	return nil
 }
 
+// DropOtherEmbeddings deletes a memory's vectors under models other than keep: they
+// describe content that just changed, and a stale vector would match the old text. A
+// re-embedding job restores them.
+func (t *Tx) DropOtherEmbeddings(ctx context.Context, id uuid.UUID, keep string) error {
+	_, err := t.tx.Exec(ctx, `DELETE FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2 AND model <> $3`,
+		t.tenant, id, keep)
+	if err != nil {
+		return fmt.Errorf("dropping stale embeddings of memory %s: %w", id, err)
+	}
+	return nil
+}
+
 // Get reads a memory.
 func (t *Tx) Get(ctx context.Context, id uuid.UUID) (Memory, error) {
 	row := t.tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE tenant = $1 AND id = $2`, t.tenant, id)

@@ -297,6 +297,18 @@ type Owner struct {
 	Scope   Scope
 }
 
+// LockKey names the owner whose writers serialise (Tx.LockOwner): the user, or for
+// memories without one the agent or the tenant's global pool.
+func (o Owner) LockKey() string {
+	switch {
+	case o.UserID != "":
+		return o.UserID
+	case o.Scope == ScopeAgent:
+		return "#agent/" + o.AgentID
+	}
+	return "#global"
+}
+
 // String renders the owner for logs and lock keys.
 func (o Owner) String() string {
 	return fmt.Sprintf("%s/%s/%s", o.Scope, o.UserID, o.AgentID)

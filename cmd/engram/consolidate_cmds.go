@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/engramhq/engram/internal/lifecycle"
+
 	"github.com/engramhq/engram/consolidator"
 )
 
@@ -161,7 +163,7 @@ Commands:
 `
 
 // usersCommand runs "engram users delete|export|import ...". args excludes "users".
-func usersCommand(ctx context.Context, lc *consolidator.Lifecycle, args []string, stdout, stderr io.Writer) error {
+func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usersUsage)
 		return errors.New("users: missing command (delete, export, import)")
@@ -277,7 +279,7 @@ const memoryLifecycleUsage = `Usage: engram memory delete|restore --tenant T ID
 
 // memoryLifecycleCommand runs "engram memory delete|restore ...". args starts with
 // the command name; the "memory" dispatcher can hand these two over to it.
-func memoryLifecycleCommand(ctx context.Context, lc *consolidator.Lifecycle, args []string, stdout, stderr io.Writer) error {
+func memoryLifecycleCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "delete" && args[0] != "restore") {
 		fmt.Fprint(stderr, memoryLifecycleUsage)
 		return errors.New("memory: want delete or restore")

@@ -11,12 +11,12 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/engramhq/engram/internal/eval"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
-	"github.com/engramhq/engram/internal/eval"
 )
 
 // testEvalSystem starts the real wiring on a fresh database and an in-process

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/engramhq/engram/internal/lifecycle"
+
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 )
@@ -21,11 +23,11 @@ type pipeline struct {
 	ingest   *ingest.API
 	extract  *extractor.Pipeline
 	resolver *consolidator.Resolver
-	ops      *consolidator.OpsAPI
+	ops      *lifecycle.OpsAPI
 	retr     *retriever.Retriever
 	readAPI  *retriever.API
 	nightly  *consolidator.Consolidator
-	life     *consolidator.Lifecycle
+	life     *lifecycle.Lifecycle
 }
 
 func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
@@ -66,7 +68,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		judge = consolidator.NewLLMJudge(chat)
 	}
 	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
-	ops := consolidator.NewOpsAPI(app.Store, emb, app.Logger)
+	ops := lifecycle.NewOpsAPI(app.Store, emb, app.Logger)
 	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas})
 	if err != nil {
 		return nil, fmt.Errorf("opening the task-state bucket: %w", err)
@@ -83,7 +85,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		return nil, fmt.Errorf("building the retriever: %w", err)
 	}
 	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
-	life := consolidator.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
+	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
 		retr: retr, readAPI: retriever.NewAPI(retr, tasks, app.Logger), nightly: nightly, life: life}, nil
 }
@@ -98,7 +100,7 @@ func (p *pipeline) register(mux *http.ServeMux) {
 	p.ingest.Register(mux)
 	p.ops.Register(mux)
 	p.readAPI.Register(mux)
-	consolidator.NewLifecycleAPI(p.life, p.app.Logger).Register(mux)
+	lifecycle.NewLifecycleAPI(p.life, p.app.Logger).Register(mux)
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {

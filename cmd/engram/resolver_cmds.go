@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/engramhq/engram/internal/lifecycle"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/consolidator"
@@ -95,7 +97,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	if err != nil {
 		return err
 	}
-	ops := consolidator.NewOps(store, emb)
+	ops := lifecycle.NewOps(store, emb)
 	var out any
 	switch cmd {
 	case "get":
@@ -147,7 +149,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		var m memory.Memory
 		switch cmd {
 		case "correct":
-			c := consolidator.Correction{Content: content, Reason: *reason, ExpectVersion: expect}
+			c := lifecycle.Correction{Content: content, Reason: *reason, ExpectVersion: expect}
 			if category != "" {
 				cat := memory.Category(category)
 				c.Category = &cat

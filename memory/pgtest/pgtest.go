@@ -249,3 +249,38 @@ func Store(t testing.TB) *memory.Store {
 	t.Helper()
 	return memory.NewStore(Pool(t))
 }
+
+// Exec runs a statement in a transaction of tenant on pool (row-level security
+// applies): tests use it to set up states that no store method produces.
+func Exec(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) {
+	t.Helper()
+	if err := inTenant(pool, tenant, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	}); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+}
+
+// Count runs a query returning one integer in a transaction of tenant on pool.
+func Count(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := inTenant(pool, tenant, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, sql, args...).Scan(&n)
+	}); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+	return n
+}
+
+func inTenant(pool *pgxpool.Pool, tenant string, fn func(context.Context, pgx.Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+			return err
+		}
+		return fn(ctx, tx)
+	})
+}

@@ -1,4 +1,4 @@
-package consolidator
+package lifecycle
 
 import (
 	"context"
@@ -241,14 +241,14 @@ func (o *Ops) change(ctx context.Context, tenant string, id uuid.UUID, vec []flo
 			}
 			keep = o.emb.Model()
 		}
-		return dropOtherEmbeddings(ctx, tx, id, keep)
+		return tx.DropOtherEmbeddings(ctx, id, keep)
 	})
 	return out, err
 }
 
 // memoryLockKey is lockKey for an existing memory.
 func memoryLockKey(m memory.Memory) string {
-	return lockKey(memory.Candidate{UserID: m.UserID, AgentID: m.AgentID, Scope: m.Scope})
+	return memory.Owner{UserID: m.UserID, AgentID: m.AgentID, Scope: m.Scope}.LockKey()
 }
 
 // OpsAPI serves Ops over HTTP. Requests must carry an httpapi.Principal (the Tokens

@@ -1,4 +1,4 @@
-package consolidator
+package lifecycle
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
@@ -33,7 +34,7 @@ type lifecycleEnv struct {
 
 func newLifecycleEnv(t *testing.T) *lifecycleEnv {
 	t.Helper()
-	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e := newNightlyEnv(t)
 	_, js := natstest.Start(t).Connect(t)
 	if err := streams.EnsureTopology(e.ctx, js, streams.Config{}); err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestDeleteUser(t *testing.T) {
 	e := newLifecycleEnv(t)
 	e.seedUser("u1")
 	e.seedUser("u2")
-	e.run(RunOptions{})
+	e.run(consolidator.RunOptions{})
 	u1Mem, u1Turns := e.idsOf("u1")
 	// A global memory derived from u1's turn and memory: its links to u1 must go,
 	// the memory itself (not u1's) stays.
@@ -298,10 +299,10 @@ func normalised(rs []ExportRecord) []ExportRecord {
 
 func TestExportImport(t *testing.T) {
 	t.Parallel()
-	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e := newNightlyEnv(t)
 	e.seedPayments("acme", "u1")
 	e.seedPayments("acme", "u2")
-	e.run(RunOptions{})
+	e.run(consolidator.RunOptions{})
 	// A deleted turn and an archived memory travel too.
 	e.exec("acme", `UPDATE turns SET content = NULL, content_deleted_at = now() WHERE turn_id = (SELECT min(turn_id) FROM turns WHERE user_id = 'u1')`)
 	e.exec("acme", `UPDATE memories SET status = 'archived' WHERE content = $1 AND user_id = 'u1'`, otherEpisodes[0])
@@ -379,7 +380,7 @@ func must[T any](v T, err error) T {
 
 func TestLifecycleAPI(t *testing.T) {
 	t.Parallel()
-	e := newNightlyEnv(t, nil, NightlyConfig{})
+	e := newNightlyEnv(t)
 	ids := e.seedPayments("acme", "u1")
 	mux := http.NewServeMux()
 	NewOpsAPI(e.store, e.emb, nil).Register(mux) // the routes share /v1/memories/{id}

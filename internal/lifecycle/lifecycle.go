@@ -1,4 +1,4 @@
-package consolidator
+package lifecycle
 
 import (
 	"bufio"

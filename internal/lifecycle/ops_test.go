@@ -1,4 +1,4 @@
-package consolidator_test
+package lifecycle_test
 
 import (
 	"bytes"
@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/consolidator"
+
 	"github.com/google/uuid"
 
-	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 )
@@ -29,7 +31,7 @@ type opsClient struct {
 func opsServer(t *testing.T, s *memory.Store) *opsClient {
 	t.Helper()
 	mux := http.NewServeMux()
-	consolidator.NewOpsAPI(s, hashEmbedder(t), nil).Register(mux)
+	lifecycle.NewOpsAPI(s, hashEmbedder(t), nil).Register(mux)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tn := r.Header.Get("X-Test-Tenant"); tn != "" {
 			r = r.WithContext(httpapi.WithPrincipal(r.Context(), httpapi.Principal{Tenant: tn, Name: "ops-bot"}))
@@ -69,7 +71,7 @@ func (c *opsClient) do(tenant, method, path, body string, out any) int {
 
 func TestOpsAPI(t *testing.T) {
 	t.Parallel()
-	s, r := newResolver(t, nil)
+	s, r := newResolver(t)
 	c := opsServer(t, s)
 	first := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	d1 := resolve(t, r, cand("u1", "以后安排会议尽量避开每周五下午", withKey("meeting.avoid_time"), validFrom(first)), consolidator.KindAdd)
@@ -144,7 +146,7 @@ func TestOpsAPI(t *testing.T) {
 
 func TestOpsAPIErrors(t *testing.T) {
 	t.Parallel()
-	s, r := newResolver(t, nil)
+	s, r := newResolver(t)
 	c := opsServer(t, s)
 	d := resolve(t, r, cand("u1", "The user likes tea."), consolidator.KindAdd)
 	base := "/v1/memories/" + d.MemoryID.String()

@@ -1,0 +1,112 @@
+package lifecycle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
+)
+
+// nightlyEnv is a store with a resolver and a consolidator on the hash embedder:
+// lifecycle operations act on what those produce.
+type nightlyEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	store *memory.Store
+	emb   *llm.HashEmbedder
+	res   *consolidator.Resolver
+	c     *consolidator.Consolidator
+}
+
+func newNightlyEnv(t *testing.T) *nightlyEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	emb, err := llm.NewHashEmbedder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pgtest.Store(t)
+	res := consolidator.NewResolver(s, emb, nil, consolidator.ResolverConfig{}, nil)
+	c := consolidator.NewConsolidator(s, res, emb, nil, consolidator.NightlyConfig{Concurrency: 1}, nil)
+	return &nightlyEnv{t: t, ctx: ctx, store: s, emb: emb, res: res, c: c}
+}
+
+// seed stores a turn and an episodic memory made from it, as the extractor and the
+// resolver would, with its hash embedding.
+func (e *nightlyEnv) seed(tenant, user, content string, at time.Time) uuid.UUID {
+	e.t.Helper()
+	vs, err := e.emb.Embed(e.ctx, []string{content})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	turnID := "turn-" + uuid.NewString()
+	var id uuid.UUID
+	err = e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		if _, err := tx.InsertTurn(e.ctx, memory.Turn{TurnID: turnID, UserID: user, SessionID: "s1", Role: memory.RoleUser,
+			Content: content, OccurredAt: at, TaskID: "task-" + user}); err != nil {
+			return err
+		}
+		m, err := tx.CreateMemory(e.ctx, memory.NewMemory{UserID: user, Scope: memory.ScopeUser, Type: memory.Episodic,
+			Category: memory.CatEvent, Content: content, Importance: 0.6, Confidence: 0.8, ValidFrom: at,
+			Source: memory.SourceUser, SourceTurnIDs: []string{turnID}, CandidateID: "seed-" + uuid.NewString(),
+			Embeddings: []memory.Embedding{{Model: e.emb.Model(), Vector: vs[0]}}, Actor: "test"})
+		id = m.ID
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("seeding %q: %v", content, err)
+	}
+	return id
+}
+
+func (e *nightlyEnv) exec(tenant, sql string, args ...any) {
+	e.t.Helper()
+	pgtest.Exec(e.t, e.store.Pool(), tenant, sql, args...)
+}
+
+func (e *nightlyEnv) count(tenant, sql string, args ...any) int {
+	e.t.Helper()
+	return pgtest.Count(e.t, e.store.Pool(), tenant, sql, args...)
+}
+
+func (e *nightlyEnv) run(opts consolidator.RunOptions) consolidator.RunReport {
+	e.t.Helper()
+	rep, err := e.c.Run(e.ctx, opts)
+	if err != nil {
+		e.t.Fatalf("run: %v (report %+v)", err, rep)
+	}
+	return rep
+}
+
+// Episodes written for these tests: five payment failures a distillation merges, and
+// two unrelated ones.
+var paymentEpisodes = []string{
+	"昨天支付失败，因为余额不足",
+	"今天支付失败，因为接口超时",
+	"上午支付失败，提示网络错误",
+	"晚上支付失败，因为验证码过期",
+	"周末支付失败，银行卡被冻结",
+}
+
+var otherEpisodes = []string{"用户周末去爬山", "用户买了一台新电脑"}
+
+// seedPayments seeds the five payment failures (one day apart from 2026-01-03) and two
+// unrelated episodes; it returns the payment memory ids.
+func (e *nightlyEnv) seedPayments(tenant, user string) []uuid.UUID {
+	day := time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC)
+	var ids []uuid.UUID
+	for i, c := range paymentEpisodes {
+		ids = append(ids, e.seed(tenant, user, c, day.AddDate(0, 0, 4*i)))
+	}
+	for i, c := range otherEpisodes {
+		e.seed(tenant, user, c, day.AddDate(0, 0, 2*i+1))
+	}
+	return ids
+}

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
@@ -115,10 +115,10 @@ func (a *API) Register(mux *http.ServeMux) {
 
 // TurnOutcome is the result for the turn at Index in the request.
 type TurnOutcome struct {
-	Index  int         `json:"index"`
-	TurnID string      `json:"turn_id,omitempty"`
-	Status string      `json:"status"`
-	Error  *FieldError `json:"error,omitempty"`
+	Index  int                `json:"index"`
+	TurnID string             `json:"turn_id,omitempty"`
+	Status string             `json:"status"`
+	Error  *memory.FieldError `json:"error,omitempty"`
 	// Retryable is set on failed turns: resend them with the same turn id.
 	Retryable bool `json:"retryable,omitempty"`
 }
@@ -156,7 +156,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 	decoded, ferr := DecodeTurns(body, a.limits, a.now())
 	if ferr != nil {
 		status := http.StatusBadRequest
-		if ferr.Code == CodeTooLarge {
+		if ferr.Code == memory.CodeTooLarge {
 			status = http.StatusRequestEntityTooLarge
 		}
 		httpapi.WriteError(w, status, ferr.Code, ferr.Message, ferr.Field)
@@ -184,7 +184,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 			// DecodeTurns already enforces the same rules; this guards against the
 			// two drifting apart, which would otherwise surface as endless 503s.
 			out.Status = StatusRejected
-			out.Error = &FieldError{Code: CodeInvalidField, Message: err.Error()}
+			out.Error = &memory.FieldError{Code: memory.CodeInvalidField, Message: err.Error()}
 			continue
 		}
 		evs = append(evs, ev)
@@ -203,7 +203,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case pr.Err != nil:
 				out.Status, out.Retryable = StatusFailed, true
-				out.Error = &FieldError{Code: CodeUnavailable,
+				out.Error = &memory.FieldError{Code: CodeUnavailable,
 					Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
 			case pr.Duplicate:
 				out.Status = StatusDuplicate
@@ -214,7 +214,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 	}
 
 	allTooLarge := true
-	var firstRejected *FieldError
+	var firstRejected *memory.FieldError
 	for _, out := range resp.Results {
 		switch out.Status {
 		case StatusAccepted:
@@ -228,7 +228,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 			if firstRejected == nil {
 				firstRejected = out.Error
 			}
-			allTooLarge = allTooLarge && out.Error.Code == CodeTooLarge
+			allTooLarge = allTooLarge && out.Error.Code == memory.CodeTooLarge
 		}
 	}
 	status := http.StatusAccepted
@@ -257,7 +257,7 @@ func (a *API) handleTurns(w http.ResponseWriter, r *http.Request) {
 func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	limit := a.limits.MaxBodyBytes
 	if r.ContentLength > limit {
-		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, CodeTooLarge,
+		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
 			fmt.Sprintf("body is %d bytes, the limit is %d", r.ContentLength, limit), "")
 		return nil, false
 	}
@@ -268,14 +268,14 @@ func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			httpapi.WriteError(w, http.StatusRequestEntityTooLarge, CodeTooLarge,
+			httpapi.WriteError(w, http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
 				fmt.Sprintf("body exceeds %d bytes", limit), "")
 			return nil, false
 		}
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			a.log.DebugContext(r.Context(), "reading request body", "err", err)
 		}
-		httpapi.WriteError(w, http.StatusBadRequest, CodeMalformedJSON, "reading body: "+err.Error(), "")
+		httpapi.WriteError(w, http.StatusBadRequest, memory.CodeMalformedJSON, "reading body: "+err.Error(), "")
 		return nil, false
 	}
 	return buf.Bytes(), true

@@ -18,6 +18,7 @@ import (
 
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 	"github.com/engramhq/engram/streams/natstest"
 )
@@ -214,28 +215,28 @@ func TestPostTurns(t *testing.T) {
 			body: func(u string) string {
 				return batchJSON(`{"user_id":"`+u+`","role":"user","content":"x"}`, `{"user_id":"`+u+`","session_id":"s1","role":"user"}`)
 			},
-			status: 400, rejected: 2, errCode: ingest.CodeMissingField, errField: "turns[0].session_id",
+			status: 400, rejected: 2, errCode: memory.CodeMissingField, errField: "turns[0].session_id",
 			rejField: map[int]string{0: "turns[0].session_id", 1: "turns[1].content"}},
 		{name: "over-limit content",
 			body:   func(u string) string { return turnJSON(u, "big", big) },
-			status: 413, rejected: 1, errCode: ingest.CodeTooLarge, errField: "content", rejField: map[int]string{0: "content"}},
+			status: 413, rejected: 1, errCode: memory.CodeTooLarge, errField: "content", rejField: map[int]string{0: "content"}},
 		{name: "malformed JSON",
 			body:   func(u string) string { return `{"user_id":"` + u + `",` },
-			status: 400, errCode: ingest.CodeMalformedJSON},
+			status: 400, errCode: memory.CodeMalformedJSON},
 		{name: "empty body",
 			body:   func(string) string { return "" },
-			status: 400, errCode: ingest.CodeMalformedJSON},
+			status: 400, errCode: memory.CodeMalformedJSON},
 		{name: "unknown field tenant",
 			body: func(u string) string {
 				return `{"tenant":"` + tenantB + `","user_id":"` + u + `","session_id":"s1","role":"user","content":"x"}`
 			},
-			status: 400, rejected: 1, errCode: ingest.CodeUnknownField, errField: "tenant", rejField: map[int]string{0: "tenant"}},
+			status: 400, rejected: 1, errCode: memory.CodeUnknownField, errField: "tenant", rejField: map[int]string{0: "tenant"}},
 		{name: "unknown top-level field in a batch",
 			body:   func(u string) string { return `{"tenant":"` + tenantB + `","turns":[` + turnJSON(u, "", "x") + `]}` },
-			status: 400, errCode: ingest.CodeUnknownField, errField: "tenant"},
+			status: 400, errCode: memory.CodeUnknownField, errField: "tenant"},
 		{name: "batch over 1000",
 			body:   func(string) string { return batchJSON(many...) },
-			status: 413, errCode: ingest.CodeTooLarge, errField: "turns"},
+			status: 413, errCode: memory.CodeTooLarge, errField: "turns"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,7 +380,7 @@ func TestPostTurnsTenantComesFromToken(t *testing.T) {
 		batchJSON(`{"user_id":"victim","session_id":"s1","role":"user","content":"x","tenant":"` + tenantB + `"}`),
 	} {
 		r := e.post(t, tenantA, body)
-		if r.status != http.StatusBadRequest || r.body.Error == nil || r.body.Error.Code != ingest.CodeUnknownField {
+		if r.status != http.StatusBadRequest || r.body.Error == nil || r.body.Error.Code != memory.CodeUnknownField {
 			t.Errorf("body %s: status %d, %+v; want 400 unknown_field", body, r.status, r.body.Error)
 		}
 	}
@@ -526,7 +527,7 @@ func TestPostTurnsBodyLimit(t *testing.T) {
 	e := newEnv(t, ingest.Limits{MaxBodyBytes: 1024})
 	big := batchJSON(turnJSON("u-big", "", strings.Repeat("y", 600)), turnJSON("u-big", "", strings.Repeat("y", 600)))
 	r := e.post(t, tenantA, big)
-	if r.status != http.StatusRequestEntityTooLarge || r.body.Error == nil || r.body.Error.Code != ingest.CodeTooLarge {
+	if r.status != http.StatusRequestEntityTooLarge || r.body.Error == nil || r.body.Error.Code != memory.CodeTooLarge {
 		t.Errorf("status %d, %+v; want 413 too_large", r.status, r.body.Error)
 	}
 	// Without Content-Length the reader's own bound must hold.

@@ -21,8 +21,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/streams"
 )
 

@@ -70,12 +70,12 @@ func (a *API) handleRemember(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusAccepted, RememberResponse{CandidateID: c.ID, Duplicate: dup})
 }
 
-func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Candidate, *FieldError) {
-	bad := func(field, msg string) *FieldError {
-		return &FieldError{Code: CodeInvalidField, Field: field, Message: msg}
+func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Candidate, *memory.FieldError) {
+	bad := func(field, msg string) *memory.FieldError {
+		return &memory.FieldError{Code: memory.CodeInvalidField, Field: field, Message: msg}
 	}
 	if req.UserID == "" {
-		return memory.Candidate{}, &FieldError{Code: CodeMissingField, Field: "user_id", Message: "user_id is required"}
+		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "user_id", Message: "user_id is required"}
 	}
 	for field, v := range map[string]string{"user_id": req.UserID, "agent_id": req.AgentID, "session_id": req.SessionID, "id": req.ID} {
 		if v != "" && !ValidID(v, a.limits.MaxIDLen) {
@@ -85,11 +85,11 @@ func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Ca
 	content := strings.TrimSpace(req.Content)
 	switch {
 	case content == "":
-		return memory.Candidate{}, &FieldError{Code: CodeMissingField, Field: "content", Message: "content is required"}
+		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "content", Message: "content is required"}
 	case !utf8.ValidString(content):
 		return memory.Candidate{}, bad("content", "content must be valid UTF-8")
 	case len(content) > maxRememberContent:
-		return memory.Candidate{}, &FieldError{Code: CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
+		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
 	}
 	content, _ = a.redactor.Redact(content)
 	if a.redactor.IsSecret(content) {

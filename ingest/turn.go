@@ -15,15 +15,6 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-// Error codes of FieldError.
-const (
-	CodeMalformedJSON = "malformed_json"
-	CodeUnknownField  = "unknown_field"
-	CodeMissingField  = "missing_field"
-	CodeInvalidField  = "invalid_field"
-	CodeTooLarge      = "too_large"
-)
-
 // DefaultAgentID is the agent_id of a turn that does not name its agent: most
 // deployments have one agent per user, and memories scoped to "agent" still need
 // a stable owner.
@@ -75,27 +66,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// FieldError is a client error about the request or one turn in it. Field is a
-// JSON path such as "turns[3].user_id" ("" for the body as a whole).
-type FieldError struct {
-	Code    string `json:"code"`
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
-
-func (e *FieldError) Error() string {
-	if e.Field == "" {
-		return e.Code + ": " + e.Message
-	}
-	return e.Code + ": " + e.Field + ": " + e.Message
-}
-
 // TurnResult is the outcome for the turn at Index in the request: either a
 // valid Turn (Err nil) or the first problem found in it.
 type TurnResult struct {
 	Index int
 	Turn  memory.Turn
-	Err   *FieldError
+	Err   *memory.FieldError
 }
 
 // isTurnField reports whether key is a field of a turn event v1. Anything else is
@@ -123,21 +99,21 @@ func isBatchField(key string) bool { return key == "turns" }
 // result per turn, in order, and a bad turn does not fail the others. Tenant is
 // left empty for the caller to set from authentication. err is a concrete
 // pointer: compare it with nil before storing it in an error interface.
-func DecodeTurns(body []byte, limits Limits, now time.Time) (turns []TurnResult, err *FieldError) {
+func DecodeTurns(body []byte, limits Limits, now time.Time) (turns []TurnResult, err *memory.FieldError) {
 	limits = limits.withDefaults()
 	now = now.UTC()
 	if int64(len(body)) > limits.MaxBodyBytes {
-		return nil, &FieldError{Code: CodeTooLarge,
+		return nil, &memory.FieldError{Code: memory.CodeTooLarge,
 			Message: fmt.Sprintf("body is %d bytes, the limit is %d", len(body), limits.MaxBodyBytes)}
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return nil, &FieldError{Code: CodeMalformedJSON, Message: "body is empty"}
+		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Message: "body is empty"}
 	}
 	// Validate the syntax up front, so that later per-turn decoding only meets
 	// type errors, and trailing garbage after the value is caught.
 	if !json.Valid(body) {
-		return nil, &FieldError{Code: CodeMalformedJSON, Message: syntaxMessage(body)}
+		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Message: syntaxMessage(body)}
 	}
 
 	var (
@@ -157,10 +133,10 @@ func DecodeTurns(body []byte, limits Limits, now time.Time) (turns []TurnResult,
 		prefix = "turns"
 		array, _ = env.get("turns")
 		if array[0] != '[' {
-			return nil, &FieldError{Code: CodeInvalidField, Field: prefix, Message: "must be an array"}
+			return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: prefix, Message: "must be an array"}
 		}
 	default:
-		return nil, &FieldError{Code: CodeMalformedJSON,
+		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON,
 			Message: `body must be a turn object, {"turns": [...]} or an array of turns`}
 	}
 	elems, ferr := arrayElems(array, prefix, limits.MaxBatch)
@@ -184,10 +160,10 @@ func decodeTurn(index int, path string, raw []byte, limits Limits, now time.Time
 	return TurnResult{Index: index, Turn: t}
 }
 
-func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *FieldError) {
+func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *memory.FieldError) {
 	var t memory.Turn
 	if len(raw) == 0 || raw[0] != '{' {
-		return t, &FieldError{Code: CodeInvalidField, Field: path, Message: "a turn must be a JSON object"}
+		return t, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "a turn must be a JSON object"}
 	}
 	obj, ferr := objectFields(raw, path, isTurnField)
 	if ferr != nil {
@@ -196,7 +172,7 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 	p := func(name string) string { return joinPath(path, name) }
 
 	// Fields are checked in a fixed order so that the reported error is stable.
-	var err *FieldError
+	var err *memory.FieldError
 	if t.TurnID, err = obj.optionalID(p("turn_id"), "turn_id", l); err != nil {
 		return t, err
 	}
@@ -204,7 +180,7 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 		id, uerr := uuid.NewV7()
 		if uerr != nil {
 			// Only fails when the system's random source does; surface it as ours.
-			return t, &FieldError{Code: CodeInvalidField, Field: p("turn_id"),
+			return t, &memory.FieldError{Code: memory.CodeInvalidField, Field: p("turn_id"),
 				Message: fmt.Sprintf("generate turn id: %v", uerr)}
 		}
 		t.TurnID = id.String()
@@ -230,11 +206,11 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 		return t, err
 	}
 	if !present || role == "" {
-		return t, &FieldError{Code: CodeMissingField, Field: p("role"), Message: "role is required"}
+		return t, &memory.FieldError{Code: memory.CodeMissingField, Field: p("role"), Message: "role is required"}
 	}
 	t.Role = memory.Role(role)
 	if !t.Role.Valid() {
-		return t, &FieldError{Code: CodeInvalidField, Field: p("role"),
+		return t, &memory.FieldError{Code: memory.CodeInvalidField, Field: p("role"),
 			Message: fmt.Sprintf("unknown role %q: want user, assistant, tool or system", truncate(role, 32))}
 	}
 
@@ -250,7 +226,7 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 	}
 	// A tool turn may be just its tool object (a call that returned nothing).
 	if strings.TrimSpace(t.Content) == "" && (t.Role != memory.RoleTool || t.Tool == nil) {
-		return t, &FieldError{Code: CodeMissingField, Field: p("content"), Message: "content is empty"}
+		return t, &memory.FieldError{Code: memory.CodeMissingField, Field: p("content"), Message: "content is empty"}
 	}
 
 	if t.OccurredAt, err = parseOccurredAt(p("occurred_at"), obj, l, now); err != nil {
@@ -264,25 +240,25 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 	return t, nil
 }
 
-func parseTool(path string, obj object, l Limits) (*memory.ToolCall, *FieldError) {
+func parseTool(path string, obj object, l Limits) (*memory.ToolCall, *memory.FieldError) {
 	raw, ok := obj.get("tool")
 	if !ok || isNull(raw) {
 		return nil, nil
 	}
 	if raw[0] != '{' {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be an object"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be an object"}
 	}
 	tobj, ferr := objectFields(raw, path, isToolField)
 	if ferr != nil {
 		return nil, ferr
 	}
 	var tc memory.ToolCall
-	var err *FieldError
+	var err *memory.FieldError
 	if tc.Name, _, err = tobj.str(joinPath(path, "name"), "name"); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(tc.Name) == "" {
-		return nil, &FieldError{Code: CodeMissingField, Field: joinPath(path, "name"), Message: "tool name is required"}
+		return nil, &memory.FieldError{Code: memory.CodeMissingField, Field: joinPath(path, "name"), Message: "tool name is required"}
 	}
 	if err := checkText(joinPath(path, "name"), tc.Name, l.MaxIDLen); err != nil {
 		return nil, err
@@ -293,10 +269,10 @@ func parseTool(path string, obj object, l Limits) (*memory.ToolCall, *FieldError
 	switch tc.Status {
 	case "success", "failure":
 	case "":
-		return nil, &FieldError{Code: CodeMissingField, Field: joinPath(path, "status"),
+		return nil, &memory.FieldError{Code: memory.CodeMissingField, Field: joinPath(path, "status"),
 			Message: "tool status is required: success or failure"}
 	default:
-		return nil, &FieldError{Code: CodeInvalidField, Field: joinPath(path, "status"),
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: joinPath(path, "status"),
 			Message: fmt.Sprintf("unknown tool status %q: want success or failure", truncate(tc.Status, 32))}
 	}
 	if tc.Error, _, err = tobj.str(joinPath(path, "error"), "error"); err != nil {
@@ -308,7 +284,7 @@ func parseTool(path string, obj object, l Limits) (*memory.ToolCall, *FieldError
 	return &tc, nil
 }
 
-func parseOccurredAt(path string, obj object, l Limits, now time.Time) (time.Time, *FieldError) {
+func parseOccurredAt(path string, obj object, l Limits, now time.Time) (time.Time, *memory.FieldError) {
 	s, present, err := obj.str(path, "occurred_at")
 	if err != nil {
 		return time.Time{}, err
@@ -318,47 +294,47 @@ func parseOccurredAt(path string, obj object, l Limits, now time.Time) (time.Tim
 	}
 	at, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
-		return time.Time{}, &FieldError{Code: CodeInvalidField, Field: path,
+		return time.Time{}, &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
 			Message: fmt.Sprintf("%q is not an RFC 3339 timestamp", truncate(s, 64))}
 	}
 	at = at.UTC()
 	if at.After(now.Add(l.MaxFutureSkew)) {
-		return time.Time{}, &FieldError{Code: CodeInvalidField, Field: path,
+		return time.Time{}, &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
 			Message: fmt.Sprintf("%s is more than %s in the future", at.Format(time.RFC3339), l.MaxFutureSkew)}
 	}
 	if at.Unix() < 0 {
 		// Before 1970 is a zero value or a seconds-vs-milliseconds bug in the
 		// client, never real conversation history.
-		return time.Time{}, &FieldError{Code: CodeInvalidField, Field: path,
+		return time.Time{}, &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
 			Message: fmt.Sprintf("%s is before 1970", at.Format(time.RFC3339))}
 	}
 	return at, nil
 }
 
-func parseMetadata(path string, obj object, l Limits) (map[string]any, *FieldError) {
+func parseMetadata(path string, obj object, l Limits) (map[string]any, *memory.FieldError) {
 	raw, ok := obj.get("metadata")
 	if !ok || isNull(raw) {
 		return nil, nil
 	}
 	if len(raw) > l.MaxMetadataBytes {
-		return nil, &FieldError{Code: CodeTooLarge, Field: path,
+		return nil, &memory.FieldError{Code: memory.CodeTooLarge, Field: path,
 			Message: fmt.Sprintf("metadata is %d bytes, the limit is %d", len(raw), l.MaxMetadataBytes)}
 	}
 	if raw[0] != '{' {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be a JSON object"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be a JSON object"}
 	}
 	if !utf8.Valid(raw) {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be valid UTF-8"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be valid UTF-8"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // keep large integers (ids, timestamps) exact
 	var md map[string]any
 	if err := dec.Decode(&md); err != nil {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "decode metadata: " + err.Error()}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "decode metadata: " + err.Error()}
 	}
 	if hasNUL(md) {
 		// PostgreSQL rejects NUL in text and jsonb; better a 400 now than a DLQ later.
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
 	}
 	return md, nil
 }
@@ -385,35 +361,20 @@ func hasNUL(v any) bool {
 
 // checkText bounds a free-text field and rejects NUL, which PostgreSQL cannot
 // store in text columns. UTF-8 validity is checked on the raw JSON by object.str.
-func checkText(path, s string, maxBytes int) *FieldError {
+func checkText(path, s string, maxBytes int) *memory.FieldError {
 	if len(s) > maxBytes {
-		return &FieldError{Code: CodeTooLarge, Field: path,
+		return &memory.FieldError{Code: memory.CodeTooLarge, Field: path,
 			Message: fmt.Sprintf("%d bytes, the limit is %d", len(s), maxBytes)}
 	}
 	if strings.IndexByte(s, 0) >= 0 {
-		return &FieldError{Code: CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
+		return &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
 	}
 	return nil
 }
 
-// ValidID reports whether s is an acceptable id: 1 to maxLen characters from
-// [A-Za-z0-9._:@-]. The set is safe in NATS subjects' neighbourhood, URLs, logs
-// and lock keys, and covers UUIDs, e-mail-like and namespaced ids.
-func ValidID(s string, maxLen int) bool {
-	if len(s) == 0 || len(s) > maxLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '.', c == '_', c == ':', c == '@', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// ValidID reports whether s is an acceptable id of at most maxLen characters
+// (memory.ValidID).
+func ValidID(s string, maxLen int) bool { return memory.ValidID(s, maxLen) }
 
 // object is a JSON object's members in order, kept raw so that every field is
 // decoded (and its error reported) on its own, and duplicates are visible.
@@ -436,34 +397,34 @@ func (o object) get(key string) (json.RawMessage, bool) {
 // keys costs nothing more) and at duplicate keys: encoding/json would silently
 // keep the last one, so two stages could disagree about whose turn it is. Keys
 // match exactly; encoding/json would also accept "User_ID".
-func objectFields(raw []byte, path string, allowed func(string) bool) (object, *FieldError) {
+func objectFields(raw []byte, path string, allowed func(string) bool) (object, *memory.FieldError) {
 	var o object
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return o, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be a JSON object"}
+		return o, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be a JSON object"}
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return o, &FieldError{Code: CodeMalformedJSON, Field: path, Message: "read key: " + err.Error()}
+			return o, &memory.FieldError{Code: memory.CodeMalformedJSON, Field: path, Message: "read key: " + err.Error()}
 		}
 		key, ok := tok.(string)
 		if !ok {
-			return o, &FieldError{Code: CodeMalformedJSON, Field: path, Message: "object key is not a string"}
+			return o, &memory.FieldError{Code: memory.CodeMalformedJSON, Field: path, Message: "object key is not a string"}
 		}
 		if !allowed(key) {
 			msg := "unknown field"
 			if key == "tenant" {
 				msg = "unknown field: the tenant comes from the API token, not the body"
 			}
-			return o, &FieldError{Code: CodeUnknownField, Field: joinPath(path, truncate(key, 64)), Message: msg}
+			return o, &memory.FieldError{Code: memory.CodeUnknownField, Field: joinPath(path, truncate(key, 64)), Message: msg}
 		}
 		if _, dup := o.get(key); dup {
-			return o, &FieldError{Code: CodeInvalidField, Field: joinPath(path, key), Message: "duplicate field"}
+			return o, &memory.FieldError{Code: memory.CodeInvalidField, Field: joinPath(path, key), Message: "duplicate field"}
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return o, &FieldError{Code: CodeMalformedJSON, Field: joinPath(path, key), Message: "read value: " + err.Error()}
+			return o, &memory.FieldError{Code: memory.CodeMalformedJSON, Field: joinPath(path, key), Message: "read value: " + err.Error()}
 		}
 		o.keys = append(o.keys, key)
 		o.vals = append(o.vals, v)
@@ -495,51 +456,51 @@ func hasKey(raw []byte, key string) bool {
 
 // arrayElems splits a JSON array into its elements, failing as soon as there
 // are more than maxN so that an oversized batch is not materialised first.
-func arrayElems(raw []byte, path string, maxN int) ([]json.RawMessage, *FieldError) {
+func arrayElems(raw []byte, path string, maxN int) ([]json.RawMessage, *memory.FieldError) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be an array"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be an array"}
 	}
 	var elems []json.RawMessage
 	for dec.More() {
 		if len(elems) == maxN {
-			return nil, &FieldError{Code: CodeTooLarge, Field: path,
+			return nil, &memory.FieldError{Code: memory.CodeTooLarge, Field: path,
 				Message: fmt.Sprintf("batch has more than %d turns", maxN)}
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, &FieldError{Code: CodeMalformedJSON, Field: path, Message: "read element: " + err.Error()}
+			return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Field: path, Message: "read element: " + err.Error()}
 		}
 		elems = append(elems, v)
 	}
 	if len(elems) == 0 {
-		return nil, &FieldError{Code: CodeInvalidField, Field: path, Message: "batch is empty"}
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "batch is empty"}
 	}
 	return elems, nil
 }
 
 // str returns a string member; null counts as absent. It rejects invalid UTF-8,
 // which encoding/json would otherwise replace with U+FFFD without a word.
-func (o object) str(path, key string) (s string, present bool, ferr *FieldError) {
+func (o object) str(path, key string) (s string, present bool, ferr *memory.FieldError) {
 	raw, ok := o.get(key)
 	if !ok || isNull(raw) {
 		return "", false, nil
 	}
 	if raw[0] != '"' {
-		return "", true, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be a string"}
+		return "", true, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be a string"}
 	}
 	if !utf8.Valid(raw) {
-		return "", true, &FieldError{Code: CodeInvalidField, Field: path, Message: "must be valid UTF-8"}
+		return "", true, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be valid UTF-8"}
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", true, &FieldError{Code: CodeInvalidField, Field: path, Message: "decode string: " + err.Error()}
+		return "", true, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "decode string: " + err.Error()}
 	}
 	return s, true, nil
 }
 
 // optionalID returns the id at key, "" when absent, null or empty (clients that
 // serialise zero values send "").
-func (o object) optionalID(path, key string, l Limits) (string, *FieldError) {
+func (o object) optionalID(path, key string, l Limits) (string, *memory.FieldError) {
 	s, _, err := o.str(path, key)
 	if err != nil || s == "" {
 		return "", err
@@ -550,20 +511,20 @@ func (o object) optionalID(path, key string, l Limits) (string, *FieldError) {
 	return s, nil
 }
 
-func (o object) requiredID(path, key string, l Limits) (string, *FieldError) {
+func (o object) requiredID(path, key string, l Limits) (string, *memory.FieldError) {
 	s, err := o.optionalID(path, key, l)
 	if err == nil && s == "" {
-		err = &FieldError{Code: CodeMissingField, Field: path, Message: key + " is required"}
+		err = &memory.FieldError{Code: memory.CodeMissingField, Field: path, Message: key + " is required"}
 	}
 	return s, err
 }
 
-func invalidID(path, s string, l Limits) *FieldError {
+func invalidID(path, s string, l Limits) *memory.FieldError {
 	if len(s) > l.MaxIDLen {
-		return &FieldError{Code: CodeInvalidField, Field: path,
+		return &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
 			Message: fmt.Sprintf("is %d characters, the limit is %d", len(s), l.MaxIDLen)}
 	}
-	return &FieldError{Code: CodeInvalidField, Field: path,
+	return &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
 		Message: fmt.Sprintf("%q: ids may only contain A-Z a-z 0-9 . _ : @ -", truncate(s, 64))}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,14 +21,12 @@ var (
 	ErrInvalid   = errors.New("memory: invalid input")
 )
 
-var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
-
 // CheckTenant validates a tenant id; an empty one is ErrNoTenant.
 func CheckTenant(tenant string) error {
 	if tenant == "" {
 		return ErrNoTenant
 	}
-	if !tenantPattern.MatchString(tenant) {
+	if !ValidID(tenant, MaxIDLength) {
 		return fmt.Errorf("%w %q: want 1-128 characters of [A-Za-z0-9._:@-]", ErrBadTenant, tenant)
 	}
 	return nil

@@ -163,10 +163,10 @@ func (a *API) getRetrieval(w http.ResponseWriter, r *http.Request) {
 
 // fail maps an error to its HTTP answer; unexpected errors are logged, not shown.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
-	var fe *FieldError
+	var fe *memory.FieldError
 	switch {
 	case errors.As(err, &fe):
-		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Error(), fe.Field)
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Reason(), fe.Field)
 	case errors.Is(err, ErrTaskNotFound):
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", "no state for this task (never set, deleted or expired)", "task_id")
 	case errors.Is(err, memory.ErrNotFound):

@@ -121,16 +121,8 @@ type SearchResponse struct {
 	Results     []Result `json:"results"`
 }
 
-// FieldError is a request problem the API reports as 400 naming the field.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return memory.Invalid(field, format, args...)
 }
 
 // Retriever answers searches and assembles context. Safe for concurrent use; Run (or

@@ -98,7 +98,7 @@ func taskKey(tenant, taskID string) (string, error) {
 		return "", err
 	}
 	if err := streams.ValidateID("task_id", taskID); err != nil {
-		return "", &FieldError{Field: "task_id", Message: err.Error()}
+		return "", memory.Invalid("task_id", "%s", err.Error())
 	}
 	return streams.EncodeToken(tenant) + "." + streams.EncodeToken(taskID), nil
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/engramhq/engram/memory"
 )
 
 // MaxIDLength is the longest tenant, user, stage or other id that may reach a subject.
-const MaxIDLength = 128
+const MaxIDLength = memory.MaxIDLength
 
 // Subject roots. The tokens after them are encoded with EncodeToken.
 const (
@@ -26,31 +28,13 @@ const unknownTenantToken = "_"
 
 const hexDigits = "0123456789ABCDEF"
 
-// ValidateID checks that id is 1–128 characters of [A-Za-z0-9._:@-], the alphabet engram
-// allows for tenants, users, turns and stages. field names the value in the error.
+// ValidateID checks that id is 1–128 characters of engram's id alphabet
+// (memory.CheckID); field names the value in the error.
 func ValidateID(field, id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%s: must not be empty", field)
-	case len(id) > MaxIDLength:
-		return fmt.Errorf("%s: %d characters, longer than %d", field, len(id), MaxIDLength)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c == '*' || c == '>':
-			return fmt.Errorf("%s: wildcard %q not allowed in %q", field, c, id)
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
-			return fmt.Errorf("%s: whitespace not allowed in %q", field, id)
-		case !idChar(c):
-			return fmt.Errorf("%s: character %q not allowed in %q (allowed: A-Z a-z 0-9 . _ : @ -)", field, c, id)
-		}
+	if err := memory.CheckID(field, id, MaxIDLength); err != nil {
+		return err
 	}
 	return nil
-}
-
-func idChar(c byte) bool {
-	return keptChar(c) || c == '.' || c == '_' || c == ':' || c == '@'
 }
 
 // keptChar reports whether c passes through EncodeToken unchanged.

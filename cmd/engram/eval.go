@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/natsserver"
+	"github.com/engramhq/engram/memory"
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/eval"
@@ -319,13 +320,13 @@ func (s *evalSystem) tenantID(n int64, name string) string {
 	return id
 }
 
-// sanitizeID keeps [A-Za-z0-9._:@-] (what engram accepts in ids) and replaces
+// sanitizeID keeps the id alphabet (memory.IsIDChar) and replaces
 // anything else with '-'.
 func sanitizeID(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._:@-", r):
+		case r < 128 && memory.IsIDChar(byte(r)):
 			b.WriteRune(r)
 		default:
 			b.WriteByte('-')

@@ -28,17 +28,6 @@ type Ops struct {
 // NewOps makes the operations on store; emb re-embeds corrected content (nil allowed).
 func NewOps(store *memory.Store, emb Embedder) *Ops { return &Ops{store: store, emb: emb} }
 
-// FieldError is a request problem tied to one input field.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-// Unwrap makes a FieldError match memory.ErrInvalid.
-func (e *FieldError) Unwrap() error { return memory.ErrInvalid }
-
 // Correction is a manual edit of a memory.
 type Correction struct {
 	Content    string
@@ -80,15 +69,15 @@ func (o *Ops) Correct(ctx context.Context, tenant string, id uuid.UUID, c Correc
 	content := strings.TrimSpace(c.Content)
 	switch {
 	case content == "":
-		return memory.Memory{}, &FieldError{"content", "must not be empty"}
+		return memory.Memory{}, memory.Invalid("content", "must not be empty")
 	case utf8.RuneCountInString(content) > 8000:
-		return memory.Memory{}, &FieldError{"content", "must be at most 8000 characters"}
+		return memory.Memory{}, memory.Invalid("content", "must be at most 8000 characters")
 	case c.Category != nil && !c.Category.Valid():
-		return memory.Memory{}, &FieldError{"category", fmt.Sprintf("%q is not one of %v", *c.Category, memory.Categories)}
+		return memory.Memory{}, memory.Invalid("category", "%q is not one of %v", *c.Category, memory.Categories)
 	case c.Importance != nil && !(*c.Importance >= 0 && *c.Importance <= 1):
-		return memory.Memory{}, &FieldError{"importance", "must be between 0 and 1"}
+		return memory.Memory{}, memory.Invalid("importance", "must be between 0 and 1")
 	case c.ExpectVersion < 0:
-		return memory.Memory{}, &FieldError{"expect_version", "must be positive"}
+		return memory.Memory{}, memory.Invalid("expect_version", "must be positive")
 	}
 	vec, err := o.embed(ctx, content)
 	if err != nil {
@@ -124,7 +113,7 @@ func (o *Ops) Deprecate(ctx context.Context, tenant string, id uuid.UUID, reason
 // comes back active: "superseded" marks that it was replaced, not a state it held.
 func (o *Ops) Rollback(ctx context.Context, tenant string, id uuid.UUID, n int, reason, actor string) (memory.Memory, error) {
 	if n < 1 {
-		return memory.Memory{}, &FieldError{"version", "must be a version number (1 or more)"}
+		return memory.Memory{}, memory.Invalid("version", "must be a version number (1 or more)")
 	}
 	// The target's content is needed before the transaction to embed it.
 	var target memory.Version
@@ -146,7 +135,7 @@ func (o *Ops) Rollback(ctx context.Context, tenant string, id uuid.UUID, n int, 
 			return memory.Update{}, err
 		}
 		if n == cur.Version {
-			return memory.Update{}, &FieldError{"version", fmt.Sprintf("memory is at version %d already", n)}
+			return memory.Update{}, memory.Invalid("version", "memory is at version %d already", n)
 		}
 		if v.Content != target.Content {
 			return memory.Update{}, fmt.Errorf("version %d of %s changed while rolling back: %w", n, id, errConflict)
@@ -185,7 +174,7 @@ func versionOf(ctx context.Context, tx *memory.Tx, id uuid.UUID, n int) (memory.
 			return v, nil
 		}
 	}
-	return memory.Version{}, &FieldError{"version", fmt.Sprintf("memory %s has no version %d", id, n)}
+	return memory.Version{}, memory.Invalid("version", "memory %s has no version %d", id, n)
 }
 
 func (o *Ops) embed(ctx context.Context, text string) ([]float32, error) {
@@ -310,11 +299,11 @@ func actorOf(p httpapi.Principal) string {
 // writeFailure maps an error of the memory operations (ops and lifecycle) to a
 // response; the error kinds are disjoint, so both APIs share one mapping.
 func writeFailure(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	var fe *FieldError
+	var fe *memory.FieldError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &fe):
-		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Error(), fe.Field)
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_field", fe.Reason(), fe.Field)
 	case errors.Is(err, memory.ErrNotFound):
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", "no such memory", "")
 	case errors.Is(err, memory.ErrVersionMismatch):

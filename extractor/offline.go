@@ -55,10 +55,8 @@ const (
 type Offline struct {
 	lex    *lexicon
 	topics topicLexicon
-	idents []identRule
 
 	hedge, permanent, fixCue *regexp.Regexp
-	relaxCue                 *regexp.Regexp
 	rememberZH, rememberEN   *regexp.Regexp
 	fillerZH, fillerEN       *regexp.Regexp
 	leadEN, imperativeEN     *regexp.Regexp
@@ -75,11 +73,9 @@ func NewOffline() *Offline {
 	return &Offline{
 		lex:          newLexicon(),
 		topics:       newTopicLexicon(),
-		idents:       newIdentRules(),
 		hedge:        re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
 		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
 		fixCue:       re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang)`),
-		relaxCue:     re(`也可以了|也行了|也没问题了|也可以|不用再|不再|不必再|不用避开|不需要避开|\bfine now\b|\bok(?:ay)? now\b|\bno longer\b|\banymore\b`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
 		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|ok|OK)[，,、\s]*)+`),
@@ -278,7 +274,7 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 		if key := o.topics.key(lower); key != "" {
 			cat := memory.CatPreference
 			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) &&
-				o.relaxCue.MatchString(lower) {
+				o.lex.relax.MatchString(lower) {
 				// Relaxing a meeting time ("周五下午开会也可以了") revises the avoid-time
 				// slot the earlier constraint lives in, so the old value is superseded. A
 				// move to a new time ("改成下午") keeps the topic's key, the preferred-time
@@ -759,44 +755,12 @@ func thirdSingular(w string) string {
 	return w + "s"
 }
 
-// identRule recognises one kind of identity fact; value is the submatch holding it.
-type identRule struct {
-	re    *regexp.Regexp
-	kind  string
-	value int
-}
-
-func newIdentRules() []identRule {
-	re := regexp.MustCompile
-	const zhVal = `([^，。,!！?？；;\s]{1,20})`
-	const enVal = `([^,;!?]{2,60})`
-	return []identRule{
-		{re: re(`我叫(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
-		{re: re(`我的名字(?:是|叫)(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
-		{re: re(`我(?:现在|目前|一直)?住在` + zhVal), kind: "location", value: 1},
-		{re: re(`我家在` + zhVal), kind: "location", value: 1},
-		{re: re(`我(?:现在|目前)?在([^，。,!！?？；;\s]{1,20}?)(?:工作|上班|任职)`), kind: "employer", value: 1},
-		{re: re(`我(?:现在|目前)?就职于` + zhVal), kind: "employer", value: 1},
-		{re: re(`我来自` + zhVal), kind: "origin", value: 1},
-		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
-		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
-		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
-		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
-		{re: re(`(?i:\bi live in|\bi'm based in|\bi am based in|\bi currently live in|\bi now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
-		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
-		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
-		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
-		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
-		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
-	}
-}
-
 // identity extracts profile facts (name, home, employer, role …), one per fact found.
 func (o *Offline) identity(s string, ref time.Time) []draft {
 	var out []draft
 	seen := map[string]bool{}
 	zh := hasHan(s)
-	for _, r := range o.idents {
+	for _, r := range o.lex.idents {
 		for _, m := range r.re.FindAllStringSubmatch(s, -1) {
 			d, ok := o.identityDraft(r.kind, m, zh)
 			if !ok || seen[d.key+"|"+d.content] {

@@ -1,0 +1,293 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// signalCue is one signal's pattern over lower-cased text. Excludes are phrases removed
+// before matching: false friends such as 特别 for 别, or "don't worry" for "don't".
+type signalCue struct {
+	name     string
+	re       *regexp.Regexp
+	excludes []string
+}
+
+func (c signalCue) match(lower string) bool {
+	for _, x := range c.excludes {
+		lower = strings.ReplaceAll(lower, x, " ")
+	}
+	return c.re.MatchString(lower)
+}
+
+// lexicon is the bilingual vocabulary of the gate and the offline extractor: one
+// definition, so a sentence the extractor has a rule for is never gated out before it.
+type lexicon struct {
+	idents      []identRule    // identity facts; a match is also the gate's identity signal
+	relax       *regexp.Regexp // a constraint relaxed ("也可以了", "fine now"): part of the change cue
+	cues        []signalCue    // user signals, in priority order
+	claim       signalCue
+	decision    signalCue
+	task        signalCue
+	stateCue    *regexp.Regexp
+	firstPerson *regexp.Regexp
+	requestEN   *regexp.Regexp
+	requestZH   *regexp.Regexp
+	smallTalk   map[string]struct{}
+	smallMax    int // longest small-talk phrase, in runes
+	temporal    *Temporal
+}
+
+// relaxPattern marks a constraint that no longer holds.
+const relaxPattern = `也可以了|也行了|也没问题了|也可以|不用再|不再|不必再|不用避开|不需要避开|\bfine now\b|\bok(?:ay)? now\b|\bno longer\b|\banymore\b`
+
+func newLexicon() *lexicon {
+	re := regexp.MustCompile
+	l := &lexicon{
+		cues: []signalCue{
+			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))`)},
+			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b`),
+				excludes: []string{"我记得", "不记得", "还记得", "记得吗", "你记得", "do you remember", "i remember", "don't remember", "can't remember", "do not remember"}},
+			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
+				excludes: []string{"你决定", "你来决定", "还没决定", "没决定", "不决定", "预定了", "一定了", "haven't decided", "not decided", "undecided", "didn't decide", "you decide"}},
+			{name: SignalIdentity, re: re(`我叫|我的名字|我住在|我住|我家在|我在[^，。,.]{1,15}(?:工作|上班)|我就职于|我来自|我是|我的[^，。,.!！?？]{1,10}(?:是|叫)|\bmy name is\b|\bcall me\b|\bi'm called\b|\bi live in\b|\bi(?:'m| am) based in\b|\bi work (?:at|for|as)\b|\bi(?:'m| am) from\b|\bi come from\b|\bi(?:'m| am) an? \b|\bmy [a-z' -]{1,30} (?:is|are)\b`),
+				excludes: []string{"我是说", "我是不是", "我是想", "我是在问", "我是问", "我是觉得", "我的意思是", "我的问题是", "我的天", "i'm a bit", "i am a bit", "i'm a little", "i am a little", "i'm a fan", "i'm a big fan", "i'm a huge fan", "my bad", "my pleasure", "my point is", "my question is", "my guess is"}},
+			{name: SignalProhibition, re: re(`不要|别|不能|禁止|不许|不准|避开|避免|从不|从来不|绝不|决不|不可以|千万别|不吃|不喝|不用|\bnever\b|\bdon't\b|\bdo not\b|\bavoid\b|\bcan't\b|\bcannot\b|\bcan not\b|\bmust not\b|\bmustn't\b|\bno more\b|\bstop \w+ing\b`),
+				excludes: []string{"要不要", "能不能", "不能不", "别忘了", "别人", "特别", "区别", "分别", "类别", "告别", "性别", "级别", "个别", "识别", "辨别", "差别", "别的", "别处", "别墅", "别名", "鉴别", "派别", "离别", "道别", "送别", "惜别", "别致", "不要紧", "不要客气", "别客气", "别担心", "不要担心", "别着急", "别急", "不用谢", "不用客气", "不用了",
+					"never mind", "don't worry", "don't know", "don't think so", "don't understand", "don't remember", "can't remember", "can't wait", "can't believe", "can't thank", "don't mention it", "don't get me wrong", "don't forget", "do not forget",
+					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
+			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
+				excludes: []string{"have to go", "need to go", "has to go"}},
+			// A revision of an earlier preference or constraint: the resolver supersedes
+			// the old value when the revision lands in the same key slot.
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
+				excludes: []string{"也可以吗", "也可以不"}},
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+				excludes: []string{"最好的", "i'd like to", "i would like to"}},
+			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
+				excludes: []string{"well done", "are you done", "when done"}},
+			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
+		},
+		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),
+			excludes: []string{"feel free", "free to"}},
+		stateCue:    re(`出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
+		firstPerson: re(`我|咱|\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b`),
+		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
+		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
+		temporal:    NewTemporal(),
+		idents:      newIdentRules(),
+		relax:       re(relaxPattern),
+	}
+	for _, c := range l.cues {
+		switch c.name {
+		case SignalDecision:
+			l.decision = c
+		case SignalTaskResult:
+			l.task = c
+		}
+	}
+	l.smallTalk = make(map[string]struct{})
+	for _, p := range smallTalkPhrases() {
+		l.smallTalk[p] = struct{}{}
+		l.smallMax = max(l.smallMax, utf8.RuneCountInString(p))
+	}
+	return l
+}
+
+// smallTalkPhrases are greetings, thanks, acknowledgements and laughter, written without
+// spaces or punctuation; a turn made only of them carries nothing to remember.
+func smallTalkPhrases() []string {
+	return []string{
+		"hi", "hello", "hey", "heya", "hiya", "yo", "sup", "howdy", "thanks", "thank", "thankyou", "thx", "ty", "tysm",
+		"cheers", "ok", "okay", "okey", "k", "kk", "sure", "cool", "nice", "great", "awesome", "perfect", "fine", "good",
+		"gotit", "lol", "lmao", "rofl", "ha", "he", "hmm", "hm", "um", "uh", "oh", "ah", "wow", "yay", "goodmorning",
+		"morning", "goodafternoon", "goodevening", "goodnight", "night", "gm", "gn", "bye", "byebye", "goodbye", "seeyou",
+		"seeya", "later", "ttyl", "youtoo", "np", "noproblem", "noworries", "welcome", "yourewelcome", "yes", "yeah", "yep",
+		"yup", "no", "nope", "nah", "alright", "allright", "soundsgood", "right", "exactly", "indeed", "agreed", "true",
+		"really", "alot", "much", "verymuch", "so", "manythanks", "appreciated", "appreciateit", "amazing", "interesting",
+		"gotcha", "understood", "roger", "noted", "howareyou", "imfine", "andyou", "same", "metoo", "sorry", "you", "thats",
+		"neverminditsfine",
+		"你好", "您好", "嗨", "哈喽", "哈啰", "喂", "早", "早上好", "早安", "上午好", "中午好", "下午好", "午安", "晚上好", "晚安",
+		"谢谢", "谢了", "谢啦", "多谢", "感谢", "非常感谢", "辛苦了", "辛苦", "好的", "好滴", "好嘞", "好吧", "好", "的", "嗯", "恩",
+		"哦", "噢", "喔", "啊", "呀", "哈", "呵", "嘿", "嘻", "行", "可以", "收到", "明白", "明白了", "了解", "知道了", "懂了",
+		"在吗", "在不在", "在", "拜拜", "再见", "回头见", "没事", "没关系", "不客气", "不用谢", "不用客气", "没问题", "对", "对的",
+		"是的", "是", "没错", "好久不见", "你好吗", "我很好", "还行", "厉害", "牛", "棒", "太棒了", "太好了", "不错", "赞",
+		"666", "了", "吧", "呢", "啦", "哇", "您", "你", "也", "很", "非常", "真", "太",
+	}
+}
+
+// isSmallTalk reports whether text is made only of small-talk phrases, emojis and punctuation.
+func (l *lexicon) isSmallTalk(text string) bool {
+	var rs []rune
+	for _, r := range strings.ToLower(text) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			rs = append(rs, r)
+		}
+	}
+	// Word break: can rs be cut into known phrases? ("okthanks", "好的谢谢").
+	ok := make([]bool, len(rs)+1)
+	ok[0] = true
+	for i := range rs {
+		if !ok[i] {
+			continue
+		}
+		for j := i + 1; j <= len(rs) && j-i <= l.smallMax; j++ {
+			if _, hit := l.smallTalk[string(rs[i:j])]; hit {
+				ok[j] = true
+			}
+		}
+	}
+	return ok[len(rs)]
+}
+
+// turnSignals are the signals of text's statements (questions do not count), in cue order.
+// Assistant turns only carry claims and decisions.
+func (l *lexicon) turnSignals(text string, assistant bool) []string {
+	var found []string
+	add := func(s string) {
+		if !containsString(found, s) {
+			found = append(found, s)
+		}
+	}
+	for _, s := range splitSentences(text) {
+		s, ok := l.statement(s)
+		if !ok {
+			continue
+		}
+		lower := lowerText(s)
+		if assistant {
+			if l.claim.match(lower) {
+				add(SignalClaim)
+			}
+			if l.decision.match(lower) {
+				add(SignalDecision)
+			}
+			continue
+		}
+		for _, c := range l.sentenceSignals(s) {
+			add(c)
+		}
+	}
+	// Report in a fixed order whatever the sentence order, for stable metrics.
+	order := []string{SignalClaim, SignalConfirmation}
+	for _, c := range l.cues {
+		order = append(order, c.name)
+	}
+	order = append(order, SignalTemporaryState)
+	var out []string
+	for _, o := range order {
+		if containsString(found, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// sentenceSignals are the user signals of one statement, in cue (priority) order.
+func (l *lexicon) sentenceSignals(s string) []string {
+	if l.isSmallTalk(s) {
+		return nil
+	}
+	lower := lowerText(s)
+	var out []string
+	for _, c := range l.cues {
+		if c.match(lower) || (c.name == SignalIdentity && l.identityFact(s)) {
+			out = append(out, c.name)
+		}
+	}
+	// Any reference time will do: only the presence of a date expression matters here.
+	if l.stateCue.MatchString(lower) && len(l.temporal.Find(s, time.Time{})) > 0 {
+		out = append(out, SignalTemporaryState)
+	}
+	return out
+}
+
+// statement turns a polite request into its content ("can you remember that …?" →
+// "remember that …") and rejects questions, which state nothing.
+func (l *lexicon) statement(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
+		s = trimQuestion(s[loc[1]:])
+		return s, s != ""
+	}
+	if loc := l.requestZH.FindStringIndex(s); loc != nil && loc[1] > 0 && isQuestion(s) {
+		s = trimQuestion(s[loc[1]:])
+		return s, s != ""
+	}
+	if isQuestion(s) {
+		return "", false
+	}
+	return s, s != ""
+}
+
+func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
+
+// weakFirstPerson reports a substantive statement in the first person: worth a model's look
+// even without an explicit cue.
+func (l *lexicon) weakFirstPerson(text string) bool {
+	for _, s := range splitSentences(text) {
+		s, ok := l.statement(s)
+		if !ok {
+			continue
+		}
+		lower := lowerText(s)
+		if !l.firstPerson.MatchString(lower) {
+			continue
+		}
+		han := 0
+		for _, r := range s {
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		if han >= 10 || len(strings.Fields(s)) >= 6 {
+			return true
+		}
+	}
+	return false
+}
+
+// identityFact reports whether an identity rule of the extractor matches s.
+func (l *lexicon) identityFact(s string) bool {
+	for _, r := range l.idents {
+		if r.re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// identRule recognises one kind of identity fact; value is the submatch holding it.
+type identRule struct {
+	re    *regexp.Regexp
+	kind  string
+	value int
+}
+
+func newIdentRules() []identRule {
+	re := regexp.MustCompile
+	const zhVal = `([^，。,!！?？；;\s]{1,20})`
+	const enVal = `([^,;!?]{2,60})`
+	return []identRule{
+		{re: re(`我叫(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
+		{re: re(`我的名字(?:是|叫)(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
+		{re: re(`我(?:现在|目前|一直)?住在` + zhVal), kind: "location", value: 1},
+		{re: re(`我家在` + zhVal), kind: "location", value: 1},
+		{re: re(`我(?:现在|目前)?在([^，。,!！?？；;\s]{1,20}?)(?:工作|上班|任职)`), kind: "employer", value: 1},
+		{re: re(`我(?:现在|目前)?就职于` + zhVal), kind: "employer", value: 1},
+		{re: re(`我来自` + zhVal), kind: "origin", value: 1},
+		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
+		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
+		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		{re: re(`(?i:\bi live in|\bi'm based in|\bi am based in|\bi currently live in|\bi now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
+		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
+		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
+		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
+	}
+}

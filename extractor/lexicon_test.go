@@ -1,0 +1,37 @@
+package extractor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// The gate and the offline extractor read one lexicon: whatever the extractor has a
+// rule for must get past the gate (before, identity facts phrased with an adverb such
+// as 现在 / "currently" were extractable but gated out).
+func TestGateLetsThroughWhatTheExtractorKnows(t *testing.T) {
+	g, o := NewGate(), NewOffline()
+	// Short on purpose: long first-person statements pass the gate weakly anyway.
+	for _, text := range []string{
+		"我目前在银行上班",
+		"我现在住在成都",
+		"I currently live in Porto",
+		"I now live in Leeds",
+		"我目前就职于华为",
+	} {
+		turn := memory.Turn{TurnID: "t1", UserID: "u", SessionID: "s", Role: memory.RoleUser, Content: text,
+			OccurredAt: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+		cands, err := o.Extract(t.Context(), Batch{Tenant: "acme", UserID: "u", SessionID: "s", New: []memory.Turn{turn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cands) == 0 {
+			t.Errorf("%q: the offline extractor made nothing of it (the test expects an identity fact)", text)
+			continue
+		}
+		if r := g.Check(turn); !r.Pass {
+			t.Errorf("%q: extractable (%q) but gated out: %s", text, cands[0].Content, r.Reason)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/llm"
@@ -18,6 +19,7 @@ import (
 type nightlyEnv struct {
 	t     *testing.T
 	ctx   context.Context
+	pool  *pgxpool.Pool // for test set-up SQL (pgtest.Exec, pgtest.Count)
 	store *memory.Store
 	emb   *llm.HashEmbedder
 	res   *consolidator.Resolver
@@ -32,10 +34,11 @@ func newNightlyEnv(t *testing.T) *nightlyEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := pgtest.Store(t)
+	pool := pgtest.Pool(t)
+	s := memory.NewStore(pool)
 	res := consolidator.NewResolver(s, emb, nil, consolidator.ResolverConfig{}, nil)
 	c := consolidator.NewConsolidator(s, res, emb, nil, consolidator.NightlyConfig{Concurrency: 1}, nil)
-	return &nightlyEnv{t: t, ctx: ctx, store: s, emb: emb, res: res, c: c}
+	return &nightlyEnv{t: t, ctx: ctx, pool: pool, store: s, emb: emb, res: res, c: c}
 }
 
 // seed stores a turn and an episodic memory made from it, as the extractor and the
@@ -68,12 +71,12 @@ func (e *nightlyEnv) seed(tenant, user, content string, at time.Time) uuid.UUID 
 
 func (e *nightlyEnv) exec(tenant, sql string, args ...any) {
 	e.t.Helper()
-	pgtest.Exec(e.t, e.store.Pool(), tenant, sql, args...)
+	pgtest.Exec(e.t, e.pool, tenant, sql, args...)
 }
 
 func (e *nightlyEnv) count(tenant, sql string, args ...any) int {
 	e.t.Helper()
-	return pgtest.Count(e.t, e.store.Pool(), tenant, sql, args...)
+	return pgtest.Count(e.t, e.pool, tenant, sql, args...)
 }
 
 func (e *nightlyEnv) run(opts consolidator.RunOptions) consolidator.RunReport {

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
@@ -66,12 +65,7 @@ func (l *Lifecycle) Restore(ctx context.Context, tenant string, id uuid.UUID, ac
 		if cur.Status != memory.StatusArchived {
 			return fmt.Errorf("restoring memory %s (%s): %w", id, cur.Status, ErrNotArchived)
 		}
-		active := memory.StatusActive
-		if out, err = tx.Apply(ctx, id, memory.Update{Change: memory.ChangeRestore, Status: &active,
-			Actor: actorOr(actor), Module: module, Reason: "restored from the archive"}); err != nil {
-			return err
-		}
-		_, err = tx.Raw().Exec(ctx, `UPDATE memories SET last_access_at = now() WHERE tenant = $1 AND id = $2`, tenant, id)
+		out, err = tx.RestoreFromArchive(ctx, id, actorOr(actor), module, "restored from the archive")
 		return err
 	})
 	return out, err
@@ -109,23 +103,11 @@ func (l *Lifecycle) DeleteMemory(ctx context.Context, tenant string, id uuid.UUI
 		if cur, err = tx.Get(ctx, id); err != nil {
 			return err
 		}
-		if err := tx.Raw().QueryRow(ctx, `SELECT
-				(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = $2),
-				(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = $2),
-				(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2)`, tenant, id).
-			Scan(&out.Versions, &out.Lineage, &out.Embeddings); err != nil {
-			return fmt.Errorf("counting the rows of memory %s: %w", id, err)
+		n, err := tx.DeleteMemory(ctx, id)
+		if err != nil {
+			return err
 		}
-		// The ledger keeps its entries, unlinked and marked dropped: a redelivered or
-		// re-extracted candidate (ids are deterministic) is then replayed as a no-op
-		// instead of bringing the deleted memory back.
-		if _, err := tx.Raw().Exec(ctx, `UPDATE applied_candidates SET memory_id = NULL, decision = 'drop',
-			reason = 'memory deleted' WHERE tenant = $1 AND memory_id = $2`, tenant, id); err != nil {
-			return fmt.Errorf("unlinking the ledger entries of memory %s: %w", id, err)
-		}
-		if _, err := tx.Raw().Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, tenant, id); err != nil {
-			return fmt.Errorf("deleting memory %s: %w", id, err)
-		}
+		out.Versions, out.Lineage, out.Embeddings = n.Versions, n.Lineage, n.Embeddings
 		return tx.Audit(ctx, memory.AuditEntry{Action: "delete", Actor: actorOr(actor), Module: module, MemoryID: id,
 			Subject: cur.UserID, Version: cur.Version, ContentHash: memory.ContentHash(cur.Content),
 			Details: map[string]any{"versions": out.Versions, "lineage": out.Lineage, "embeddings": out.Embeddings}})
@@ -217,88 +199,17 @@ func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string
 // deleteUserRows deletes the user's rows in the caller's transaction, under the
 // owner's lock, and returns the task ids the user's turns named.
 func deleteUserRows(ctx context.Context, tx *memory.Tx, userID string, rep *UserDeletion) ([]string, error) {
-	tenant := tx.Tenant()
 	if err := tx.LockOwner(ctx, userID); err != nil {
 		return nil, err
 	}
-	q := tx.Raw()
-	rows, err := q.Query(ctx, `SELECT DISTINCT task_id FROM turns WHERE tenant = $1 AND user_id = $2 AND task_id <> ''`, tenant, userID)
+	n, err := tx.DeleteUserRows(ctx, userID)
+	rep.Memories, rep.Versions, rep.Lineage, rep.ForeignLineage, rep.Embeddings = n.Memories, n.Versions, n.Lineage, n.ForeignLineage, n.Embeddings
+	rep.Ledger, rep.Turns, rep.Retrievals, rep.SessionSummaries = n.Ledger, n.Turns, n.Retrievals, n.SessionSummaries
+	rep.Skipped = append(rep.Skipped, n.MissingTables...)
 	if err != nil {
-		return nil, fmt.Errorf("reading the user's tasks: %w", err)
+		return nil, err
 	}
-	taskIDs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("reading the user's tasks: %w", err)
-	}
-	rows, err = q.Query(ctx, `SELECT id FROM memories WHERE tenant = $1 AND user_id = $2`, tenant, userID)
-	if err != nil {
-		return nil, fmt.Errorf("reading the user's memories: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("reading the user's memories: %w", err)
-	}
-	idText := make([]string, len(ids))
-	for i, id := range ids {
-		idText[i] = id.String()
-	}
-	if err := q.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = ANY($2)),
-			(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = ANY($2)),
-			(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = ANY($2))`, tenant, ids).
-		Scan(&rep.Versions, &rep.Lineage, &rep.Embeddings); err != nil {
-		return nil, fmt.Errorf("counting the user's rows: %w", err)
-	}
-	type step struct {
-		what string
-		n    *int
-		sql  string
-		args []any
-	}
-	steps := []step{
-		{"ledger entries", &rep.Ledger, `DELETE FROM applied_candidates WHERE tenant = $1 AND memory_id = ANY($2)`, []any{tenant, ids}},
-		// Links from memories that stay (another user's, agent or global ones) to this
-		// user's turns and memories: ids only, but ids of what no longer exists.
-		{"foreign lineage", &rep.ForeignLineage, `DELETE FROM memory_lineage WHERE tenant = $1 AND NOT (memory_id = ANY($2))
-			AND ((source_kind = 'memory' AND source_id = ANY($3))
-			  OR (source_kind = 'turn' AND source_id IN (SELECT turn_id FROM turns WHERE tenant = $1 AND user_id = $4)))`,
-			[]any{tenant, ids, idText, userID}},
-		{"memories", &rep.Memories, `DELETE FROM memories WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
-		{"turns", &rep.Turns, `DELETE FROM turns WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
-		{"registry", nil, `DELETE FROM owners WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
-		{"run progress", nil, `DELETE FROM consolidation_progress WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
-		// Run records keep no trace of the user either: the filter and error entries go.
-		{"run filters", nil, `UPDATE consolidation_runs SET user_filter = '(deleted)' WHERE tenant_filter = $1 AND user_filter = $2`,
-			[]any{tenant, userID}},
-		{"run errors", nil, `UPDATE consolidation_runs SET errors = (SELECT coalesce(jsonb_agg(e), '[]')
-				FROM jsonb_array_elements(errors) e WHERE NOT (e->>'tenant' = $1 AND e->>'user_id' = $2))
-			WHERE errors @> jsonb_build_array(jsonb_build_object('tenant', $1::text, 'user_id', $2::text))`, []any{tenant, userID}},
-	}
-	// The retriever's tables (migration 0003) may not exist in every database yet.
-	for _, t := range []struct {
-		table string
-		n     *int
-	}{{"retrievals", &rep.Retrievals}, {"session_summaries", &rep.SessionSummaries}} {
-		var exists bool
-		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t.table).Scan(&exists); err != nil {
-			return nil, fmt.Errorf("looking up table %s: %w", t.table, err)
-		}
-		if !exists {
-			rep.Skipped = append(rep.Skipped, t.table)
-			continue
-		}
-		steps = append(steps, step{t.table, t.n, `DELETE FROM ` + t.table + ` WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}})
-	}
-	for _, s := range steps {
-		tag, err := q.Exec(ctx, s.sql, s.args...)
-		if err != nil {
-			return nil, fmt.Errorf("deleting the user's %s: %w", s.what, err)
-		}
-		if s.n != nil {
-			*s.n = int(tag.RowsAffected())
-		}
-	}
-	return taskIDs, nil
+	return n.TaskIDs, nil
 }
 
 // purgeStreams removes the user's messages from TURNS and CANDIDATES (purge by
@@ -505,10 +416,10 @@ func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writ
 			return err
 		}
 		var err error
-		if rep.Memories, err = exportMemories(ctx, tx.Raw(), tenant, userID, enc); err != nil {
+		if rep.Memories, err = exportMemories(ctx, tx, userID, enc); err != nil {
 			return err
 		}
-		if rep.Turns, err = exportTurns(ctx, tx.Raw(), tenant, userID, enc); err != nil {
+		if rep.Turns, err = exportTurns(ctx, tx, userID, enc); err != nil {
 			return err
 		}
 		if err := enc.Encode(ExportRecord{Kind: "end", Memories: &rep.Memories, Turns: &rep.Turns}); err != nil {
@@ -526,161 +437,50 @@ func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writ
 	return rep, err
 }
 
-func exportMemories(ctx context.Context, tx pgx.Tx, tenant, userID string, enc *json.Encoder) (int, error) {
+func exportMemories(ctx context.Context, tx *memory.Tx, userID string, enc *json.Encoder) (int, error) {
 	n := 0
 	last := uuid.Nil
 	for {
-		rows, err := tx.Query(ctx, `SELECT `+memory.MemoryColumnsAs("")+` FROM memories
-			WHERE tenant = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4`, tenant, userID, last, exportBatch)
+		ms, err := tx.ExportMemories(ctx, userID, last, exportBatch)
 		if err != nil {
-			return n, fmt.Errorf("reading memories: %w", err)
-		}
-		var ms []memory.Memory
-		for rows.Next() {
-			m, err := memory.ScanMemory(rows, tenant)
-			if err != nil {
-				rows.Close()
-				return n, fmt.Errorf("reading memories: %w", err)
-			}
-			ms = append(ms, m)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return n, fmt.Errorf("reading memories: %w", err)
+			return n, err
 		}
 		if len(ms) == 0 {
 			return n, nil
 		}
-		recs := make(map[uuid.UUID]*ExportRecord, len(ms))
-		ids := make([]uuid.UUID, len(ms))
 		for i := range ms {
-			ids[i] = ms[i].ID
-			recs[ms[i].ID] = &ExportRecord{Kind: "memory", Memory: &ms[i]}
-		}
-		if err := attachVersions(ctx, tx, tenant, ids, recs); err != nil {
-			return n, err
-		}
-		if err := attachLineage(ctx, tx, tenant, ids, recs); err != nil {
-			return n, err
-		}
-		if err := attachEmbeddings(ctx, tx, tenant, ids, recs); err != nil {
-			return n, err
-		}
-		for _, id := range ids {
-			if err := enc.Encode(recs[id]); err != nil {
+			rec := ExportRecord{Kind: "memory", Memory: &ms[i].Memory, Versions: ms[i].Versions, Lineage: ms[i].Lineage}
+			for _, e := range ms[i].Embeddings {
+				rec.Embeddings = append(rec.Embeddings, ExportEmbedding{Model: e.Model, Vector: e.Vector})
+			}
+			if err := enc.Encode(rec); err != nil {
 				return n, err
 			}
 			n++
 		}
-		last = ids[len(ids)-1]
+		last = ms[len(ms)-1].Memory.ID
 	}
 }
 
-func attachVersions(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
-	rows, err := tx.Query(ctx, `SELECT memory_id, version, change, content, coalesce(old_content, ''), status,
-		category, coalesce(key, ''), importance, confidence, valid_from, valid_to, recorded_at, reason, actor,
-		coalesce(candidate_id, '') FROM memory_versions WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, version`,
-		tenant, ids)
-	if err != nil {
-		return fmt.Errorf("reading versions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v memory.Version
-		var change, status, cat string
-		if err := rows.Scan(&v.MemoryID, &v.Version, &change, &v.Content, &v.OldContent, &status, &cat, &v.Key,
-			&v.Importance, &v.Confidence, &v.ValidFrom, &v.ValidTo, &v.RecordedAt, &v.Reason, &v.Actor, &v.CandidateID); err != nil {
-			return fmt.Errorf("reading versions: %w", err)
-		}
-		v.Change, v.Status, v.Category = memory.Change(change), memory.Status(status), memory.Category(cat)
-		recs[v.MemoryID].Versions = append(recs[v.MemoryID].Versions, v)
-	}
-	return rows.Err()
-}
-
-func attachLineage(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
-	rows, err := tx.Query(ctx, `SELECT memory_id, source_kind, source_id, coalesce(candidate_id, ''), added_at
-		FROM memory_lineage WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, added_at, source_kind, source_id`, tenant, ids)
-	if err != nil {
-		return fmt.Errorf("reading lineage: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var x memory.Lineage
-		var kind string
-		if err := rows.Scan(&x.MemoryID, &kind, &x.SourceID, &x.CandidateID, &x.AddedAt); err != nil {
-			return fmt.Errorf("reading lineage: %w", err)
-		}
-		x.Kind = memory.LineageKind(kind)
-		recs[x.MemoryID].Lineage = append(recs[x.MemoryID].Lineage, x)
-	}
-	return rows.Err()
-}
-
-func attachEmbeddings(ctx context.Context, tx pgx.Tx, tenant string, ids []uuid.UUID, recs map[uuid.UUID]*ExportRecord) error {
-	rows, err := tx.Query(ctx, `SELECT memory_id, model, embedding FROM memory_embeddings
-		WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY memory_id, model`, tenant, ids)
-	if err != nil {
-		return fmt.Errorf("reading embeddings: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id uuid.UUID
-		var model string
-		var v pgvector.Vector
-		if err := rows.Scan(&id, &model, &v); err != nil {
-			return fmt.Errorf("reading embeddings: %w", err)
-		}
-		recs[id].Embeddings = append(recs[id].Embeddings, ExportEmbedding{Model: model, Vector: v.Slice()})
-	}
-	return rows.Err()
-}
-
-func exportTurns(ctx context.Context, tx pgx.Tx, tenant, userID string, enc *json.Encoder) (int, error) {
+func exportTurns(ctx context.Context, tx *memory.Tx, userID string, enc *json.Encoder) (int, error) {
 	n := 0
 	last := ""
 	for {
-		rows, err := tx.Query(ctx, `SELECT turn_id, user_id, agent_id, session_id, task_id, role, coalesce(content, ''),
-				tool, metadata, occurred_at, received_at, content IS NULL, content_hash, content_deleted_at
-			FROM turns WHERE tenant = $1 AND user_id = $2 AND turn_id > $3 ORDER BY turn_id LIMIT $4`,
-			tenant, userID, last, exportBatch)
+		ts, err := tx.ExportTurns(ctx, userID, last, exportBatch)
 		if err != nil {
-			return n, fmt.Errorf("reading turns: %w", err)
-		}
-		var ts []ExportTurn
-		for rows.Next() {
-			var t ExportTurn
-			var role string
-			var tool []byte
-			if err := rows.Scan(&t.TurnID, &t.UserID, &t.AgentID, &t.SessionID, &t.TaskID, &role, &t.Content, &tool,
-				&t.Metadata, &t.OccurredAt, &t.ReceivedAt, &t.Deleted, &t.ContentHash, &t.ContentDeletedAt); err != nil {
-				rows.Close()
-				return n, fmt.Errorf("reading turns: %w", err)
-			}
-			t.Tenant, t.Role = tenant, memory.Role(role)
-			if len(tool) > 0 {
-				t.Tool = &memory.ToolCall{}
-				if err := json.Unmarshal(tool, t.Tool); err != nil {
-					rows.Close()
-					return n, fmt.Errorf("decoding the tool of turn %s: %w", t.TurnID, err)
-				}
-			}
-			ts = append(ts, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return n, fmt.Errorf("reading turns: %w", err)
+			return n, err
 		}
 		if len(ts) == 0 {
 			return n, nil
 		}
-		for i := range ts {
-			if err := enc.Encode(ExportRecord{Kind: "turn", Turn: &ts[i]}); err != nil {
+		for _, t := range ts {
+			rec := ExportRecord{Kind: "turn", Turn: &ExportTurn{Turn: t.Turn, ContentHash: t.ContentHash, ContentDeletedAt: t.ContentDeletedAt}}
+			if err := enc.Encode(rec); err != nil {
 				return n, err
 			}
 			n++
 		}
-		last = ts[len(ts)-1].TurnID
+		last = ts[len(ts)-1].Turn.TurnID
 	}
 }
 
@@ -830,112 +630,37 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// importRecord writes one memory (with its versions, lineage and embeddings) or turn,
-// unless it exists already.
+// importRecord writes one memory (with its versions, lineage and embeddings) or turn
+// under userID, unless it exists already.
 func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *ExportRecord, actor string, rep *ImportReport) error {
-	tenant := tx.Tenant()
-	q := tx.Raw()
 	if rec.Kind == "turn" {
-		t := rec.Turn
-		var content *string
-		if !t.Deleted {
-			content = &t.Content
-		}
-		hash := t.ContentHash
-		if len(hash) == 0 {
-			hash = memory.ContentHash(t.Content)
-		}
-		var tool []byte
-		if t.Tool != nil {
-			b, err := json.Marshal(t.Tool)
-			if err != nil {
-				return fmt.Errorf("encoding the tool of turn %s: %w", t.TurnID, err)
-			}
-			tool = b
-		}
-		meta := t.Metadata
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		search := ""
-		if content != nil {
-			search = memory.SearchText(*content)
-		}
-		tag, err := q.Exec(ctx, `INSERT INTO turns (tenant, turn_id, user_id, agent_id, session_id, task_id, role, content,
-			content_hash, search_text, tool, metadata, occurred_at, received_at, content_deleted_at)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15) ON CONFLICT DO NOTHING`,
-			tenant, t.TurnID, userID, t.AgentID, t.SessionID, t.TaskID, t.Role, content, hash, search, tool, meta,
-			t.OccurredAt, t.ReceivedAt, t.ContentDeletedAt)
+		t := memory.TurnExport{Turn: rec.Turn.Turn, ContentHash: rec.Turn.ContentHash, ContentDeletedAt: rec.Turn.ContentDeletedAt}
+		t.Turn.UserID = userID
+		added, err := tx.ImportTurn(ctx, t)
 		if err != nil {
-			return fmt.Errorf("importing turn %s: %w", t.TurnID, err)
+			return err
 		}
-		if tag.RowsAffected() == 1 {
+		if added {
 			rep.Turns++
 		} else {
 			rep.TurnsSkipped++
 		}
 		return nil
 	}
-	m := rec.Memory
-	meta := m.Metadata
-	if meta == nil {
-		meta = map[string]any{}
+	m := memory.MemoryExport{Memory: *rec.Memory, Versions: rec.Versions, Lineage: rec.Lineage}
+	m.Memory.UserID = userID
+	for _, e := range rec.Embeddings {
+		m.Embeddings = append(m.Embeddings, memory.Embedding{Model: e.Model, Vector: e.Vector})
 	}
-	var key *string
-	if m.Key != "" {
-		key = &m.Key
-	}
-	tag, err := q.Exec(ctx, `INSERT INTO memories (tenant, id, user_id, agent_id, session_id, scope, type, category, key,
-		content, search_text, importance, confidence, status, version, valid_from, valid_to, recorded_at, updated_at,
-		expire_at, access_count, last_access_at, confirm_count, last_confirmed_at, consolidated_at, source, extractor,
-		extractor_version, model, metadata)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
-		ON CONFLICT DO NOTHING`,
-		tenant, m.ID, userID, m.AgentID, m.SessionID, m.Scope, m.Type, m.Category, key, m.Content,
-		memory.SearchText(m.Content), m.Importance, m.Confidence, m.Status, max(m.Version, 1), m.ValidFrom, m.ValidTo,
-		m.RecordedAt, m.UpdatedAt, m.ExpireAt, m.AccessCount, m.LastAccessAt, max(m.ConfirmCount, 1), m.LastConfirmedAt,
-		m.ConsolidatedAt, m.Source, m.Extractor, m.ExtractorVersion, m.Model, meta)
+	added, err := tx.ImportMemory(ctx, m)
 	if err != nil {
-		return fmt.Errorf("importing memory %s: %w", m.ID, err)
+		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !added {
 		rep.MemoriesSkipped++
 		return nil
 	}
 	rep.Memories++
-	for _, v := range rec.Versions {
-		if _, err := q.Exec(ctx, `INSERT INTO memory_versions (tenant, memory_id, version, change, content, old_content,
-			status, category, key, importance, confidence, valid_from, valid_to, recorded_at, reason, actor, candidate_id)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17) ON CONFLICT DO NOTHING`,
-			tenant, m.ID, v.Version, v.Change, v.Content, nullText(v.OldContent), v.Status, v.Category, nullText(v.Key),
-			v.Importance, v.Confidence, v.ValidFrom, v.ValidTo, v.RecordedAt, v.Reason, v.Actor, nullText(v.CandidateID)); err != nil {
-			return fmt.Errorf("importing version %d of memory %s: %w", v.Version, m.ID, err)
-		}
-	}
-	for _, x := range rec.Lineage {
-		if _, err := q.Exec(ctx, `INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id, candidate_id, added_at)
-			VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING`,
-			tenant, m.ID, x.Kind, x.SourceID, nullText(x.CandidateID), x.AddedAt); err != nil {
-			return fmt.Errorf("importing lineage of memory %s: %w", m.ID, err)
-		}
-	}
-	for _, e := range rec.Embeddings {
-		if e.Model == "" || len(e.Vector) == 0 {
-			continue
-		}
-		if _, err := q.Exec(ctx, `INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
-			VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING`,
-			tenant, m.ID, e.Model, len(e.Vector), userID, pgvector.NewVector(e.Vector)); err != nil {
-			return fmt.Errorf("importing the %s embedding of memory %s: %w", e.Model, m.ID, err)
-		}
-	}
-	return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actor, Module: module, MemoryID: m.ID,
-		Subject: userID, Version: max(m.Version, 1), ContentHash: memory.ContentHash(m.Content)})
-}
-
-func nullText(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actor, Module: module, MemoryID: m.Memory.ID,
+		Subject: userID, Version: max(m.Memory.Version, 1), ContentHash: memory.ContentHash(m.Memory.Content)})
 }

@@ -122,36 +122,27 @@ func (e *lifecycleEnv) userRows(user string, memIDs []uuid.UUID, turnIDs []strin
 	return out
 }
 
+// idsOf lists the user's memory and turn ids (through the export's readers).
 func (e *lifecycleEnv) idsOf(user string) ([]uuid.UUID, []string) {
 	e.t.Helper()
 	var mids []uuid.UUID
 	var tids []string
 	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		rows, err := tx.Raw().Query(e.ctx, `SELECT id FROM memories WHERE user_id = $1`, user)
+		ms, err := tx.ExportMemories(e.ctx, user, uuid.Nil, 1<<20)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id uuid.UUID
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			mids = append(mids, id)
+		for _, m := range ms {
+			mids = append(mids, m.Memory.ID)
 		}
-		rows.Close()
-		rows, err = tx.Raw().Query(e.ctx, `SELECT turn_id FROM turns WHERE user_id = $1`, user)
+		ts, err := tx.ExportTurns(e.ctx, user, "", 1<<20)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			tids = append(tids, id)
+		for _, t := range ts {
+			tids = append(tids, t.Turn.TurnID)
 		}
-		rows.Close()
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -479,13 +470,7 @@ func TestDeletedMemoryStaysDeleted(t *testing.T) {
 	if !again.Replayed || again.MemoryID != uuid.Nil {
 		t.Fatalf("redelivered candidate after deletion: %+v", again)
 	}
-	var n int
-	if err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		return tx.Raw().QueryRow(e.ctx, `SELECT count(*) FROM memories`).Scan(&n)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := e.count("acme", `SELECT count(*) FROM memories`); n != 0 {
 		t.Fatalf("the deleted memory came back: %d memories", n)
 	}
 }

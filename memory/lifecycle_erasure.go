@@ -1,0 +1,163 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// RestoreFromArchive writes a "restore" version that makes memory id active again
+// (through Apply, with the given actor, module and reason) and sets its last use to
+// now, so the next forgetting run does not archive it again at once. The caller
+// checks that the memory is archived. The returned memory is Apply's.
+func (t *Tx) RestoreFromArchive(ctx context.Context, id uuid.UUID, actor, module, reason string) (Memory, error) {
+	active := StatusActive
+	m, err := t.Apply(ctx, id, Update{Change: ChangeRestore, Status: &active, Actor: actor, Module: module, Reason: reason})
+	if err != nil {
+		return Memory{}, err
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE memories SET last_access_at = now() WHERE tenant = $1 AND id = $2`, t.tenant, id); err != nil {
+		return Memory{}, fmt.Errorf("marking restored memory %s as used: %w", id, err)
+	}
+	return m, nil
+}
+
+// MemoryRowCounts are the rows a hard deletion of one memory removed with it.
+type MemoryRowCounts struct {
+	Versions   int
+	Lineage    int
+	Embeddings int
+}
+
+// DeleteMemory hard-deletes memory id: its versions, lineage and embeddings go with it
+// (the foreign keys cascade). Its ledger entries stay, unlinked and marked dropped:
+// a redelivered or re-extracted candidate (ids are deterministic) is then replayed as
+// a no-op instead of bringing the deleted memory back. Lineage of other memories that
+// names it as a source is kept: it is their provenance, and it holds only the id. The
+// caller holds the owner's lock and writes the audit entry.
+func (t *Tx) DeleteMemory(ctx context.Context, id uuid.UUID) (MemoryRowCounts, error) {
+	var n MemoryRowCounts
+	if err := t.tx.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = $2),
+			(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = $2),
+			(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2)`, t.tenant, id).
+		Scan(&n.Versions, &n.Lineage, &n.Embeddings); err != nil {
+		return n, fmt.Errorf("counting the rows of memory %s: %w", id, err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE applied_candidates SET memory_id = NULL, decision = 'drop',
+		reason = 'memory deleted' WHERE tenant = $1 AND memory_id = $2`, t.tenant, id); err != nil {
+		return n, fmt.Errorf("unlinking the ledger entries of memory %s: %w", id, err)
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, t.tenant, id); err != nil {
+		return n, fmt.Errorf("deleting memory %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// UserRowCounts are the rows DeleteUserRows removed.
+type UserRowCounts struct {
+	Memories         int
+	Versions         int
+	Lineage          int
+	ForeignLineage   int // other memories' links to the user's turns and memories
+	Embeddings       int
+	Ledger           int // resolver ledger entries of the user's memories
+	Turns            int
+	Retrievals       int
+	SessionSummaries int
+	// TaskIDs are the tasks the user's turns named, whose working memory (outside
+	// the database) the caller deletes.
+	TaskIDs []string
+	// MissingTables lists the tables that do not exist in this database yet, so had
+	// nothing to delete.
+	MissingTables []string
+}
+
+// DeleteUserRows deletes every row of one user of the transaction's tenant: memories
+// with their versions, lineage, embeddings and ledger entries; other memories' links
+// to the user's turns and memories; turns; retrieval records and session summaries;
+// the user's rows in the consolidation registry and progress; and the user's traces
+// in run records (filter and error entries). The audit log is left alone. The caller
+// holds the owner's lock (LockOwner(userID)).
+func (t *Tx) DeleteUserRows(ctx context.Context, userID string) (UserRowCounts, error) {
+	var n UserRowCounts
+	tenant := t.tenant
+	rows, err := t.tx.Query(ctx, `SELECT DISTINCT task_id FROM turns WHERE tenant = $1 AND user_id = $2 AND task_id <> ''`, tenant, userID)
+	if err != nil {
+		return n, fmt.Errorf("reading the user's tasks: %w", err)
+	}
+	if n.TaskIDs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return n, fmt.Errorf("reading the user's tasks: %w", err)
+	}
+	rows, err = t.tx.Query(ctx, `SELECT id FROM memories WHERE tenant = $1 AND user_id = $2`, tenant, userID)
+	if err != nil {
+		return n, fmt.Errorf("reading the user's memories: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return n, fmt.Errorf("reading the user's memories: %w", err)
+	}
+	idText := make([]string, len(ids))
+	for i, id := range ids {
+		idText[i] = id.String()
+	}
+	if err := t.tx.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM memory_versions WHERE tenant = $1 AND memory_id = ANY($2)),
+			(SELECT count(*) FROM memory_lineage WHERE tenant = $1 AND memory_id = ANY($2)),
+			(SELECT count(*) FROM memory_embeddings WHERE tenant = $1 AND memory_id = ANY($2))`, tenant, ids).
+		Scan(&n.Versions, &n.Lineage, &n.Embeddings); err != nil {
+		return n, fmt.Errorf("counting the user's rows: %w", err)
+	}
+	type step struct {
+		what string
+		n    *int
+		sql  string
+		args []any
+	}
+	steps := []step{
+		{"ledger entries", &n.Ledger, `DELETE FROM applied_candidates WHERE tenant = $1 AND memory_id = ANY($2)`, []any{tenant, ids}},
+		// Links from memories that stay (another user's, agent or global ones) to this
+		// user's turns and memories: ids only, but ids of what no longer exists.
+		{"foreign lineage", &n.ForeignLineage, `DELETE FROM memory_lineage WHERE tenant = $1 AND NOT (memory_id = ANY($2))
+			AND ((source_kind = 'memory' AND source_id = ANY($3))
+			  OR (source_kind = 'turn' AND source_id IN (SELECT turn_id FROM turns WHERE tenant = $1 AND user_id = $4)))`,
+			[]any{tenant, ids, idText, userID}},
+		{"memories", &n.Memories, `DELETE FROM memories WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"turns", &n.Turns, `DELETE FROM turns WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"registry", nil, `DELETE FROM owners WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		{"run progress", nil, `DELETE FROM consolidation_progress WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		// Run records keep no trace of the user either: the filter and error entries go.
+		{"run filters", nil, `UPDATE consolidation_runs SET user_filter = '(deleted)' WHERE tenant_filter = $1 AND user_filter = $2`,
+			[]any{tenant, userID}},
+		{"run errors", nil, `UPDATE consolidation_runs SET errors = (SELECT coalesce(jsonb_agg(e), '[]')
+				FROM jsonb_array_elements(errors) e WHERE NOT (e->>'tenant' = $1 AND e->>'user_id' = $2))
+			WHERE errors @> jsonb_build_array(jsonb_build_object('tenant', $1::text, 'user_id', $2::text))`, []any{tenant, userID}},
+	}
+	// The retriever's tables (migration 0003) may not exist in every database yet.
+	for _, tb := range []struct {
+		table string
+		n     *int
+	}{{"retrievals", &n.Retrievals}, {"session_summaries", &n.SessionSummaries}} {
+		var exists bool
+		if err := t.tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tb.table).Scan(&exists); err != nil {
+			return n, fmt.Errorf("looking up table %s: %w", tb.table, err)
+		}
+		if !exists {
+			n.MissingTables = append(n.MissingTables, tb.table)
+			continue
+		}
+		steps = append(steps, step{tb.table, tb.n, `DELETE FROM ` + tb.table + ` WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}})
+	}
+	for _, s := range steps {
+		tag, err := t.tx.Exec(ctx, s.sql, s.args...)
+		if err != nil {
+			return n, fmt.Errorf("deleting the user's %s: %w", s.what, err)
+		}
+		if s.n != nil {
+			*s.n = int(tag.RowsAffected())
+		}
+	}
+	return n, nil
+}

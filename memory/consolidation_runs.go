@@ -129,7 +129,7 @@ func (l *RunLock) StartRun(ctx context.Context, r RunStart) (id, resumes, root i
 	return id, resumes, root, nil
 }
 
-// RunOwner is one (tenant, user_id) of the owners registry; user_id ” is a tenant's
+// RunOwner is one (tenant, user_id) of the owners registry; an empty user id is a tenant's
 // pool of agent and global memories.
 type RunOwner struct {
 	Tenant string

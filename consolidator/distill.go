@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
@@ -89,31 +88,16 @@ func (c *Consolidator) distil(ctx context.Context, o owner, dryRun bool) (Counts
 func (c *Consolidator) loadEpisodes(ctx context.Context, o owner) ([]episode, error) {
 	var eps []episode
 	err := c.store.InTx(ctx, o.Tenant, func(tx *memory.Tx) error {
-		rows, err := tx.Raw().Query(ctx, `SELECT m.id, m.content, m.category, coalesce(m.key, ''), m.importance,
-				m.valid_from, m.source, e.embedding
-			FROM memories m LEFT JOIN memory_embeddings e
-				ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $3
-			WHERE m.tenant = $1 AND m.user_id = $2 AND m.scope = 'user' AND m.type = 'episodic'
-			  AND m.status = 'active' AND m.consolidated_at IS NULL
-			ORDER BY m.valid_from DESC, m.id DESC LIMIT $4`, o.Tenant, o.UserID, c.emb.Model(), c.cfg.MaxEpisodes)
+		rs, err := tx.EpisodesToDistil(ctx, o.UserID, c.emb.Model(), c.cfg.MaxEpisodes)
 		if err != nil {
 			return fmt.Errorf("reading episodes of %s: %w", o, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var e episode
-			var cat, src string
-			var vec *pgvector.Vector
-			if err := rows.Scan(&e.id, &e.content, &cat, &e.key, &e.importance, &e.validFrom, &src, &vec); err != nil {
-				return fmt.Errorf("reading episodes of %s: %w", o, err)
-			}
-			e.category, e.source = memory.Category(cat), memory.Source(src)
-			if vec != nil {
-				e.vec = vec.Slice()
-			}
-			eps = append(eps, e)
+		eps = make([]episode, len(rs))
+		for i, e := range rs {
+			eps[i] = episode{id: e.ID, content: e.Content, category: e.Category, key: e.Key,
+				importance: e.Importance, validFrom: e.ValidFrom, source: e.Source, vec: e.Vector}
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -373,21 +357,10 @@ func (c *Consolidator) prepareCandidate(ctx context.Context, o owner, members []
 		if applied, err = tx.CandidateApplied(ctx, cand.ID); err != nil {
 			return err
 		}
-		rows, err := tx.Raw().Query(ctx, `SELECT DISTINCT source_id FROM memory_lineage
-			WHERE tenant = $1 AND memory_id = ANY($2) AND source_kind = 'turn' ORDER BY source_id`,
-			o.Tenant, memberIDs(members))
-		if err != nil {
+		if turnIDs, err = tx.SourceTurns(ctx, memberIDs(members)); err != nil {
 			return fmt.Errorf("reading the source turns of a cluster: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			turnIDs = append(turnIDs, id)
-		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return cand, false, fmt.Errorf("preparing candidate %s: %w", cand.ID, err)
@@ -407,33 +380,15 @@ func memberIDs(members []episode) []uuid.UUID {
 
 // markSources marks the sources consolidated and multiplies their importance by
 // SourceImportanceFactor, with a version row (change "consolidate") and an audit row
-// each, in one statement. Only sources not yet marked change, so a repeat is a no-op.
-// updated_at and valid_from stay: the episode was not used, and it still happened when
-// it happened.
+// each (see memory.Tx.MarkConsolidated); a repeat is a no-op.
 func (c *Consolidator) markSources(ctx context.Context, o owner, members []episode, candID string, into uuid.UUID, reason string) (int, error) {
-	var intoArg *uuid.UUID
-	if into != uuid.Nil {
-		intoArg = &into
-	}
 	var n int
 	err := c.store.InTx(ctx, o.Tenant, func(tx *memory.Tx) error {
-		return tx.Raw().QueryRow(ctx, `WITH s AS (
-				UPDATE memories m SET consolidated_at = now(), version = m.version + 1,
-					importance = least(1, greatest(0, m.importance * $3::float8))::real
-				WHERE m.tenant = $1 AND m.id = ANY($2) AND m.consolidated_at IS NULL
-				RETURNING m.*
-			), v AS (
-				INSERT INTO memory_versions (tenant, memory_id, version, change, content, status, category, key,
-					importance, confidence, valid_from, valid_to, recorded_at, reason, actor)
-				SELECT tenant, id, version, 'consolidate', content, status, category, key, importance, confidence,
-					valid_from, valid_to, now(), $4, $5 FROM s
-			), a AS (
-				INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version, content_hash, details)
-				SELECT tenant, 'consolidate', $5, 'consolidator', id, user_id, version, sha256(convert_to(content, 'UTF8')),
-					jsonb_build_object('candidate_id', $6::text, 'distilled_into', $7::uuid, 'importance', importance) FROM s
-			)
-			SELECT count(*) FROM s`, o.Tenant, memberIDs(members), c.cfg.SourceImportanceFactor, reason,
-			c.cfg.Actor, candID, intoArg).Scan(&n)
+		var err error
+		n, err = tx.MarkConsolidated(ctx, memory.Consolidation{IDs: memberIDs(members),
+			ImportanceFactor: c.cfg.SourceImportanceFactor, CandidateID: candID, Into: into,
+			Actor: c.cfg.Actor, Module: module, Reason: reason})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("marking the sources of %s consolidated: %w", candID, err)

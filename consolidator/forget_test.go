@@ -81,8 +81,8 @@ func TestForgetting(t *testing.T) {
 	}{
 		{"ttl", memory.StatusExpired, 0.5, memory.ChangeExpire},
 		{"ttl-future", memory.StatusActive, 0.5, memory.ChangeAdd},
-		{"decay", memory.StatusActive, 0.45, memory.ChangeAdd}, // decay writes no version
-		{"floor", memory.StatusActive, 0.1, memory.ChangeAdd},
+		{"decay", memory.StatusActive, 0.45, memory.ChangeDecay},
+		{"floor", memory.StatusActive, 0.1, memory.ChangeDecay},
 		{"at-floor", memory.StatusActive, 0.1, memory.ChangeAdd},
 		{"fresh", memory.StatusActive, 0.5, memory.ChangeAdd},
 		{"used", memory.StatusActive, 0.5, memory.ChangeAdd},
@@ -158,6 +158,41 @@ func TestForgetting(t *testing.T) {
 	}
 	if rep := e.run(RunOptions{}); rep.Counts.Archived != 0 {
 		t.Fatalf("restored memory archived again: %+v", rep.Counts)
+	}
+}
+
+// TestDecayWritesAVersion: decay is a change like any other, so the memory's history
+// shows it (a version row with the new importance) and its audit row names that
+// version; what the memory says, when it held, and when it was last used stay.
+func TestDecayWritesAVersion(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t, nil, NightlyConfig{})
+	id := e.seed("acme", "u1", "用户喜欢爬山", time.Now().UTC().AddDate(0, -2, 0))
+	e.exec("acme", `UPDATE memories SET type = 'semantic', importance = 0.5, updated_at = now() - interval '40 days',
+		last_confirmed_at = now() - interval '40 days' WHERE id = $1`, id)
+	before := e.detail("acme", id)
+	if rep := e.run(RunOptions{}); rep.Counts.Decayed != 1 {
+		t.Fatalf("decayed %d, want 1 (%+v)", rep.Counts.Decayed, rep.Counts)
+	}
+	d := e.detail("acme", id)
+	if len(d.Versions) != 2 || d.Memory.Version != 2 {
+		t.Fatalf("memory at version %d with %d versions, want 2 and 2: %+v", d.Memory.Version, len(d.Versions), d.Versions)
+	}
+	v := d.Versions[1]
+	if v.Change != memory.ChangeDecay || v.Version != 2 || math.Abs(v.Importance-0.45) > 1e-4 ||
+		v.Actor != "consolidator" || v.Reason == "" || v.Content != before.Memory.Content ||
+		v.Status != memory.StatusActive || !v.ValidFrom.Equal(before.Memory.ValidFrom) || v.ValidTo != nil {
+		t.Fatalf("decay version %+v", v)
+	}
+	if first := d.Versions[0]; first.ValidTo != nil || first.Change != memory.ChangeAdd {
+		t.Fatalf("first version changed by decay: %+v", first)
+	}
+	if !d.Memory.UpdatedAt.Equal(before.Memory.UpdatedAt) {
+		t.Fatalf("decay moved updated_at from %v to %v", before.Memory.UpdatedAt, d.Memory.UpdatedAt)
+	}
+	if n := e.count("acme", `SELECT count(*) FROM audit_log WHERE action = 'decay' AND memory_id = $1 AND version = 2
+		AND module = 'consolidator' AND content_hash = $2`, id, memory.ContentHash(before.Memory.Content)); n != 1 {
+		t.Fatalf("%d decay audit rows for version 2, want 1", n)
 	}
 }
 

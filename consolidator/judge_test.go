@@ -15,7 +15,7 @@ import (
 
 // judgeSetup gives a resolver whose judge is a chat model behind the fake server;
 // reply computes the model's verdict from the memories it was shown.
-func judgeSetup(t *testing.T, reply func(memories []map[string]any) consolidator.Verdict) (*memory.Store, *consolidator.Resolver, *fakeopenai.Server) {
+func judgeSetup(t *testing.T, reply func(memories []map[string]any) consolidator.Verdict) (testDB, *consolidator.Resolver, *fakeopenai.Server) {
 	t.Helper()
 	fake := fakeopenai.New(t)
 	fake.SetChatFunc(func(req openai.ChatCompletionRequest) fakeopenai.Reply {
@@ -32,8 +32,8 @@ func judgeSetup(t *testing.T, reply func(memories []map[string]any) consolidator
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := pgtest.Store(t)
-	return s, consolidator.NewResolver(s, hashEmbedder(t), consolidator.NewLLMJudge(chat), consolidator.ResolverConfig{}, nil), fake
+	s := newTestDB(t)
+	return s, consolidator.NewResolver(s.Store, hashEmbedder(t), consolidator.NewLLMJudge(chat), consolidator.ResolverConfig{}, nil), fake
 }
 
 func TestJudgeCalledOnceWhenANeighbourIsClose(t *testing.T) {

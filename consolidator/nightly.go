@@ -189,19 +189,19 @@ func (c *Consolidator) Run(ctx context.Context, opts RunOptions) (RunReport, err
 	if opts.User != "" && opts.Tenant == "" {
 		return RunReport{}, fmt.Errorf("consolidation run: a user filter needs a tenant")
 	}
-	lock, err := acquireRunLock(ctx, c.store.Pool())
+	lock, err := c.acquireRunLock(ctx)
 	if err != nil {
 		return RunReport{}, err
 	}
-	defer lock.release(ctx)
+	defer lock.Release(ctx)
 
 	rep := RunReport{Status: RunRunning, DryRun: opts.DryRun, Tenant: opts.Tenant, User: opts.User, StartedAt: time.Now().UTC()}
 	var root int64
-	rep.RunID, rep.Resumes, root, err = c.startRun(ctx, lock.conn, opts)
+	rep.RunID, rep.Resumes, root, err = c.startRun(ctx, lock, opts)
 	if err != nil {
 		return rep, err
 	}
-	owners, skipped, err := listOwners(ctx, lock.conn, root, opts)
+	owners, skipped, err := listOwners(ctx, lock, root, opts)
 	if err != nil {
 		rep.Status, rep.FinishedAt = RunFailed, time.Now().UTC()
 		rep.Errors = append(rep.Errors, RunError{Error: err.Error()})

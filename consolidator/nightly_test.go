@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/llm"
@@ -29,6 +30,7 @@ type nightlyEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	store *memory.Store
+	pool  *pgxpool.Pool // the store's, for test set-up SQL (pgtest.Exec, pgtest.Count)
 	emb   *llm.HashEmbedder
 	res   *Resolver
 	c     *Consolidator
@@ -42,12 +44,13 @@ func newNightlyEnv(t *testing.T, chat *llm.ChatClient, cfg NightlyConfig) *night
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := pgtest.Store(t)
+	pool := pgtest.Pool(t)
+	s := memory.NewStore(pool)
 	res := NewResolver(s, emb, nil, ResolverConfig{}, nil)
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 1
 	}
-	return &nightlyEnv{t: t, ctx: ctx, store: s, emb: emb, res: res, c: NewConsolidator(s, res, emb, chat, cfg, nil)}
+	return &nightlyEnv{t: t, ctx: ctx, store: s, pool: pool, emb: emb, res: res, c: NewConsolidator(s, res, emb, chat, cfg, nil)}
 }
 
 // seed stores a turn and an episodic memory made from it, as the extractor and the
@@ -81,57 +84,49 @@ func (e *nightlyEnv) seed(tenant, user, content string, at time.Time) uuid.UUID 
 // exec runs SQL in a tenant transaction.
 func (e *nightlyEnv) exec(tenant, sql string, args ...any) {
 	e.t.Helper()
-	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
-		_, err := tx.Raw().Exec(e.ctx, sql, args...)
-		return err
-	})
-	if err != nil {
-		e.t.Fatalf("%s: %v", sql, err)
-	}
+	pgtest.Exec(e.t, e.pool, tenant, sql, args...)
 }
 
 // count runs a count query in a tenant transaction.
 func (e *nightlyEnv) count(tenant, sql string, args ...any) int {
 	e.t.Helper()
-	var n int
-	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
-		return tx.Raw().QueryRow(e.ctx, sql, args...).Scan(&n)
+	return pgtest.Count(e.t, e.pool, tenant, sql, args...)
+}
+
+// inTenant runs fn in a transaction of tenant on the test pool (row-level security
+// applies), for set-up and assertions no store method offers.
+func (e *nightlyEnv) inTenant(tenant string, fn func(pgx.Tx) error) {
+	e.t.Helper()
+	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(e.ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+			return err
+		}
+		return fn(tx)
 	})
 	if err != nil {
-		e.t.Fatalf("%s: %v", sql, err)
+		e.t.Fatal(err)
 	}
-	return n
 }
 
 // semantic returns the owner's distilled memories.
 func (e *nightlyEnv) semantic(tenant, user string) []memory.Detail {
 	e.t.Helper()
-	var out []memory.Detail
-	err := e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
-		var ids []uuid.UUID
-		rows, err := tx.Raw().Query(e.ctx, `SELECT id FROM memories WHERE user_id = $1 AND source = 'consolidation' ORDER BY id`, user)
+	var ids []uuid.UUID
+	e.inTenant(tenant, func(tx pgx.Tx) error {
+		rows, err := tx.Query(e.ctx, `SELECT id FROM memories WHERE user_id = $1 AND source = 'consolidation' ORDER BY id`, user)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id uuid.UUID
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			d, err := tx.Detail(e.ctx, id)
-			if err != nil {
-				return err
-			}
-			out = append(out, d)
-		}
-		return rows.Err()
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		return err
 	})
-	if err != nil {
-		e.t.Fatal(err)
+	var out []memory.Detail
+	for _, id := range ids {
+		d, err := e.store.Detail(e.ctx, tenant, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -433,17 +428,11 @@ func TestStaleRunningRowIsInterruptedAndResumed(t *testing.T) {
 	e.seedPayments("acme", "u1")
 	e.seedPayments("acme", "u2")
 	// A process died mid-run: its row says running, and u1 is done.
-	var id int64
-	if err := e.store.Pool().QueryRow(e.ctx, `INSERT INTO consolidation_runs (status) VALUES ('running') RETURNING id`).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.Pool().Exec(e.ctx, `UPDATE consolidation_runs SET root_id = id WHERE id = $1;`, id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.Pool().Exec(e.ctx, `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts)
-		VALUES ($1, 'acme', 'u1', $1, '{"expired": 2}')`, id); err != nil {
-		t.Fatal(err)
-	}
+	// The run tables have no row-level security: any tenant's transaction sees them.
+	id := int64(e.count("acme", `INSERT INTO consolidation_runs (status) VALUES ('running') RETURNING id`))
+	e.exec("acme", `UPDATE consolidation_runs SET root_id = id WHERE id = $1`, id)
+	e.exec("acme", `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts)
+		VALUES ($1, 'acme', 'u1', $1, '{"expired": 2}')`, id)
 	rep := e.run(RunOptions{})
 	if rep.Resumes != id || rep.OwnersSkipped != 1 || rep.Owners != 1 {
 		t.Fatalf("run %+v", rep)
@@ -460,20 +449,14 @@ func TestStaleRunningRowIsInterruptedAndResumed(t *testing.T) {
 func TestOneRunAtATime(t *testing.T) {
 	t.Parallel()
 	e := newNightlyEnv(t, nil, NightlyConfig{})
-	conn, err := e.store.Pool().Acquire(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(e.ctx, "SELECT pg_advisory_lock($1)", runLockKey); err != nil {
-		t.Fatal(err)
+	lock, ok, err := e.store.TryRunLock(e.ctx)
+	if err != nil || !ok {
+		t.Fatalf("taking the run lock: %v, %v", ok, err)
 	}
 	if _, err := e.c.Run(e.ctx, RunOptions{}); !errors.Is(err, ErrRunInProgress) {
 		t.Fatalf("run while locked: %v, want ErrRunInProgress", err)
 	}
-	if _, err := conn.Exec(e.ctx, "SELECT pg_advisory_unlock($1)", runLockKey); err != nil {
-		t.Fatal(err)
-	}
+	lock.Release(e.ctx)
 	e.run(RunOptions{})
 }
 
@@ -561,7 +544,7 @@ func TestNightlyScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.store.InTx(ctx, "acme", func(tx *memory.Tx) error {
+		e.inTenant("acme", func(tx pgx.Tx) error {
 			var b pgx.Batch
 			for i, text := range texts {
 				id, turnID := uuid.Must(uuid.NewV7()), fmt.Sprintf("t-%s-%d", user, i)
@@ -577,11 +560,8 @@ func TestNightlyScale(t *testing.T) {
 					id, e.emb.Model(), len(vecs[i]), user, pgvector.NewVector(vecs[i]))
 				b.Queue(`INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id) VALUES ('acme', $1, 'turn', $2)`, id, turnID)
 			}
-			return tx.Raw().SendBatch(ctx, &b).Close()
+			return tx.SendBatch(ctx, &b).Close()
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	// Forgetting has work too: a third of the memories unused for 40 days (decay), a
 	// tenth for 100 days (archive), a tenth of the turns older than the retention.

@@ -24,8 +24,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
@@ -407,21 +405,11 @@ func (r *Resolver) resolveOnce(ctx context.Context, c memory.Candidate, vec []fl
 
 // recordedDecision reads the ledger entry of a candidate, if any.
 func recordedDecision(ctx context.Context, tx *memory.Tx, candidateID string) (Decision, bool, error) {
-	var mid *uuid.UUID
-	var kind, reason string
-	err := tx.Raw().QueryRow(ctx, `SELECT memory_id, decision, reason FROM applied_candidates
-		WHERE tenant = $1 AND candidate_id = $2`, tx.Tenant(), candidateID).Scan(&mid, &kind, &reason)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Decision{}, false, nil
+	e, ok, err := tx.LedgerEntry(ctx, candidateID)
+	if err != nil || !ok {
+		return Decision{}, false, err
 	}
-	if err != nil {
-		return Decision{}, false, fmt.Errorf("reading the ledger entry of candidate %s: %w", candidateID, err)
-	}
-	d := Decision{Kind: DecisionKind(kind), Reason: reason, Replayed: true}
-	if mid != nil {
-		d.MemoryID = *mid
-	}
-	return d, true, nil
+	return Decision{Kind: DecisionKind(e.Decision), Reason: e.Reason, Replayed: true, MemoryID: e.MemoryID}, true, nil
 }
 
 // neighbours returns the owner's K nearest active and pending memories under the
@@ -469,23 +457,8 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 	}
 	// Memories in the key slot but outside the top K: read their similarity too
 	// (zero when they have no vector under this model).
-	rows, err := tx.Raw().Query(ctx, `SELECT memory_id, 1 - (embedding <=> $3) FROM memory_embeddings
-		WHERE tenant = $1 AND model = $2 AND memory_id = ANY($4)`, tx.Tenant(), r.emb.Model(), pgvector.NewVector(vec), missing)
+	sims, err := tx.Similarities(ctx, r.emb.Model(), vec, missing)
 	if err != nil {
-		return nil, fmt.Errorf("reading similarities of key %s: %w", c.Key, err)
-	}
-	sims := map[uuid.UUID]float64{}
-	for rows.Next() {
-		var id uuid.UUID
-		var s float64
-		if err := rows.Scan(&id, &s); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading similarities of key %s: %w", c.Key, err)
-		}
-		sims[id] = s
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading similarities of key %s: %w", c.Key, err)
 	}
 	for i := range out {
@@ -496,50 +469,11 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 	return out, nil
 }
 
-// nearestSlack is how many extra vectors the first pass of nearest reads, to make up
-// for neighbours whose memory turns out not to be active or pending.
-const nearestSlack = 24
-
-// nearest is the owner's k nearest active and pending memories, like
-// memory.Tx.Nearest, but ranks the owner's vectors before joining the memories: the
-// status filter then costs K+slack row lookups instead of one per owned memory, which
-// cuts the scan for owners of 1,000 memories from 4.5–5.8 ms to 1.7 ms. When the
-// slack was not enough it falls back to the exact query.
+// nearest is the owner's k nearest active and pending memories (see
+// memory.Tx.NearestVectorsFirst, which ranks the owner's vectors before joining the
+// memories).
 func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, vec []float32, k int) ([]memory.Neighbour, error) {
-	inner := k + nearestSlack
-	rows, err := tx.Raw().Query(ctx, `WITH near AS (
-			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
-			WHERE tenant = $1 AND model = $2 AND user_id = $3
-			ORDER BY embedding <=> $4 LIMIT $5)
-		SELECT `+memory.MemoryColumnsAs("m")+`, 1 - near.dist, (SELECT count(*) FROM near)
-		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
-		WHERE m.status IN ('active', 'pending')
-		ORDER BY near.dist LIMIT $6`,
-		tx.Tenant(), r.emb.Model(), userID, pgvector.NewVector(vec), inner, k)
-	if err != nil {
-		return nil, fmt.Errorf("searching nearest memories of %s: %w", userID, err)
-	}
-	var out []memory.Neighbour
-	var scanned int
-	for rows.Next() {
-		var n memory.Neighbour
-		m, err := memory.ScanMemory(rows, tx.Tenant(), &n.Similarity, &scanned)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading nearest memories of %s: %w", userID, err)
-		}
-		n.Memory = m
-		out = append(out, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searching nearest memories of %s: %w", userID, err)
-	}
-	if len(out) < k && scanned == inner {
-		// Too many inactive memories among the closest vectors: do it exactly.
-		return tx.Nearest(ctx, memory.NearestQuery{UserID: userID, Model: r.emb.Model(), Vector: vec, K: k})
-	}
-	return out, nil
+	return tx.NearestVectorsFirst(ctx, memory.NearestQuery{UserID: userID, Model: r.emb.Model(), Vector: vec, K: k})
 }
 
 // plan is what to do: a relation to one neighbour (target −1 for none).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/llm"
@@ -35,10 +36,22 @@ func hashEmbedder(t *testing.T) *llm.HashEmbedder {
 	return e
 }
 
-func newResolver(t *testing.T, judge consolidator.Judge) (*memory.Store, *consolidator.Resolver) {
+// testDB is a store on a fresh database and its pool, for test SQL (pgtest.Count).
+type testDB struct {
+	*memory.Store
+	pool *pgxpool.Pool
+}
+
+func newTestDB(t *testing.T) testDB {
 	t.Helper()
-	s := pgtest.Store(t)
-	return s, consolidator.NewResolver(s, hashEmbedder(t), judge, consolidator.ResolverConfig{}, nil)
+	pool := pgtest.Pool(t)
+	return testDB{Store: memory.NewStore(pool), pool: pool}
+}
+
+func newResolver(t *testing.T, judge consolidator.Judge) (testDB, *consolidator.Resolver) {
+	t.Helper()
+	s := newTestDB(t)
+	return s, consolidator.NewResolver(s.Store, hashEmbedder(t), judge, consolidator.ResolverConfig{}, nil)
 }
 
 // cand builds a trusted user candidate; opts adjust it.
@@ -73,7 +86,7 @@ func resolve(t *testing.T, r *consolidator.Resolver, c memory.Candidate, want co
 	return d
 }
 
-func detail(t *testing.T, s *memory.Store, id uuid.UUID) memory.Detail {
+func detail(t *testing.T, s testDB, id uuid.UUID) memory.Detail {
 	t.Helper()
 	d, err := s.Detail(testCtx(t), tenant, id)
 	if err != nil {
@@ -82,16 +95,9 @@ func detail(t *testing.T, s *memory.Store, id uuid.UUID) memory.Detail {
 	return d
 }
 
-func countMemories(t *testing.T, s *memory.Store, user string) int {
+func countMemories(t *testing.T, s testDB, user string) int {
 	t.Helper()
-	var n int
-	err := s.InTx(testCtx(t), tenant, func(tx *memory.Tx) error {
-		return tx.Raw().QueryRow(testCtx(t), `SELECT count(*) FROM memories WHERE user_id = $1`, user).Scan(&n)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return pgtest.Count(t, s.pool, tenant, `SELECT count(*) FROM memories WHERE user_id = $1`, user)
 }
 
 func TestSupersedeSameKey(t *testing.T) {
@@ -235,14 +241,9 @@ func TestConcurrentOwnerNoDuplicatesNoLostUpdates(t *testing.T) {
 	if n := failures.Load(); n > 0 {
 		t.Fatalf("%d resolutions failed, first: %v", n, firstErr.Load())
 	}
-	var memories, confirms, lineage int
-	err := s.InTx(testCtx(t), tenant, func(tx *memory.Tx) error {
-		return tx.Raw().QueryRow(testCtx(t), `SELECT count(*), coalesce(sum(confirm_count), 0),
-			(SELECT count(*) FROM memory_lineage) FROM memories WHERE user_id = 'u1'`).Scan(&memories, &confirms, &lineage)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	memories := countMemories(t, s, "u1")
+	confirms := pgtest.Count(t, s.pool, tenant, `SELECT coalesce(sum(confirm_count), 0) FROM memories WHERE user_id = 'u1'`)
+	lineage := pgtest.Count(t, s.pool, tenant, `SELECT count(*) FROM memory_lineage`)
 	if memories != len(facts) || confirms != len(cands) || lineage != len(cands) {
 		t.Fatalf("memories %d (want %d), confirmations %d (want %d), lineage %d (want %d)",
 			memories, len(facts), confirms, len(cands), lineage, len(cands))

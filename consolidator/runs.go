@@ -2,13 +2,13 @@ package consolidator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/engramhq/engram/memory"
 )
 
 // ErrRunInProgress is returned by Run when another consolidation run (in this or any
@@ -16,17 +16,12 @@ import (
 // schedule fires in every replica, and exactly one of them should do the work.
 var ErrRunInProgress = errors.New("another consolidation run is in progress")
 
-// runLockKey is the session advisory lock one run holds for its whole duration. Any
-// constant works as long as no other advisory lock in engram uses it (migrations use
-// ...01).
-const runLockKey int64 = 0x656e6772616d02 // "engram" + 2
-
 // Run statuses, as stored in consolidation_runs.
 const (
-	RunRunning     = "running"
-	RunCompleted   = "completed"
-	RunFailed      = "failed"
-	RunInterrupted = "interrupted"
+	RunRunning     = memory.RunRunning
+	RunCompleted   = memory.RunCompleted
+	RunFailed      = memory.RunFailed
+	RunInterrupted = memory.RunInterrupted
 )
 
 // Counts are what a run (or one owner) did, per action. They are stored as jsonb in
@@ -91,89 +86,24 @@ type RunReport struct {
 // Duration is how long the run took.
 func (r RunReport) Duration() time.Duration { return r.FinishedAt.Sub(r.StartedAt) }
 
-// runLock is the run lock, held on a dedicated connection: a session advisory lock
-// lives as long as the session, so a crashed process releases it by dying.
-type runLock struct {
-	conn *pgxpool.Conn
-}
-
-func acquireRunLock(ctx context.Context, pool *pgxpool.Pool) (*runLock, error) {
-	conn, err := pool.Acquire(ctx)
+// acquireRunLock takes the run lock, or fails with ErrRunInProgress.
+func (c *Consolidator) acquireRunLock(ctx context.Context) (*memory.RunLock, error) {
+	lock, ok, err := c.store.TryRunLock(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("acquiring a connection for the run lock: %w", err)
-	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", runLockKey).Scan(&ok); err != nil {
-		conn.Release()
-		return nil, fmt.Errorf("taking the consolidation run lock: %w", err)
+		return nil, err
 	}
 	if !ok {
-		conn.Release()
 		return nil, ErrRunInProgress
 	}
-	return &runLock{conn: conn}, nil
-}
-
-// release unlocks, or closes the connection when unlocking fails, so a pooled
-// connection never goes back to the pool still holding the lock.
-func (l *runLock) release(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", runLockKey); err != nil {
-		_ = l.conn.Conn().Close(ctx)
-	}
-	l.conn.Release()
+	return lock, nil
 }
 
 // startRun closes stale runs, decides whether this run resumes an earlier one, and
-// inserts its row. It runs under the run lock, so any row still "running" belongs to
-// a process that died.
-func (c *Consolidator) startRun(ctx context.Context, conn *pgxpool.Conn, opts RunOptions) (id, resumes, root int64, err error) {
-	if _, err := conn.Exec(ctx, `UPDATE consolidation_runs r SET status = 'interrupted', finished_at = now(),
-			owners_done = (SELECT count(*) FROM consolidation_progress p WHERE p.run_id = r.id),
-			counts = coalesce((SELECT jsonb_object_agg(k, s) FROM (
-				SELECT e.key AS k, sum(e.value::bigint) AS s
-				FROM consolidation_progress p, jsonb_each_text(p.counts) e
-				WHERE p.run_id = r.id GROUP BY e.key) x), '{}')
-		WHERE status = 'running'`); err != nil {
-		return 0, 0, 0, fmt.Errorf("closing stale consolidation runs: %w", err)
-	}
-	if !opts.DryRun && c.cfg.ResumeWithin > 0 {
-		// Only the latest run with the same filters is resumed, and only while the chain
-		// it belongs to is young: the next night starts afresh.
-		var prevID, prevRoot int64
-		var prevStatus string
-		var rootAgeSecs float64
-		err := conn.QueryRow(ctx, `SELECT r.id, root.id, r.status, extract(epoch FROM now() - root.started_at)::float8
-			FROM consolidation_runs r JOIN consolidation_runs root ON root.id = coalesce(r.root_id, r.id)
-			WHERE NOT r.dry_run AND r.tenant_filter = $1 AND r.user_filter = $2 ORDER BY r.id DESC LIMIT 1`,
-			opts.Tenant, opts.User).Scan(&prevID, &prevRoot, &prevStatus, &rootAgeSecs)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return 0, 0, 0, fmt.Errorf("reading the last consolidation run: %w", err)
-		case (prevStatus == RunInterrupted || prevStatus == RunFailed) && rootAgeSecs < c.cfg.ResumeWithin.Seconds():
-			resumes, root = prevID, prevRoot
-		}
-	}
+// records it.
+func (c *Consolidator) startRun(ctx context.Context, lock *memory.RunLock, opts RunOptions) (id, resumes, root int64, err error) {
 	host, _ := os.Hostname()
-	var resumesArg, rootArg *int64
-	if resumes != 0 {
-		resumesArg, rootArg = &resumes, &root
-	}
-	err = conn.QueryRow(ctx, `INSERT INTO consolidation_runs (resumes, root_id, status, tenant_filter, user_filter, dry_run, host)
-		VALUES ($1, $2, 'running', $3, $4, $5, $6) RETURNING id`,
-		resumesArg, rootArg, opts.Tenant, opts.User, opts.DryRun, fmt.Sprintf("%s/%d", host, os.Getpid())).Scan(&id)
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("recording the consolidation run: %w", err)
-	}
-	if root == 0 {
-		root = id
-		if _, err := conn.Exec(ctx, `UPDATE consolidation_runs SET root_id = id WHERE id = $1`, id); err != nil {
-			return 0, 0, 0, fmt.Errorf("recording the consolidation run: %w", err)
-		}
-	}
-	return id, resumes, root, nil
+	return lock.StartRun(ctx, memory.RunStart{Tenant: opts.Tenant, User: opts.User, DryRun: opts.DryRun,
+		ResumeWithin: c.cfg.ResumeWithin, Host: fmt.Sprintf("%s/%d", host, os.Getpid())})
 }
 
 // owner is one (tenant, user_id) the run visits.
@@ -191,63 +121,27 @@ func (o owner) String() string {
 
 // listOwners returns the owners the run must visit (registry order, filtered) and how
 // many the chain's earlier runs finished already.
-func listOwners(ctx context.Context, conn *pgxpool.Conn, root int64, opts RunOptions) ([]owner, int, error) {
-	// The registry is row-level secured like every tenant table: a query that sets
-	// no tenant sees nothing. Enumerating owners across tenants is the one operator
-	// read, and it says so explicitly, for this transaction only.
-	tx, err := conn.Begin(ctx)
+func listOwners(ctx context.Context, lock *memory.RunLock, root int64, opts RunOptions) ([]owner, int, error) {
+	rs, skipped, err := lock.OwnersToConsolidate(ctx, root, opts.Tenant, opts.User)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
+		return nil, 0, err
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT set_config('engram.operator', 'on', true)`); err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
-	}
-	rows, err := tx.Query(ctx, `SELECT o.tenant, o.user_id,
-			EXISTS (SELECT 1 FROM consolidation_progress p WHERE p.root_id = $3 AND p.tenant = o.tenant AND p.user_id = o.user_id)
-		FROM owners o WHERE ($1 = '' OR o.tenant = $1) AND ($2 = '' OR o.user_id = $2)
-		ORDER BY o.tenant, o.user_id`, opts.Tenant, opts.User, root)
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
-	}
-	defer rows.Close()
-	var out []owner
-	skipped := 0
-	for rows.Next() {
-		var o owner
-		var done bool
-		if err := rows.Scan(&o.Tenant, &o.UserID, &done); err != nil {
-			return nil, 0, fmt.Errorf("listing owners: %w", err)
-		}
-		if done {
-			skipped++
-			continue
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
+	out := make([]owner, len(rs))
+	for i, o := range rs {
+		out[i] = owner(o)
 	}
 	return out, skipped, nil
 }
 
-// finishRun stores the final state of a run. It uses its own context: a cancelled
-// run must still be recorded as interrupted.
+// finishRun stores the final state of a run (even when ctx was cancelled).
 func (c *Consolidator) finishRun(ctx context.Context, rep RunReport) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	errs := rep.Errors
 	if errs == nil {
 		errs = []RunError{}
 	}
-	_, err := c.store.Pool().Exec(ctx, `UPDATE consolidation_runs SET status = $2, finished_at = now(),
-		owners_total = $3, owners_done = $4, owners_skipped = $5, counts = $6, llm_calls = $7, errors = $8
-		WHERE id = $1`, rep.RunID, rep.Status, rep.Owners, rep.OwnersDone, rep.OwnersSkipped, rep.Counts,
-		rep.LLMCalls, errs)
-	if err != nil {
-		return fmt.Errorf("recording the end of consolidation run %d: %w", rep.RunID, err)
-	}
-	return nil
+	return c.store.FinishRun(ctx, memory.RunEnd{ID: rep.RunID, Status: rep.Status, Owners: rep.Owners,
+		OwnersDone: rep.OwnersDone, OwnersSkipped: rep.OwnersSkipped, Counts: rep.Counts, LLMCalls: rep.LLMCalls,
+		Errors: errs})
 }
 
 // RunRecord is one row of consolidation_runs.
@@ -275,20 +169,22 @@ func (c *Consolidator) Runs(ctx context.Context, limit int) ([]RunRecord, error)
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := c.store.Pool().Query(ctx, `SELECT id, resumes, coalesce(root_id, id), started_at, finished_at, status,
-		tenant_filter, user_filter, dry_run, owners_total, owners_done, owners_skipped, counts, llm_calls, errors, host
-		FROM consolidation_runs ORDER BY id DESC LIMIT $1`, limit)
+	recs, err := c.store.ConsolidationRuns(ctx, limit)
 	if err != nil {
-		return nil, fmt.Errorf("listing consolidation runs: %w", err)
+		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunRecord, error) {
-		var x RunRecord
-		err := r.Scan(&x.ID, &x.Resumes, &x.RootID, &x.StartedAt, &x.FinishedAt, &x.Status, &x.Tenant, &x.User,
-			&x.DryRun, &x.Owners, &x.OwnersDone, &x.OwnersSkipped, &x.Counts, &x.LLMCalls, &x.Errors, &x.Host)
-		return x, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing consolidation runs: %w", err)
+	out := make([]RunRecord, len(recs))
+	for i, r := range recs {
+		x := RunRecord{ID: r.ID, Resumes: r.Resumes, RootID: r.RootID, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+			Status: r.Status, Tenant: r.Tenant, User: r.User, DryRun: r.DryRun, Owners: r.Owners,
+			OwnersDone: r.OwnersDone, OwnersSkipped: r.OwnersSkipped, LLMCalls: r.LLMCalls, Host: r.Host}
+		if err := json.Unmarshal(r.Counts, &x.Counts); err != nil {
+			return nil, fmt.Errorf("listing consolidation runs: the counts of run %d: %w", r.ID, err)
+		}
+		if err := json.Unmarshal(r.Errors, &x.Errors); err != nil {
+			return nil, fmt.Errorf("listing consolidation runs: the errors of run %d: %w", r.ID, err)
+		}
+		out[i] = x
 	}
 	return out, nil
 }

@@ -84,12 +84,5 @@ func RunSchedule(ctx context.Context, c *Consolidator, spec string, logger *slog
 // skipTick reports whether an unfiltered, real run started at or after since (another
 // replica served this tick).
 func (c *Consolidator) skipTick(ctx context.Context, since time.Time) (bool, error) {
-	var ok bool
-	err := c.store.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM consolidation_runs
-		WHERE NOT dry_run AND tenant_filter = '' AND user_filter = '' AND status IN ('running', 'completed')
-		  AND started_at >= $1)`, since).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("reading recent consolidation runs: %w", err)
-	}
-	return ok, nil
+	return c.store.RunServedSince(ctx, since)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
 	"github.com/engramhq/engram/streams/natstest"
 )
@@ -79,13 +80,7 @@ func TestWorkerEndToEnd(t *testing.T) {
 	dlq := streams.NewDLQ(js)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var applied int
-		err := s.InTx(ctx, tenant, func(tx *memory.Tx) error {
-			return tx.Raw().QueryRow(ctx, `SELECT count(*) FROM applied_candidates`).Scan(&applied)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		applied := pgtest.Count(t, s.pool, tenant, `SELECT count(*) FROM applied_candidates`)
 		dead, err := dlq.List(ctx, streams.DLQFilter{Stage: "resolve"})
 		if err != nil {
 			t.Fatal(err)

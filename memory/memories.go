@@ -168,24 +168,24 @@ func (t *Tx) CreateMemory(ctx context.Context, n NewMemory) (Memory, error) {
 	if n.Metadata == nil {
 		n.Metadata = map[string]any{}
 	}
-	row := t.tx.QueryRow(ctx, `INSERT INTO memories (tenant, id, user_id, agent_id, session_id, scope, type,
-		category, key, content, search_text, importance, confidence, status, version, valid_from, expire_at,
-		recorded_at, updated_at, last_confirmed_at, source, extractor, extractor_version, model, metadata)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,1,$15,$16,$17,$17,$17,$18,$19,$20,$21,$22)
-		RETURNING `+memoryColumns,
-		t.tenant, n.ID, n.UserID, n.AgentID, n.SessionID, n.Scope, n.Type, n.Category, nullIfEmpty(n.Key),
-		n.Content, SearchText(n.Content), n.Importance, n.Confidence, n.Status, n.ValidFrom, n.ExpireAt, now,
-		n.Source, n.Extractor, n.ExtractorVersion, n.Model, n.Metadata)
-	m, err := ScanMemory(row, t.tenant)
-	if err != nil {
-		return Memory{}, fmt.Errorf("inserting memory: %w", err)
-	}
 	change := ChangeAdd
 	if n.Status == StatusPending {
 		change = ChangePending
 	}
-	if err := t.insertVersion(ctx, m, change, "", n.Reason, n.Actor, n.CandidateID); err != nil {
-		return Memory{}, err
+	// Parameters from $10: changeSQL holds $1-$9.
+	m, err := t.writeChangeRow(ctx, `INSERT INTO memories (tenant, id, user_id, agent_id, session_id, scope, type,
+		category, key, content, search_text, importance, confidence, status, version, valid_from, expire_at,
+		recorded_at, updated_at, last_confirmed_at, source, extractor, extractor_version, model, metadata)
+		VALUES ($1,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,1,$23,$24,$25,$25,$25,$26,$27,$28,$29,$30)
+		RETURNING *`,
+		[]any{n.ID, n.UserID, n.AgentID, n.SessionID, n.Scope, n.Type, n.Category, nullIfEmpty(n.Key),
+			n.Content, SearchText(n.Content), n.Importance, n.Confidence, n.Status, n.ValidFrom, n.ExpireAt, now,
+			n.Source, n.Extractor, n.ExtractorVersion, n.Model, n.Metadata},
+		changeRecord{Change: change, Action: "create", Actor: n.Actor, Module: n.Module, Reason: n.Reason,
+			CandidateID: n.CandidateID, RecordedAt: &now,
+			Details: `jsonb_build_object('candidate_id', $7::text, 'status', status)`})
+	if err != nil {
+		return Memory{}, fmt.Errorf("inserting memory: %w", err)
 	}
 	if err := t.AddLineage(ctx, m.ID, LineageTurn, n.SourceTurnIDs, n.CandidateID); err != nil {
 		return Memory{}, err
@@ -198,11 +198,6 @@ func (t *Tx) CreateMemory(ctx context.Context, n NewMemory) (Memory, error) {
 			return Memory{}, err
 		}
 	}
-	if err := t.Audit(ctx, AuditEntry{Action: "create", Actor: n.Actor, Module: moduleOr(n.Module),
-		MemoryID: m.ID, Subject: m.UserID, Version: 1, ContentHash: ContentHash(m.Content),
-		Details: map[string]any{"candidate_id": n.CandidateID, "status": m.Status}}); err != nil {
-		return Memory{}, err
-	}
 	return m, nil
 }
 
@@ -213,17 +208,68 @@ func moduleOr(m string) string {
 	return m
 }
 
-func (t *Tx) insertVersion(ctx context.Context, m Memory, change Change, oldContent, reason, actor, candidateID string) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO memory_versions (tenant, memory_id, version, change, content,
-		old_content, status, category, key, importance, confidence, valid_from, valid_to, recorded_at, reason,
-		actor, candidate_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)`,
-		t.tenant, m.ID, m.Version, change, m.Content, nullIfEmpty(oldContent), m.Status, m.Category,
-		nullIfEmpty(m.Key), m.Importance, m.Confidence, m.ValidFrom, m.ValidTo, m.UpdatedAt, reason, actor,
-		nullIfEmpty(candidateID))
-	if err != nil {
-		return fmt.Errorf("inserting version %d of memory %s: %w", m.Version, m.ID, err)
+// changeRecord is what the version row and the audit row of a change say besides the
+// memory's new state, which they take from the changed row itself.
+type changeRecord struct {
+	Change      Change
+	Action      string // audit action; empty: the change
+	Actor       string
+	Module      string // empty: "memory"
+	Reason      string
+	CandidateID string     // on the version row (unique per tenant: one memory only)
+	OldContent  string     // what the content was, when the change replaced it
+	RecordedAt  *time.Time // the version's recorded_at; nil: now()
+	// Details is the audit entry's details, a jsonb SQL expression over the changed
+	// row's columns and the statement's parameters.
+	Details string
+}
+
+// changeSQL wraps rowSQL, an INSERT or UPDATE of memories that returns the changed
+// rows (RETURNING *), so that the same statement writes a version row and an audit
+// row (content hash, never content) for each of them: every change to a memory, of
+// one row or of a set, is recorded by this one statement. rowSQL's tenant is $1 and
+// its own parameters start at $10; final selects what the statement returns from the
+// changed rows c.
+func changeSQL(rowSQL, details, final string) string {
+	return `WITH c AS (` + rowSQL + `
+		), v AS (
+			INSERT INTO memory_versions (tenant, memory_id, version, change, content, old_content, status, category,
+				key, importance, confidence, valid_from, valid_to, recorded_at, reason, actor, candidate_id)
+			SELECT tenant, id, version, $2::text, content, nullif($8::text, ''), status, category, key, importance,
+				confidence, valid_from, valid_to, coalesce($9::timestamptz, now()), $6::text, $4::text,
+				nullif($7::text, '') FROM c
+		), a AS (
+			INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version, content_hash, details)
+			SELECT tenant, $3::text, $4::text, $5::text, id, user_id, version, sha256(convert_to(content, 'UTF8')),
+				` + details + ` FROM c
+		)
+		SELECT ` + final + ` FROM c`
+}
+
+func (t *Tx) changeArgs(r changeRecord, args []any) []any {
+	action := r.Action
+	if action == "" {
+		action = string(r.Change)
 	}
-	return nil
+	return append([]any{t.tenant, string(r.Change), action, r.Actor, moduleOr(r.Module), r.Reason, r.CandidateID,
+		r.OldContent, r.RecordedAt}, args...)
+}
+
+// writeChanges applies a set-based change (see changeSQL) and returns how many
+// memories it changed.
+func (t *Tx) writeChanges(ctx context.Context, rowSQL string, args []any, r changeRecord) (int, error) {
+	var n int
+	if err := t.tx.QueryRow(ctx, changeSQL(rowSQL, r.Details, "count(*)"), t.changeArgs(r, args)...).Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// writeChangeRow applies a change to one memory (see changeSQL) and returns its new
+// state; pgx.ErrNoRows when rowSQL changed nothing.
+func (t *Tx) writeChangeRow(ctx context.Context, rowSQL string, args []any, r changeRecord) (Memory, error) {
+	row := t.tx.QueryRow(ctx, changeSQL(rowSQL, r.Details, memoryColumns), t.changeArgs(r, args)...)
+	return ScanMemory(row, t.tenant)
 }
 
 // Update describes a change to an existing memory. Nil fields keep their value.
@@ -357,20 +403,20 @@ func (t *Tx) Apply(ctx context.Context, id uuid.UUID, u Update) (Memory, error) 
 		vt := next.ValidFrom
 		next.ValidTo = &vt
 	}
-	_, err = t.tx.Exec(ctx, `UPDATE memories SET content = $3, search_text = $4, status = $5, category = $6,
-		key = $7, importance = $8, confidence = $9, valid_from = $10, valid_to = $11, expire_at = $12,
-		version = $13, updated_at = $14 WHERE tenant = $1 AND id = $2`,
-		t.tenant, id, next.Content, SearchText(next.Content), next.Status, next.Category, nullIfEmpty(next.Key),
-		next.Importance, next.Confidence, next.ValidFrom, next.ValidTo, next.ExpireAt, next.Version, now)
-	if err != nil {
-		return Memory{}, fmt.Errorf("updating memory %s: %w", id, err)
-	}
 	oldContent := ""
 	if next.Content != cur.Content {
 		oldContent = cur.Content
 	}
-	if err := t.insertVersion(ctx, next, u.Change, oldContent, u.Reason, u.Actor, u.CandidateID); err != nil {
-		return Memory{}, err
+	_, err = t.writeChangeRow(ctx, `UPDATE memories SET content = $11, search_text = $12, status = $13, category = $14,
+		key = $15, importance = $16, confidence = $17, valid_from = $18, valid_to = $19, expire_at = $20,
+		version = $21, updated_at = $22 WHERE tenant = $1 AND id = $10 RETURNING *`,
+		[]any{id, next.Content, SearchText(next.Content), next.Status, next.Category, nullIfEmpty(next.Key),
+			next.Importance, next.Confidence, next.ValidFrom, next.ValidTo, next.ExpireAt, next.Version, now},
+		changeRecord{Change: u.Change, Actor: u.Actor, Module: u.Module, Reason: u.Reason, CandidateID: u.CandidateID,
+			OldContent: oldContent, RecordedAt: &now,
+			Details: `jsonb_build_object('candidate_id', $7::text, 'status', status, 'reason', $6::text)`})
+	if err != nil {
+		return Memory{}, fmt.Errorf("updating memory %s: %w", id, err)
 	}
 	if err := t.AddLineage(ctx, id, LineageTurn, u.SourceTurnIDs, u.CandidateID); err != nil {
 		return Memory{}, err
@@ -382,11 +428,6 @@ func (t *Tx) Apply(ctx context.Context, id uuid.UUID, u Update) (Memory, error) 
 		if err := t.PutEmbedding(ctx, id, next.UserID, e); err != nil {
 			return Memory{}, err
 		}
-	}
-	if err := t.Audit(ctx, AuditEntry{Action: string(u.Change), Actor: u.Actor, Module: moduleOr(u.Module),
-		MemoryID: id, Subject: next.UserID, Version: next.Version, ContentHash: ContentHash(next.Content),
-		Details: map[string]any{"candidate_id": u.CandidateID, "status": next.Status, "reason": u.Reason}}); err != nil {
-		return Memory{}, err
 	}
 	return next, nil
 }

@@ -99,7 +99,7 @@ func (s tasksStub) Put(context.Context, string, string, json.RawMessage) (retrie
 	return retriever.TaskState{}, s.fail()
 }
 func (s tasksStub) Delete(context.Context, string, string) error { return s.fail() }
-func (s tasksStub) MaxBytes() int                                 { return 1 << 10 }
+func (s tasksStub) MaxBytes() int                                { return 1 << 10 }
 
 type healthStub struct{ *stubs }
 

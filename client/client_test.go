@@ -58,13 +58,11 @@ func newServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := ingest.NewAPI(ingest.APIConfig{Publisher: js, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := ingest.NewService(ingest.Config{Publisher: js, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	api.Register(mux)
-	rec := &recorder{next: tokens.Middleware(mux)}
+	rec := &recorder{next: httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc})}
 	ts := httptest.NewServer(rec)
 	t.Cleanup(ts.Close)
 	return &server{js: js, url: ts.URL, token: token, rec: rec}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http"
 	"net/http/httptest"
 	"os"
 
@@ -78,13 +77,11 @@ func startEngram(ctx context.Context) (url, token string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	api, err := ingest.NewAPI(ingest.APIConfig{Publisher: js})
+	svc, err := ingest.NewService(ingest.Config{Publisher: js})
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	api.Register(mux)
-	srv := httptest.NewServer(tokens.Middleware(mux))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc}))
 	return srv.URL, token, func() {
 		srv.Close()
 		nc.Close()

@@ -21,8 +21,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -45,6 +45,10 @@ type BenchConfig struct {
 	// Keep leaves the benchmark's turns in TURNS. By default they are purged
 	// afterwards (they belong to a throw-away tenant "bench-<random>").
 	Keep bool
+	// Serve builds the HTTP edge to measure (it lives in internal/httpapi, which
+	// imports this package): a handler serving POST /v1/turns that accepts the
+	// returned bearer token for tenant. Required.
+	Serve func(tenant string) (h http.Handler, token string, err error)
 }
 
 // BenchPhase is the measurement of one publishing path.
@@ -127,7 +131,7 @@ func RunIngestBench(ctx context.Context, js jetstream.JetStream, cfg BenchConfig
 		}()
 	}
 
-	srv, err := startBenchServer(js, tenant, cfg.Logger)
+	srv, err := startBenchServer(cfg.Serve, tenant, cfg.Logger)
 	if err != nil {
 		return res, fmt.Errorf("ingest bench: %w", err)
 	}
@@ -265,21 +269,14 @@ type benchServer struct {
 	client *http.Client
 }
 
-func startBenchServer(js jetstream.JetStream, tenant string, log *slog.Logger) (*benchServer, error) {
-	token, err := httpapi.NewToken()
-	if err != nil {
-		return nil, err
+func startBenchServer(serve func(string) (http.Handler, string, error), tenant string, log *slog.Logger) (*benchServer, error) {
+	if serve == nil {
+		return nil, errors.New("BenchConfig.Serve is required")
 	}
-	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: tenant, Name: "bench", SHA256: httpapi.HashToken(token)}})
+	h, token, err := serve(tenant)
 	if err != nil {
-		return nil, fmt.Errorf("registering the benchmark token: %w", err)
+		return nil, fmt.Errorf("building the HTTP edge: %w", err)
 	}
-	api, err := NewAPI(APIConfig{Publisher: js, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	api.Register(mux)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening on loopback: %w", err)
@@ -287,7 +284,7 @@ func startBenchServer(js jetstream.JetStream, tenant string, log *slog.Logger) (
 	s := &benchServer{
 		url:   "http://" + ln.Addr().String() + "/v1/turns",
 		token: token,
-		srv:   &http.Server{Handler: tokens.Middleware(mux), ReadHeaderTimeout: 10 * time.Second},
+		srv:   &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 64, DisableCompression: true}},
 	}
@@ -319,7 +316,10 @@ func (s *benchServer) post(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	var tr TurnsResponse
+	var tr struct { // the answer of POST /v1/turns
+		TurnsResult
+		Error *memory.FieldError `json:"error"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
 		return fmt.Errorf("status %d, decoding response: %w", resp.StatusCode, err)
 	}

@@ -15,7 +15,7 @@ func TestRunIngestBench(t *testing.T) {
 	e := newEnv(t, ingest.Limits{})
 	var progress bytes.Buffer
 	res, err := ingest.RunIngestBench(testCtx(t), e.js, ingest.BenchConfig{
-		Turns: 530, Batch: 50, Concurrency: 3, Logger: quietLogger(), Progress: &progress})
+		Turns: 530, Batch: 50, Concurrency: 3, Logger: quietLogger(), Progress: &progress, Serve: benchEdge(e.js)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,16 @@
 // Package ingest is engram's write path: it validates turn events (DecodeTurns),
-// redacts secrets from them and publishes them to the TURNS stream, and serves
-// that as the HTTP endpoint POST /v1/turns (API).
+// redacts secrets from them and publishes them to the TURNS stream (Service.Ingest),
+// and turns explicit memories into candidates on CANDIDATES (Service.Remember). It
+// knows nothing of HTTP: internal/httpapi serves it as POST /v1/turns and
+// POST /v1/memories and chooses the status codes from its results.
 //
-// The endpoint answers 202 only after JetStream has acknowledged every accepted
-// turn, so a 202 means durable. The tenant always comes from the API token; a
-// turn id (assigned by the client, or by the server when absent) makes retries
-// idempotent, because it is the Nats-Msg-Id JetStream deduplicates on.
+// Ingest returns only after JetStream has acknowledged every accepted turn, so an
+// accepted turn is durable. The tenant always comes from authentication; a turn id
+// (assigned by the client, or by the service when absent) makes retries idempotent,
+// because it is the Nats-Msg-Id JetStream deduplicates on. Every turn of a request
+// gets an outcome: accepted, duplicate (already durable), rejected (invalid; resending
+// cannot help) or failed (not acknowledged; resend it with the same turn id).
 //
-// Answers of POST /v1/turns: 202 when every valid turn is durable, with one
-// result per turn (accepted, duplicate or rejected); 400 (413 for size limits)
-// when the body or every turn is invalid; 401 without a valid token; 503 with
-// Retry-After when JetStream did not acknowledge some turn, even if it
-// acknowledged others. The 503 is deliberate: the client must resend, and
-// resending the whole request is safe because acknowledged turns come back as
-// duplicates, whereas a 202 with a "failed" entry would be easy to ignore.
-//
-// RunIngestBench measures the endpoint's throughput against raw JetStream
+// RunIngestBench measures the HTTP endpoint's throughput against raw JetStream
 // publishing of the same payloads.
 package ingest

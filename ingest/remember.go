@@ -2,20 +2,19 @@ package ingest
 
 import (
 	"context"
-	"net/http"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
-// RememberRequest is the body of POST /v1/memories: a memory stated explicitly by
-// the agent or the user, rather than extracted from turns.
+// RememberRequest is a memory stated explicitly by the agent or the user, rather than
+// extracted from turns (the body of POST /v1/memories).
 type RememberRequest struct {
 	// ID makes the call idempotent: the same id is remembered once. Optional.
 	ID         string          `json:"id,omitempty"`
@@ -32,45 +31,35 @@ type RememberRequest struct {
 	Metadata   map[string]any  `json:"metadata,omitempty"`
 }
 
-// RememberResponse says which candidate carries the memory through the pipeline.
-type RememberResponse struct {
+// RememberResult says which candidate carries the memory through the pipeline.
+type RememberResult struct {
 	CandidateID string `json:"candidate_id"`
 	Duplicate   bool   `json:"duplicate"`
 }
 
 const maxRememberContent = 4000
 
-// handleRemember publishes an explicit memory to CANDIDATES, so it is deduplicated,
-// versioned and superseded by the same resolver as extracted ones. It answers 202
-// once JetStream has acknowledged it.
-func (a *API) handleRemember(w http.ResponseWriter, r *http.Request) {
-	p, ok := httpapi.PrincipalFrom(r.Context())
-	if !ok {
-		httpapi.Unauthorized(w, "missing authentication")
-		return
-	}
-	var req RememberRequest
-	if !httpapi.DecodeJSON(w, r, 64<<10, &req) {
-		return
-	}
-	c, fe := a.candidateFrom(p, req)
+// Remember validates an explicit memory and publishes it to CANDIDATES for tenant
+// (from authentication) as actor, so it is deduplicated, versioned and superseded by
+// the same resolver as extracted ones. It returns once JetStream has acknowledged
+// it; an invalid request returns its *memory.FieldError, an unacknowledged publish
+// an error matching ErrUnavailable.
+func (s *Service) Remember(ctx context.Context, tenant, actor string, req RememberRequest) (RememberResult, error) {
+	c, fe := s.candidateFrom(tenant, actor, req)
 	if fe != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, fe.Code, fe.Message, fe.Field)
-		return
+		return RememberResult{}, fe
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.ackTimeout)
+	pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
 	defer cancel()
-	dup, err := streams.PublishCandidate(ctx, a.pub, streams.CandidateEvent{V: 1, Candidate: c})
+	dup, err := streams.PublishCandidate(pctx, s.pub, streams.CandidateEvent{V: 1, Candidate: c})
 	if err != nil {
-		a.log.Warn("publishing an explicit memory", "tenant", p.Tenant, "err", err)
-		w.Header().Set("Retry-After", "1")
-		httpapi.WriteError(w, http.StatusServiceUnavailable, CodeUnavailable, "the memory was not acknowledged by JetStream; retry with the same id", "")
-		return
+		s.log.Warn("publishing an explicit memory", "tenant", tenant, "err", err)
+		return RememberResult{}, fmt.Errorf("publishing an explicit memory: %w: %w", ErrUnavailable, err)
 	}
-	httpapi.WriteJSON(w, http.StatusAccepted, RememberResponse{CandidateID: c.ID, Duplicate: dup})
+	return RememberResult{CandidateID: c.ID, Duplicate: dup}, nil
 }
 
-func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Candidate, *memory.FieldError) {
+func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memory.Candidate, *memory.FieldError) {
 	bad := func(field, msg string) *memory.FieldError {
 		return &memory.FieldError{Code: memory.CodeInvalidField, Field: field, Message: msg}
 	}
@@ -78,7 +67,7 @@ func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Ca
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "user_id", Message: "user_id is required"}
 	}
 	for field, v := range map[string]string{"user_id": req.UserID, "agent_id": req.AgentID, "session_id": req.SessionID, "id": req.ID} {
-		if v != "" && !ValidID(v, a.limits.MaxIDLen) {
+		if v != "" && !ValidID(v, s.limits.MaxIDLen) {
 			return memory.Candidate{}, bad(field, field+" must be 1-128 characters of [A-Za-z0-9._:@-]")
 		}
 	}
@@ -91,8 +80,8 @@ func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Ca
 	case len(content) > maxRememberContent:
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
 	}
-	content, _ = a.redactor.Redact(content)
-	if a.redactor.IsSecret(content) {
+	content, _ = s.redactor.Redact(content)
+	if s.redactor.IsSecret(content) {
 		return memory.Candidate{}, bad("content", "content is essentially a secret; engram does not store secrets")
 	}
 	if req.Type == "" {
@@ -117,7 +106,7 @@ func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Ca
 		}
 		importance = *req.Importance
 	}
-	now := a.now().UTC()
+	now := s.now().UTC()
 	validFrom := now
 	if req.ValidFrom != nil {
 		validFrom = req.ValidFrom.UTC()
@@ -135,10 +124,10 @@ func (a *API) candidateFrom(p httpapi.Principal, req RememberRequest) (memory.Ca
 	}
 	scope := memory.ScopeUser
 	return memory.Candidate{
-		ID: "manual_" + id, Tenant: p.Tenant, UserID: req.UserID, AgentID: req.AgentID, SessionID: req.SessionID,
+		ID: "manual_" + id, Tenant: tenant, UserID: req.UserID, AgentID: req.AgentID, SessionID: req.SessionID,
 		Scope: scope, Type: req.Type, Category: req.Category, Key: req.Key, Content: content,
 		Importance: importance, Confidence: 1, ValidFrom: validFrom, ExpireAt: req.ExpireAt,
 		Source: memory.SourceManual, Trusted: true, Extractor: "api", ExtractorVersion: "1",
-		Metadata: map[string]any{"actor": "api:" + p.Name}, CreatedAt: now,
+		Metadata: map[string]any{"actor": actor}, CreatedAt: now,
 	}, nil
 }

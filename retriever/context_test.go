@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams/natstest"
@@ -132,7 +133,7 @@ func TestTaskStateIsolation(t *testing.T) {
 
 	// Through the API, and into a context call.
 	e := newEnv(t, nil, func(c *retriever.Config) { c.Tasks = tasks })
-	api := retriever.NewAPI(e.r, tasks, nil)
+	api := httpapi.Config{Retriever: e.r, Tasks: tasks}
 	acme, globex := server(t, api, "acme"), server(t, api, "globex")
 	var st retriever.TaskState
 	if code := do(t, globex, "GET", "/v1/tasks/trip.1/state", "", &st); code != 200 || string(st.State) != `{"step":9}` {
@@ -174,7 +175,7 @@ func TestRetrievalRecords(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	a := e.add("acme", mem{user: "u", content: "Keeps a sourdough starter named Bob"})
 	e.add("globex", mem{user: "u", content: "Keeps a sourdough starter named Bob"})
-	api := retriever.NewAPI(e.r, nil, nil)
+	api := httpapi.Config{Retriever: e.r}
 	acme, globex := server(t, api, "acme"), server(t, api, "globex")
 	var sr retriever.SearchResponse
 	if code := do(t, acme, "POST", "/v1/search", `{"query":"sourdough","user_id":"u"}`, &sr); code != 200 || len(sr.Results) != 1 {

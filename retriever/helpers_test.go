@@ -165,14 +165,22 @@ func indexOf(res []retriever.Result, id string) int {
 	return -1
 }
 
-// server serves the API as tenant (authentication is the lead's middleware; here the
-// principal is injected directly).
-func server(t *testing.T, api *retriever.API, tenant string) *httptest.Server {
+// server serves the HTTP edge over cfg's services as tenant, with a token of its own
+// that every request carries.
+func server(t *testing.T, cfg httpapi.Config, tenant string) *httptest.Server {
 	t.Helper()
-	mux := http.NewServeMux()
-	api.Register(mux)
+	tok, err := httpapi.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tokens, err = httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: tenant, Name: "test", SHA256: httpapi.HashToken(tok)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge := httpapi.New(cfg)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r.WithContext(httpapi.WithPrincipal(r.Context(), httpapi.Principal{Tenant: tenant, Name: "test"})))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		edge.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

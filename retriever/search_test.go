@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
 )
@@ -362,7 +363,7 @@ func TestTurnsLayer(t *testing.T) {
 func TestSearchValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, nil)
-	api := retriever.NewAPI(e.r, nil, nil)
+	api := httpapi.Config{Retriever: e.r}
 	srv := server(t, api, "acme")
 	tests := []struct {
 		body, field string

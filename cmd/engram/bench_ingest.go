@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"text/tabwriter"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/httpapi"
 )
 
 const benchIngestUsage = `Usage: engram bench ingest [flags]
@@ -59,6 +61,7 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	}
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Serve = func(tenant string) (http.Handler, string, error) { return benchEdge(js, tenant, cfg.Logger) }
 
 	res, err := ingest.RunIngestBench(ctx, js, cfg)
 	if err != nil {
@@ -72,6 +75,23 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	}
 	printBenchIngest(stdout, res)
 	return nil
+}
+
+// benchEdge is the HTTP edge over the write service on js, with one fresh token for tenant.
+func benchEdge(js jetstream.JetStream, tenant string, logger *slog.Logger) (http.Handler, string, error) {
+	tok, err := httpapi.NewToken()
+	if err != nil {
+		return nil, "", err
+	}
+	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: tenant, Name: "bench", SHA256: httpapi.HashToken(tok)}})
+	if err != nil {
+		return nil, "", fmt.Errorf("registering the benchmark token: %w", err)
+	}
+	svc, err := ingest.NewService(ingest.Config{Publisher: js, Logger: logger})
+	if err != nil {
+		return nil, "", err
+	}
+	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: logger}), tok, nil
 }
 
 func printBenchIngest(w io.Writer, r ingest.BenchResult) {

@@ -5,27 +5,27 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/engramhq/engram/internal/lifecycle"
-
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 )
 
-// pipeline wires engram's components for one process: the HTTP APIs and the
-// workers, all sharing the App's connections.
+// pipeline wires engram's components for one process: the services behind the HTTP
+// edge and the workers, all sharing the App's connections.
 type pipeline struct {
 	app      *App
 	redactor *redact.Redactor
-	ingest   *ingest.API
+	ingest   *ingest.Service
 	extract  *extractor.Pipeline
 	resolver *consolidator.Resolver
-	ops      *lifecycle.OpsAPI
+	ops      *lifecycle.Ops
 	retr     *retriever.Retriever
-	readAPI  *retriever.API
+	tasks    *retriever.TaskStore
 	nightly  *consolidator.Consolidator
 	life     *lifecycle.Lifecycle
 }
@@ -35,7 +35,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
 	}
-	in, err := ingest.NewAPI(ingest.APIConfig{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger})
+	in, err := ingest.NewService(ingest.Config{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		judge = consolidator.NewLLMJudge(chat)
 	}
 	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
-	ops := lifecycle.NewOpsAPI(app.Store, emb, app.Logger)
+	ops := lifecycle.NewOps(app.Store, emb)
 	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas})
 	if err != nil {
 		return nil, fmt.Errorf("opening the task-state bucket: %w", err)
@@ -87,7 +87,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
 	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
-		retr: retr, readAPI: retriever.NewAPI(retr, tasks, app.Logger), nightly: nightly, life: life}, nil
+		retr: retr, tasks: tasks, nightly: nightly, life: life}, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {
@@ -96,11 +96,10 @@ func (p *pipeline) workers() []func(context.Context) error {
 	return []func(context.Context) error{p.runExtractor, p.runResolver, p.retr.Run, p.runSchedule}
 }
 
-func (p *pipeline) register(mux *http.ServeMux) {
-	p.ingest.Register(mux)
-	p.ops.Register(mux)
-	p.readAPI.Register(mux)
-	lifecycle.NewLifecycleAPI(p.life, p.app.Logger).Register(mux)
+// edge is the HTTP API over the pipeline's services.
+func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) http.Handler {
+	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
+		Retriever: p.retr, Tasks: p.tasks, Health: health, Logger: p.app.Logger})
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {

@@ -165,12 +165,7 @@ func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bo
 			})
 		}
 	}
-	mux := http.NewServeMux()
-	api := http.NewServeMux()
-	p.register(api)
-	mux.Handle("/v1/", tokens.Middleware(api))
-	mux.HandleFunc("GET /healthz", n.health)
-	n.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.srv = &http.Server{Handler: p.edge(tokens, n), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", app.Config.HTTPAddr)
 	if err != nil {
 		n.Stop()
@@ -189,18 +184,17 @@ func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bo
 	return n, nil
 }
 
-func (n *node) health(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	status, code := "ok", http.StatusOK
+// Check is the node's health (GET /healthz): PostgreSQL answers and NATS is connected.
+func (n *node) Check(ctx context.Context) (map[string]string, bool) {
+	healthy := true
 	checks := map[string]string{"postgres": "ok", "nats": "ok"}
 	if err := n.app.Pool.Ping(ctx); err != nil {
-		checks["postgres"], status, code = err.Error(), "unavailable", http.StatusServiceUnavailable
+		checks["postgres"], healthy = err.Error(), false
 	}
 	if !n.app.NC.IsConnected() {
-		checks["nats"], status, code = n.app.NC.Status().String(), "unavailable", http.StatusServiceUnavailable
+		checks["nats"], healthy = n.app.NC.Status().String(), false
 	}
-	httpapi.WriteJSON(w, code, map[string]any{"status": status, "checks": checks})
+	return checks, healthy
 }
 
 // Stop shuts down in order: stop taking requests, drain the workers (in-flight

@@ -1,6 +1,11 @@
-// Package httpapi holds what every engram HTTP endpoint shares: bearer-token
-// authentication that maps a token to its tenant, and the JSON error format
-// {"error":{"code","message","field"}}.
+// Package httpapi is engram's one HTTP edge. New builds it from the services
+// (ingest, memory operations, lifecycle, retrieval, working memory, health), consumed
+// through the small interfaces of services.go; every route is in the table of
+// routes.go. Requests authenticate with a bearer token that names their tenant
+// (Tokens); the tenant never comes from the request itself. Handlers only read and
+// bound the request, call a service and write JSON; one function (fail, errors.go)
+// turns every error into its answer {"error":{"code","message","field"}}, and
+// unknown routes and wrong methods answer in the same shape.
 package httpapi
 
 import (
@@ -237,34 +242,43 @@ func WriteError(w http.ResponseWriter, status int, code, message, field string) 
 // DecodeJSON decodes a bounded request body into v, refusing unknown fields and
 // trailing data, and writes a 4xx naming the problem when it fails.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) bool {
+	if err := decodeJSON(w, r, maxBytes, v); err != nil {
+		writeProblem(w, err)
+		return false
+	}
+	return true
+}
+
+// decodeJSON is DecodeJSON returning the answer to a bad body as a *problem.
+func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *problem {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
+	tooLarge := func() *problem {
+		return newProblem(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
+	}
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		var ute *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &mbe):
-			WriteError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
+			return tooLarge()
 		case errors.As(err, &ute):
-			WriteError(w, http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, ute.Type), ute.Field)
+			return newProblem(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, ute.Type), ute.Field)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			WriteError(w, http.StatusBadRequest, "unknown_field", "unknown field "+f, f)
+			return newProblem(http.StatusBadRequest, "unknown_field", "unknown field "+f, f)
 		default:
-			WriteError(w, http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error(), "")
+			return newProblem(http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error(), "")
 		}
-		return false
 	}
 	// dec.More would miss a stray '}' or ']': anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			WriteError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
-			return false
+			return tooLarge()
 		}
-		WriteError(w, http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body", "")
-		return false
+		return newProblem(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body", "")
 	}
-	return true
+	return nil
 }

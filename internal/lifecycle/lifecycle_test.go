@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/consolidator"
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
@@ -367,84 +362,6 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
-}
-
-func TestLifecycleAPI(t *testing.T) {
-	t.Parallel()
-	e := newNightlyEnv(t)
-	ids := e.seedPayments("acme", "u1")
-	mux := http.NewServeMux()
-	NewOpsAPI(e.store, e.emb, nil).Register(mux) // the routes share /v1/memories/{id}
-	NewLifecycleAPI(NewLifecycle(e.store, nil, nil, nil), nil).Register(mux)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant := r.Header.Get("X-Tenant") // stands in for the token middleware
-		mux.ServeHTTP(w, r.WithContext(httpapi.WithPrincipal(r.Context(), httpapi.Principal{Tenant: tenant, Name: "t"})))
-	}))
-	t.Cleanup(srv.Close)
-	do := func(tenant, method, path string, body io.Reader) (int, []byte) {
-		t.Helper()
-		req, _ := http.NewRequestWithContext(e.ctx, method, srv.URL+path, body)
-		req.Header.Set("X-Tenant", tenant)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
-	}
-
-	cases := []struct {
-		name, tenant, method, path string
-		want                       int
-	}{
-		{"other tenant cannot delete", "globex", "DELETE", "/v1/memories/" + ids[0].String(), 404},
-		{"bad id", "acme", "DELETE", "/v1/memories/nope", 400},
-		{"restore active", "acme", "POST", "/v1/memories/" + ids[1].String() + "/restore", 409},
-		{"delete", "acme", "DELETE", "/v1/memories/" + ids[0].String(), 200},
-		{"delete again", "acme", "DELETE", "/v1/memories/" + ids[0].String(), 404},
-		{"bad user", "acme", "DELETE", "/v1/users/a*b", 400},
-		{"unauthenticated", "", "GET", "/v1/users/u1/export", 401},
-	}
-	for _, tc := range cases {
-		if code, body := do(tc.tenant, tc.method, tc.path, nil); code != tc.want {
-			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.want)
-		}
-	}
-	if code, _ := do("acme", "GET", "/v1/memories/"+ids[1].String(), nil); code != 200 {
-		t.Errorf("GET through the ops API: %d", code)
-	}
-	if n := e.count("acme", `SELECT count(*) FROM memory_versions WHERE memory_id = $1`, ids[0]); n != 0 {
-		t.Fatalf("%d versions of the deleted memory left", n)
-	}
-	if n := e.count("acme", `SELECT count(*) FROM audit_log WHERE action = 'delete' AND memory_id = $1 AND content_hash IS NOT NULL`, ids[0]); n != 1 {
-		t.Fatalf("%d delete audit rows", n)
-	}
-
-	e.exec("acme", `UPDATE memories SET status = 'archived' WHERE id = $1`, ids[1])
-	code, body := do("acme", "POST", "/v1/memories/"+ids[1].String()+"/restore", nil)
-	if code != 200 || !strings.Contains(string(body), `"status":"active"`) {
-		t.Fatalf("restore: %d %s", code, body)
-	}
-
-	code, export := do("acme", "GET", "/v1/users/u1/export", nil)
-	if code != 200 || !bytes.HasPrefix(export, []byte(`{"kind":"header"`)) {
-		t.Fatalf("export: %d %.200s", code, export)
-	}
-	code, body = do("globex", "POST", "/v1/users/u7/import", bytes.NewReader(export))
-	var imp ImportReport
-	if code != 200 || json.Unmarshal(body, &imp) != nil || imp.Memories != 6 {
-		t.Fatalf("import: %d %s", code, body)
-	}
-	code, body = do("globex", "POST", "/v1/users/u7/import", strings.NewReader("{}\n"))
-	if code != 400 {
-		t.Fatalf("bad import: %d %s", code, body)
-	}
-	code, body = do("globex", "DELETE", "/v1/users/u7", nil)
-	var del UserDeletion
-	if code != 200 || json.Unmarshal(body, &del) != nil || del.Memories != 6 || !slices.Contains(del.Skipped, "streams") {
-		t.Fatalf("delete user: %d %s", code, body)
-	}
 }
 
 // TestDeletedMemoryStaysDeleted: a hard-deleted memory must not come back when its

@@ -1,7 +1,6 @@
-package ingest_test
+package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,8 +28,8 @@ const (
 	secretKey = "sk-" + "proj-" + "Xq7Lm2Pz9Rt4Kw8Nv3Bc6Hd1Fg5Js0Ay2Ue7Oi4"
 )
 
-// env is a JetStream server with engram's topology and the API in front of it,
-// behind the token middleware, with one token per tenant.
+// env is a JetStream server with engram's topology and the write service in front
+// of it, behind the edge, with one token per tenant.
 type env struct {
 	nats   *natstest.Server
 	js     jetstream.JetStream
@@ -60,22 +58,14 @@ func newEnv(t *testing.T, limits ingest.Limits) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := ingest.NewAPI(ingest.APIConfig{Limits: limits, Publisher: js, Logger: quietLogger()})
+	svc, err := ingest.NewService(ingest.Config{Limits: limits, Publisher: js, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	api.Register(mux)
-	ts := httptest.NewServer(tokens.Middleware(mux))
+	ts := httptest.NewServer(httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: quietLogger()}))
 	t.Cleanup(ts.Close)
 	e.url = ts.URL + "/v1/turns"
 	return e
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -83,7 +73,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 type reply struct {
 	status int
 	header http.Header
-	body   ingest.TurnsResponse
+	body   httpapi.TurnsResponse
 }
 
 // post sends body with the authorization header auth ("" for none).
@@ -321,22 +311,12 @@ func TestPostTurnsServerAssignsUUIDv7(t *testing.T) {
 func TestPostTurnsUnauthenticated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ingest.Limits{})
-	// Without the middleware the handler must refuse on its own.
-	api, err := ingest.NewAPI(ingest.APIConfig{Publisher: e.js})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	api.Register(mux)
-	bare := httptest.NewServer(mux)
-	t.Cleanup(bare.Close)
-
+	// That a handler refuses on its own without the middleware is TestRoutesRefuseWithoutPrincipal.
 	tests := []struct{ name, url, auth string }{
 		{"no header", e.url, ""},
 		{"basic scheme", e.url, "Basic dXNlcjpwYXNz"},
 		{"bearer without token", e.url, "Bearer"},
 		{"unknown token", e.url, "Bearer egm_notarealtoken"},
-		{"no middleware", bare.URL + "/v1/turns", "Bearer " + e.tokens[tenantA]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -561,27 +541,3 @@ func TestPostTurnsMethod(t *testing.T) {
 		t.Errorf("GET: status %d, want 405", resp.StatusCode)
 	}
 }
-
-func TestNewAPI(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		cfg  ingest.APIConfig
-		want string
-	}{
-		{"no publisher", ingest.APIConfig{}, "Publisher is required"},
-		{"ids longer than subjects allow", ingest.APIConfig{Publisher: nopPublisher{}, Limits: ingest.Limits{MaxIDLen: 500}}, "MaxIDLen"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := ingest.NewAPI(tt.cfg)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err %v, want one containing %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// nopPublisher only satisfies the interface; NewAPI must refuse before using it.
-type nopPublisher struct{ streams.Publisher }

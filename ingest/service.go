@@ -1,0 +1,225 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/streams"
+)
+
+// Per-turn statuses of a POST /v1/turns response.
+const (
+	// StatusAccepted: JetStream acknowledged the turn; it is durable.
+	StatusAccepted = "accepted"
+	// StatusDuplicate: the stream already held a turn with this id (from an
+	// earlier request or an earlier attempt of this one); it is durable.
+	StatusDuplicate = "duplicate"
+	// StatusRejected: the turn is invalid; resending it unchanged cannot succeed.
+	StatusRejected = "rejected"
+	// StatusFailed: JetStream did not acknowledge the turn; resend it with the
+	// same turn id.
+	StatusFailed = "failed"
+)
+
+// CodeUnavailable is the error code of a turn (and of a 503) that JetStream
+// did not acknowledge.
+const CodeUnavailable = "unavailable"
+
+// ErrUnavailable is returned when JetStream did not acknowledge a write; the same
+// write (same id) may be retried.
+var ErrUnavailable = errors.New("JetStream did not acknowledge the write")
+
+// DefaultAckTimeout bounds how long a request waits for JetStream's acks.
+const DefaultAckTimeout = 10 * time.Second
+
+// Config configures the write service.
+type Config struct {
+	// Limits bounds requests; zero fields take DefaultLimits. MaxIDLen may not
+	// exceed streams.MaxIDLength, since ids end up in subjects and msg ids.
+	Limits Limits
+	// Redactor removes secrets from content and tool errors before publishing.
+	// nil means redact.New(redact.Config{}).
+	Redactor *redact.Redactor
+	// Publisher is the JetStream context turns are published with. Required.
+	Publisher streams.Publisher
+	// Logger receives request problems; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (receive time, occurred_at default); nil means time.Now.
+	Now func() time.Time
+	// AckTimeout bounds the wait for JetStream's acks. Default DefaultAckTimeout.
+	AckTimeout time.Duration
+}
+
+// Service validates, redacts and publishes turns and explicit memories. It is
+// safe for concurrent use.
+type Service struct {
+	limits     Limits
+	redactor   *redact.Redactor
+	pub        streams.Publisher
+	log        *slog.Logger
+	now        func() time.Time
+	ackTimeout time.Duration
+}
+
+// NewService checks cfg and builds the service.
+func NewService(cfg Config) (*Service, error) {
+	if cfg.Publisher == nil {
+		return nil, errors.New("building the ingest service: Publisher is required")
+	}
+	s := &Service{
+		limits:     cfg.Limits.withDefaults(),
+		redactor:   cfg.Redactor,
+		pub:        cfg.Publisher,
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		ackTimeout: cfg.AckTimeout,
+	}
+	if s.limits.MaxIDLen > streams.MaxIDLength {
+		return nil, fmt.Errorf("building the ingest service: Limits.MaxIDLen %d exceeds the %d that subjects allow",
+			s.limits.MaxIDLen, streams.MaxIDLength)
+	}
+	if s.redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("building the ingest service: default redactor: %w", err)
+		}
+		s.redactor = r
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.ackTimeout <= 0 {
+		s.ackTimeout = DefaultAckTimeout
+	}
+	return s, nil
+}
+
+// MaxBodyBytes bounds a turns request body.
+func (s *Service) MaxBodyBytes() int64 { return s.limits.MaxBodyBytes }
+
+// TurnOutcome is the result for the turn at Index in the request.
+type TurnOutcome struct {
+	Index  int                `json:"index"`
+	TurnID string             `json:"turn_id,omitempty"`
+	Status string             `json:"status"`
+	Error  *memory.FieldError `json:"error,omitempty"`
+	// Retryable is set on failed turns: resend them with the same turn id.
+	Retryable bool `json:"retryable,omitempty"`
+}
+
+// TurnsResult is the outcome of every turn of a request, in request order, and
+// how many ended in each status.
+type TurnsResult struct {
+	Results    []TurnOutcome `json:"results"`
+	Accepted   int           `json:"accepted"`
+	Duplicates int           `json:"duplicates"`
+	Rejected   int           `json:"rejected"`
+	Failed     int           `json:"failed"`
+}
+
+// Ingest validates a request body of turns (DecodeTurns), redacts and publishes the
+// valid ones for tenant, which only ever comes from authentication, and waits for
+// JetStream's acks. A body that fails as a whole returns its *memory.FieldError;
+// otherwise every turn has an outcome: invalid turns are rejected, and turns
+// JetStream did not acknowledge are failed (and retryable).
+func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (TurnsResult, error) {
+	decoded, ferr := DecodeTurns(body, s.limits, s.now())
+	if ferr != nil {
+		return TurnsResult{}, ferr
+	}
+
+	res := TurnsResult{Results: make([]TurnOutcome, len(decoded))}
+	evs := make([]streams.TurnEvent, 0, len(decoded))
+	at := make([]int, 0, len(decoded)) // evs[j] is the turn at res.Results[at[j]]
+	for i, tr := range decoded {
+		out := &res.Results[i]
+		out.Index = tr.Index
+		if tr.Err != nil {
+			out.Status, out.Error = StatusRejected, tr.Err
+			continue
+		}
+		t := tr.Turn
+		out.TurnID = t.TurnID
+		t.Tenant = tenant
+		if kinds := redactTurn(s.redactor, &t); len(kinds) > 0 {
+			s.log.InfoContext(ctx, "redacted secrets from a turn", "tenant", tenant, "turn_id", t.TurnID, "kinds", kinds)
+		}
+		ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
+		if err := ev.Validate(); err != nil {
+			// DecodeTurns already enforces the same rules; this guards against the
+			// two drifting apart, which would otherwise surface as endless 503s.
+			out.Status = StatusRejected
+			out.Error = &memory.FieldError{Code: memory.CodeInvalidField, Message: err.Error()}
+			continue
+		}
+		evs = append(evs, ev)
+		at = append(at, i)
+	}
+
+	if len(evs) > 0 {
+		pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
+		pubs, err := streams.PublishTurns(pctx, s.pub, evs)
+		cancel()
+		if err != nil {
+			s.log.WarnContext(ctx, "publishing turns", "tenant", tenant, "turns", len(evs), "err", err)
+		}
+		for j, pr := range pubs {
+			out := &res.Results[at[j]]
+			switch {
+			case pr.Err != nil:
+				out.Status, out.Retryable = StatusFailed, true
+				out.Error = &memory.FieldError{Code: CodeUnavailable,
+					Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+			case pr.Duplicate:
+				out.Status = StatusDuplicate
+			default:
+				out.Status = StatusAccepted
+			}
+		}
+	}
+
+	for _, out := range res.Results {
+		switch out.Status {
+		case StatusAccepted:
+			res.Accepted++
+		case StatusDuplicate:
+			res.Duplicates++
+		case StatusFailed:
+			res.Failed++
+		case StatusRejected:
+			res.Rejected++
+		}
+	}
+	return res, nil
+}
+
+// redactTurn replaces secrets in the turn's free text and returns the kinds
+// found, which is all that may be logged.
+func redactTurn(r *redact.Redactor, t *memory.Turn) []string {
+	var kinds []string
+	var f []redact.Finding
+	t.Content, f = r.Redact(t.Content)
+	kinds = appendKinds(kinds, f)
+	if t.Tool != nil && t.Tool.Error != "" {
+		tool := *t.Tool // copy rather than write through a pointer the caller may share
+		tool.Error, f = r.Redact(tool.Error)
+		kinds = appendKinds(kinds, f)
+		t.Tool = &tool
+	}
+	return kinds
+}
+
+func appendKinds(kinds []string, f []redact.Finding) []string {
+	for _, x := range f {
+		kinds = append(kinds, x.Kind)
+	}
+	return kinds
+}

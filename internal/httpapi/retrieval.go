@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/retriever"
+)
+
+// maxReadBody bounds search and context bodies (a query is at most 4000 bytes).
+const maxReadBody = 64 << 10
+
+// search serves POST /v1/search.
+func (e *edge) search(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var req retriever.SearchRequest
+	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
+		return pr
+	}
+	resp, err := e.retriever.Search(r.Context(), p.Tenant, req)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// context serves POST /v1/context.
+func (e *edge) context(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var req retriever.ContextRequest
+	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
+		return pr
+	}
+	resp, err := e.retriever.Context(r.Context(), p.Tenant, req)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// getRetrieval serves GET /v1/retrievals/{id}.
+func (e *edge) getRetrieval(w http.ResponseWriter, r *http.Request, p Principal) error {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return newProblem(http.StatusBadRequest, "invalid_field", "id must be a UUID", "id")
+	}
+	rec, err := e.retriever.GetRetrieval(r.Context(), p.Tenant, id)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, rec)
+	return nil
+}
+
+// putTask serves PUT /v1/tasks/{task_id}/state.
+func (e *edge) putTask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var state json.RawMessage
+	if pr := decodeJSON(w, r, int64(e.tasks.MaxBytes()), &state); pr != nil {
+		return pr
+	}
+	st, err := e.tasks.Put(r.Context(), p.Tenant, r.PathValue("task_id"), state)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// getTask serves GET /v1/tasks/{task_id}/state.
+func (e *edge) getTask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	st, err := e.tasks.Get(r.Context(), p.Tenant, r.PathValue("task_id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// deleteTask serves DELETE /v1/tasks/{task_id}/state.
+func (e *edge) deleteTask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if err := e.tasks.Delete(r.Context(), p.Tenant, r.PathValue("task_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/lifecycle"
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/retriever"
+)
+
+// What the edge needs of each service. Every method takes the tenant of the
+// authenticated principal and, for writes, the actor to record.
+
+// Turns is the write path (*ingest.Service).
+type Turns interface {
+	// Ingest validates, redacts and publishes a body of turns.
+	Ingest(ctx context.Context, tenant string, body []byte) (ingest.TurnsResult, error)
+	// Remember publishes an explicit memory.
+	Remember(ctx context.Context, tenant, actor string, req ingest.RememberRequest) (ingest.RememberResult, error)
+	// MaxBodyBytes bounds a turns body.
+	MaxBodyBytes() int64
+}
+
+// Memories is the manual operations on one memory (*lifecycle.Ops).
+type Memories interface {
+	Get(ctx context.Context, tenant string, id uuid.UUID) (memory.Detail, error)
+	AsOf(ctx context.Context, tenant string, id uuid.UUID, at time.Time) (memory.Version, error)
+	History(ctx context.Context, tenant string, id uuid.UUID) ([]memory.Version, error)
+	Correct(ctx context.Context, tenant string, id uuid.UUID, c lifecycle.Correction, actor string) (memory.Memory, error)
+	Deprecate(ctx context.Context, tenant string, id uuid.UUID, reason, actor string) (memory.Memory, error)
+	Rollback(ctx context.Context, tenant string, id uuid.UUID, version int, reason, actor string) (memory.Memory, error)
+}
+
+// Lifecycle is deletion, restore, export and import (*lifecycle.Lifecycle).
+type Lifecycle interface {
+	DeleteMemory(ctx context.Context, tenant string, id uuid.UUID, actor string) (lifecycle.MemoryDeletion, error)
+	Restore(ctx context.Context, tenant string, id uuid.UUID, actor string) (memory.Memory, error)
+	DeleteUser(ctx context.Context, tenant, userID, actor string) (lifecycle.UserDeletion, error)
+	// Export writes the user's JSON Lines to w; once it has written, a failure can
+	// only cut the body short.
+	Export(ctx context.Context, tenant, userID string, w io.Writer, actor string) (lifecycle.ExportReport, error)
+	Import(ctx context.Context, tenant, userID string, r io.Reader, actor string) (lifecycle.ImportReport, error)
+}
+
+// Retriever is the read path (*retriever.Retriever).
+type Retriever interface {
+	Search(ctx context.Context, tenant string, req retriever.SearchRequest) (retriever.SearchResponse, error)
+	Context(ctx context.Context, tenant string, req retriever.ContextRequest) (retriever.ContextResponse, error)
+	GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (retriever.Retrieval, error)
+}
+
+// Tasks is working memory (*retriever.TaskStore).
+type Tasks interface {
+	Get(ctx context.Context, tenant, taskID string) (retriever.TaskState, error)
+	Put(ctx context.Context, tenant, taskID string, state json.RawMessage) (retriever.TaskState, error)
+	Delete(ctx context.Context, tenant, taskID string) error
+	// MaxBytes bounds a task state.
+	MaxBytes() int
+}
+
+// Health checks what the node depends on.
+type Health interface {
+	// Check returns each dependency's state ("ok" when healthy) and whether all are.
+	Check(ctx context.Context) (checks map[string]string, healthy bool)
+}
+
+// The services engram runs satisfy the interfaces.
+var (
+	_ Turns     = (*ingest.Service)(nil)
+	_ Memories  = (*lifecycle.Ops)(nil)
+	_ Lifecycle = (*lifecycle.Lifecycle)(nil)
+	_ Retriever = (*retriever.Retriever)(nil)
+	_ Tasks     = (*retriever.TaskStore)(nil)
+)

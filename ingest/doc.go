@@ -15,6 +15,6 @@
 // resending the whole request is safe because acknowledged turns come back as
 // duplicates, whereas a 202 with a "failed" entry would be easy to ignore.
 //
-// RunIngestBench measures the endpoint's throughput against raw JetStream
-// publishing of the same payloads.
+// internal/bench (engram bench ingest) measures the endpoint's throughput against
+// raw JetStream publishing of the same payloads.
 package ingest

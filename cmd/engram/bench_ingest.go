@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/bench"
 )
 
 const benchIngestUsage = `Usage: engram bench ingest [flags]
@@ -33,10 +33,10 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 		fmt.Fprintln(fs.Output(), "\nFlags:")
 		fs.PrintDefaults()
 	}
-	var cfg ingest.BenchConfig
-	fs.IntVar(&cfg.Turns, "turns", ingest.DefaultBenchTurns, "turns to send through each path")
-	fs.IntVar(&cfg.Batch, "batch", ingest.DefaultBenchBatch, "turns per request (at most 1000)")
-	fs.IntVar(&cfg.Concurrency, "concurrency", ingest.DefaultBenchConcurrency, "concurrent HTTP clients (and raw publishers)")
+	var cfg bench.IngestConfig
+	fs.IntVar(&cfg.Turns, "turns", bench.DefaultIngestTurns, "turns to send through each path")
+	fs.IntVar(&cfg.Batch, "batch", bench.DefaultIngestBatch, "turns per request (at most 1000)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", bench.DefaultIngestConcurrency, "concurrent HTTP clients (and raw publishers)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the benchmark's turns in TURNS instead of purging them")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -60,7 +60,7 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	res, err := ingest.RunIngestBench(ctx, js, cfg)
+	res, err := bench.RunIngest(ctx, js, cfg)
 	if err != nil {
 		return fmt.Errorf("bench ingest: %w", err)
 	}
@@ -74,14 +74,14 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	return nil
 }
 
-func printBenchIngest(w io.Writer, r ingest.BenchResult) {
+func printBenchIngest(w io.Writer, r bench.IngestResult) {
 	fmt.Fprintf(w, "ingest benchmark: %d turns, batches of %d, concurrency %d, avg payload %d B\n\n",
 		r.Turns, r.Batch, r.Concurrency, r.AvgPayloadBytes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "path\tcount\tseconds\tper second\tbatch p50 ms\tbatch p99 ms\t")
 	for _, row := range []struct {
 		name string
-		p    ingest.BenchPhase
+		p    bench.IngestPhase
 	}{{"POST /v1/turns (durable ack)", r.HTTP}, {"raw JetStream async publish", r.Raw}} {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%.1f\t%.1f\t\n",
 			row.name, row.p.Count, row.p.Seconds, row.p.PerSecond, row.p.BatchP50Ms, row.p.BatchP99Ms)

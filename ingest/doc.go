@@ -11,6 +11,6 @@
 // gets an outcome: accepted, duplicate (already durable), rejected (invalid; resending
 // cannot help) or failed (not acknowledged; resend it with the same turn id).
 //
-// RunIngestBench measures the HTTP endpoint's throughput against raw JetStream
-// publishing of the same payloads.
+// internal/bench (engram bench ingest) measures the endpoint's throughput against
+// raw JetStream publishing of the same payloads.
 package ingest

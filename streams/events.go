@@ -31,17 +31,19 @@ const (
 // ack cannot hang an HTTP request forever.
 const defaultPublishTimeout = 10 * time.Second
 
-// TurnEvent is the envelope published on TURNS.
+// TurnEvent is the envelope published on TURNS. Its JSON is the wire format of
+// wire.go (wireTurnEvent), not memory.Turn's.
 type TurnEvent struct {
-	V      int         `json:"v"`
-	Tenant string      `json:"tenant"`
-	Turn   memory.Turn `json:"turn"`
+	V      int
+	Tenant string
+	Turn   memory.Turn
 }
 
-// CandidateEvent is the envelope published on CANDIDATES. The tenant is the candidate's.
+// CandidateEvent is the envelope published on CANDIDATES. The tenant is the
+// candidate's. Its JSON is the wire format of wire.go (wireCandidateEvent).
 type CandidateEvent struct {
-	V         int              `json:"v"`
-	Candidate memory.Candidate `json:"candidate"`
+	V         int
+	Candidate memory.Candidate
 }
 
 // TurnMsgID is the Nats-Msg-Id of a turn: tenant + ":" + turn id.
@@ -128,10 +130,15 @@ func (ev CandidateEvent) Subject() (string, error) {
 func (ev CandidateEvent) MsgID() string { return CandidateMsgID(ev.Candidate.Tenant, ev.Candidate.ID) }
 
 // DecodeTurnEvent parses and validates a TURNS payload. An error means the payload is
-// poison: retrying cannot fix it.
+// poison: retrying cannot fix it. A payload without a version is v1; an unknown
+// version is a Permanent error.
 func DecodeTurnEvent(data []byte) (TurnEvent, error) {
-	var ev TurnEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
+	var w wireTurnEvent
+	if err := json.Unmarshal(data, &w); err != nil {
+		return TurnEvent{}, fmt.Errorf("decoding turn event: %w", err)
+	}
+	ev := w.event()
+	if err := checkVersion("turn", ev.V, TurnEventVersion); err != nil {
 		return TurnEvent{}, fmt.Errorf("decoding turn event: %w", err)
 	}
 	if err := ev.Validate(); err != nil {
@@ -141,10 +148,15 @@ func DecodeTurnEvent(data []byte) (TurnEvent, error) {
 }
 
 // DecodeCandidateEvent parses and validates a CANDIDATES payload. An error means the
-// payload is poison.
+// payload is poison. A payload without a version is v1; an unknown version is a
+// Permanent error.
 func DecodeCandidateEvent(data []byte) (CandidateEvent, error) {
-	var ev CandidateEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
+	var w wireCandidateEvent
+	if err := json.Unmarshal(data, &w); err != nil {
+		return CandidateEvent{}, fmt.Errorf("decoding candidate event: %w", err)
+	}
+	ev := w.event()
+	if err := checkVersion("candidate", ev.V, CandidateEventVersion); err != nil {
 		return CandidateEvent{}, fmt.Errorf("decoding candidate event: %w", err)
 	}
 	if err := ev.Validate(); err != nil {
@@ -206,7 +218,8 @@ func (ev CandidateEvent) normalized() CandidateEvent {
 	return ev
 }
 
-// message builds the NATS message for a turn; V 0 is taken as the current version.
+// message builds the NATS message for a turn, its payload in the wire format; V 0 is
+// taken as the current version.
 func (ev TurnEvent) message() (*nats.Msg, error) {
 	ev = ev.normalized()
 	if err := ev.Validate(); err != nil {
@@ -216,7 +229,7 @@ func (ev TurnEvent) message() (*nats.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(ev)
+	data, err := json.Marshal(ev.wire())
 	if err != nil {
 		return nil, fmt.Errorf("encoding turn event: %w", err)
 	}
@@ -232,7 +245,7 @@ func (ev CandidateEvent) message() (*nats.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(ev)
+	data, err := json.Marshal(ev.wire())
 	if err != nil {
 		return nil, fmt.Errorf("encoding candidate event: %w", err)
 	}

@@ -3,6 +3,7 @@ package streams_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,75 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	if _, err := streams.DecodeCandidateEvent([]byte(`{"v":1,"candidate":{"id":"c","tenant":"t"}}`)); err == nil {
 		t.Fatal("candidate without scope/type/category/content accepted")
+	}
+}
+
+// Payloads as engram wrote them before the wire types existed (memory.Turn and
+// memory.Candidate marshalled as they were): they must keep decoding, and what is
+// published now must be the same bytes.
+const (
+	v1TurnPayload      = `{"v":1,"tenant":"acme","turn":{"tenant":"acme","turn_id":"t-1","user_id":"u.1","session_id":"s1","role":"tool","content":"ran it","tool":{"name":"shell","status":"failure","error":"exit 1"},"occurred_at":"2025-01-02T03:04:05Z","received_at":"2025-01-02T03:04:06Z","metadata":{"lang":"en"}}}`
+	v1CandidatePayload = `{"v":1,"candidate":{"id":"c1","tenant":"acme","user_id":"bob","scope":"user","type":"semantic","category":"preference","content":"Prefers tea","importance":0.5,"confidence":0.8,"source_turn_ids":["t-1"],"valid_from":"2025-01-02T03:04:05Z","source":"user","trusted":true,"extractor":"rules","extractor_version":"3","created_at":"2025-01-02T03:04:07Z"}}`
+)
+
+func TestDecodeV1Payloads(t *testing.T) {
+	t.Parallel()
+	wantTurn := streams.TurnEvent{V: 1, Tenant: "acme", Turn: memory.Turn{
+		Tenant: "acme", TurnID: "t-1", UserID: "u.1", SessionID: "s1", Role: memory.RoleTool, Content: "ran it",
+		Tool:       &memory.ToolCall{Name: "shell", Status: "failure", Error: "exit 1"},
+		OccurredAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), ReceivedAt: time.Date(2025, 1, 2, 3, 4, 6, 0, time.UTC),
+		Metadata: map[string]any{"lang": "en"},
+	}}
+	got, err := streams.DecodeTurnEvent([]byte(v1TurnPayload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantTurn) {
+		t.Fatalf("decoded %#v\nwant %#v", got, wantTurn)
+	}
+	if b, err := json.Marshal(wantTurn); err != nil || string(b) != v1TurnPayload {
+		t.Fatalf("encoded %s, %v\nwant    %s", b, err, v1TurnPayload)
+	}
+
+	wantCand := streams.CandidateEvent{V: 1, Candidate: memory.Candidate{
+		ID: "c1", Tenant: "acme", UserID: "bob", Scope: memory.ScopeUser, Type: memory.Semantic,
+		Category: memory.CatPreference, Content: "Prefers tea", Importance: 0.5, Confidence: 0.8,
+		SourceTurnIDs: []string{"t-1"}, ValidFrom: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+		Source: memory.SourceUser, Trusted: true, Extractor: "rules", ExtractorVersion: "3",
+		CreatedAt: time.Date(2025, 1, 2, 3, 4, 7, 0, time.UTC),
+	}}
+	gotC, err := streams.DecodeCandidateEvent([]byte(v1CandidatePayload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotC, wantCand) {
+		t.Fatalf("decoded %#v\nwant %#v", gotC, wantCand)
+	}
+	if b, err := json.Marshal(wantCand); err != nil || string(b) != v1CandidatePayload {
+		t.Fatalf("encoded %s, %v\nwant    %s", b, err, v1CandidatePayload)
+	}
+}
+
+func TestDecodeVersions(t *testing.T) {
+	t.Parallel()
+	// No version field: v1.
+	noV := strings.Replace(v1TurnPayload, `"v":1,`, "", 1)
+	if ev, err := streams.DecodeTurnEvent([]byte(noV)); err != nil || ev.V != 1 {
+		t.Fatalf("turn without a version: %+v, %v", ev, err)
+	}
+	noV = strings.Replace(v1CandidatePayload, `"v":1,`, "", 1)
+	if ev, err := streams.DecodeCandidateEvent([]byte(noV)); err != nil || ev.V != 1 {
+		t.Fatalf("candidate without a version: %+v, %v", ev, err)
+	}
+	// A version from the future is permanent: only a newer consumer can read it.
+	v2 := strings.Replace(v1TurnPayload, `"v":1,`, `"v":2,`, 1)
+	if _, err := streams.DecodeTurnEvent([]byte(v2)); err == nil || !streams.IsPermanent(err) ||
+		!strings.Contains(err.Error(), "unsupported version 2") {
+		t.Fatalf("turn v2: err %v, want a permanent unsupported-version error", err)
+	}
+	v2 = strings.Replace(v1CandidatePayload, `"v":1,`, `"v":2,`, 1)
+	if _, err := streams.DecodeCandidateEvent([]byte(v2)); err == nil || !streams.IsPermanent(err) ||
+		!strings.Contains(err.Error(), "unsupported version 2") {
+		t.Fatalf("candidate v2: err %v, want a permanent unsupported-version error", err)
 	}
 }

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"text/tabwriter"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/engramhq/engram/ingest"
-	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/bench"
 )
 
 const benchIngestUsage = `Usage: engram bench ingest [flags]
@@ -35,10 +33,10 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 		fmt.Fprintln(fs.Output(), "\nFlags:")
 		fs.PrintDefaults()
 	}
-	var cfg ingest.BenchConfig
-	fs.IntVar(&cfg.Turns, "turns", ingest.DefaultBenchTurns, "turns to send through each path")
-	fs.IntVar(&cfg.Batch, "batch", ingest.DefaultBenchBatch, "turns per request (at most 1000)")
-	fs.IntVar(&cfg.Concurrency, "concurrency", ingest.DefaultBenchConcurrency, "concurrent HTTP clients (and raw publishers)")
+	var cfg bench.IngestConfig
+	fs.IntVar(&cfg.Turns, "turns", bench.DefaultIngestTurns, "turns to send through each path")
+	fs.IntVar(&cfg.Batch, "batch", bench.DefaultIngestBatch, "turns per request (at most 1000)")
+	fs.IntVar(&cfg.Concurrency, "concurrency", bench.DefaultIngestConcurrency, "concurrent HTTP clients (and raw publishers)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the benchmark's turns in TURNS instead of purging them")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -61,9 +59,8 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	}
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg.Serve = func(tenant string) (http.Handler, string, error) { return benchEdge(js, tenant, cfg.Logger) }
 
-	res, err := ingest.RunIngestBench(ctx, js, cfg)
+	res, err := bench.RunIngest(ctx, js, cfg)
 	if err != nil {
 		return fmt.Errorf("bench ingest: %w", err)
 	}
@@ -77,31 +74,14 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	return nil
 }
 
-// benchEdge is the HTTP edge over the write service on js, with one fresh token for tenant.
-func benchEdge(js jetstream.JetStream, tenant string, logger *slog.Logger) (http.Handler, string, error) {
-	tok, err := httpapi.NewToken()
-	if err != nil {
-		return nil, "", err
-	}
-	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: tenant, Name: "bench", SHA256: httpapi.HashToken(tok)}})
-	if err != nil {
-		return nil, "", fmt.Errorf("registering the benchmark token: %w", err)
-	}
-	svc, err := ingest.NewService(ingest.Config{Publisher: js, Logger: logger})
-	if err != nil {
-		return nil, "", err
-	}
-	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: logger}), tok, nil
-}
-
-func printBenchIngest(w io.Writer, r ingest.BenchResult) {
+func printBenchIngest(w io.Writer, r bench.IngestResult) {
 	fmt.Fprintf(w, "ingest benchmark: %d turns, batches of %d, concurrency %d, avg payload %d B\n\n",
 		r.Turns, r.Batch, r.Concurrency, r.AvgPayloadBytes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "path\tcount\tseconds\tper second\tbatch p50 ms\tbatch p99 ms\t")
 	for _, row := range []struct {
 		name string
-		p    ingest.BenchPhase
+		p    bench.IngestPhase
 	}{{"POST /v1/turns (durable ack)", r.HTTP}, {"raw JetStream async publish", r.Raw}} {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%.1f\t%.1f\t\n",
 			row.name, row.p.Count, row.p.Seconds, row.p.PerSecond, row.p.BatchP50Ms, row.p.BatchP99Ms)

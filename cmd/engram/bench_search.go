@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/engramhq/engram/retriever"
+	"github.com/engramhq/engram/internal/bench"
 )
 
 const benchSearchUsage = `Usage: engram bench search [flags]
@@ -35,7 +35,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		fmt.Fprintln(fs.Output(), "\nFlags:")
 		fs.PrintDefaults()
 	}
-	var cfg retriever.BenchConfig
+	var cfg bench.SearchConfig
 	fs.IntVar(&cfg.Memories, "memories", 100_000, "memories to seed")
 	fs.IntVar(&cfg.Owners, "owners", 1000, "owners (users) the memories are spread over")
 	fs.IntVar(&cfg.Queries, "queries", 500, "queries per measured path")
@@ -63,7 +63,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		}
 	}
 	cfg.Progress = stderr
-	res, err := retriever.RunBench(ctx, pool, cfg)
+	res, err := bench.RunSearch(ctx, pool, cfg)
 	if err != nil {
 		return fmt.Errorf("bench search: %w", err)
 	}
@@ -77,7 +77,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	return nil
 }
 
-func printBenchSearch(w io.Writer, r retriever.BenchResult) {
+func printBenchSearch(w io.Writer, r bench.SearchResult) {
 	fmt.Fprintf(w, "search benchmark: %d memories over %d owners, %d queries per path\n", r.Memories, r.Owners, r.Queries)
 	if r.SeedSeconds > 0 {
 		fmt.Fprintf(w, "seeded in %.1f s (%.0f memories/s)\n", r.SeedSeconds, r.SeedRowsPerS)
@@ -85,7 +85,7 @@ func printBenchSearch(w io.Writer, r retriever.BenchResult) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "path\tp50 ms\tp95 ms\tp99 ms\trecall@10\t")
-	row := func(name string, l retriever.Latency, recall string) {
+	row := func(name string, l bench.Latency, recall string) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%s\t\n", name, l.P50, l.P95, l.P99, recall)
 	}
 	row("search (hybrid, exact per-owner vectors)", r.Search, fmt.Sprintf("%.3f", r.SearchVectorRecall))

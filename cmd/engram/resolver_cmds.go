@@ -12,8 +12,6 @@ import (
 
 	"github.com/engramhq/engram/internal/lifecycle"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
@@ -216,97 +214,4 @@ func clipLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-const benchResolveUsage = `Usage: engram bench resolve [flags]
-
-Seed owners that already hold memories (memories, versions and hash-embedder
-vectors, bulk-loaded with COPY in tenant-scoped transactions), then resolve
-synthetic candidates — 40% new facts, 30% restatements, 15% refinements, 15%
-contradictions — spread over the owners, and report candidates/s and latency per
-candidate; then resolve candidates for one large owner. Seeding 1,000 × 1,000
-takes about a minute. Run it against a benchmark database: the seeded tenant
-("bench-<random>") stays unless --cleanup.
-Target: ≥ 500 candidates/s across owners.
-`
-
-// benchResolveCommand runs "engram bench resolve". args excludes "bench resolve".
-// Progress goes to stderr, the report to stdout.
-func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench resolve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchResolveUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-	var cfg consolidator.ResolveBenchConfig
-	fs.IntVar(&cfg.Owners, "owners", 1000, "owners to seed")
-	fs.IntVar(&cfg.PerOwner, "per-owner", 1000, "memories per owner")
-	fs.IntVar(&cfg.Candidates, "candidates", 5000, "candidates to resolve across owners")
-	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "resolving workers")
-	fs.IntVar(&cfg.LargeOwner, "large-owner", 10000, "memories of the one large owner (negative: skip)")
-	fs.IntVar(&cfg.LargeCandidates, "large-candidates", 500, "candidates resolved for the large owner")
-	fs.StringVar(&cfg.Tenant, "tenant", "", "tenant to seed (default: a fresh bench-<random>)")
-	fs.BoolVar(&cfg.Cleanup, "cleanup", false, "delete the seeded tenant afterwards")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench resolve: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench resolve: unexpected argument %q", fs.Arg(0))
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates}, {"concurrency", cfg.Concurrency}} {
-		if f.v <= 0 {
-			return fmt.Errorf("bench resolve: --%s must be positive, got %d", f.name, f.v)
-		}
-	}
-	if cfg.LargeOwner == 0 {
-		cfg.LargeOwner = -1
-	}
-	cfg.Progress = stderr
-	res, err := consolidator.RunResolveBench(ctx, pool, cfg)
-	if err != nil {
-		return fmt.Errorf("bench resolve: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench resolve: writing the result: %w", err)
-		}
-		return nil
-	}
-	printBenchResolve(stdout, res)
-	return nil
-}
-
-func printBenchResolve(w io.Writer, r consolidator.ResolveBenchResult) {
-	fmt.Fprintf(w, "resolver benchmark: tenant %s, %d owners × %d memories", r.Tenant, r.Owners, r.PerOwner)
-	if r.LargeOwnerSize > 0 {
-		fmt.Fprintf(w, " + one owner of %d", r.LargeOwnerSize)
-	}
-	fmt.Fprintf(w, "\nseeded %d memories in %.1f s (%.0f rows/s)\n\n", r.SeededRows, r.SeedSeconds, r.SeedRowsPerSec)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tcandidates\tworkers\tper s\tp50 ms\tp95 ms\tp99 ms\terrors\t")
-	row := func(name string, p consolidator.BenchPhase) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t\n", name, p.Candidates, p.Concurrency, p.PerSecond,
-			p.P50Ms, p.P95Ms, p.P99Ms, p.Errors)
-	}
-	row("across owners", r.Across)
-	if r.Large != nil {
-		row(fmt.Sprintf("one owner of %d", r.LargeOwnerSize), *r.Large)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\ndecisions across owners: %v\n", r.Across.Decisions)
-	verdict := "meets"
-	if r.Across.PerSecond < 500 {
-		verdict = "MISSES"
-	}
-	fmt.Fprintf(w, "target: %.0f candidates/s across owners %s ≥ 500/s\n", r.Across.PerSecond, verdict)
 }

@@ -1,4 +1,4 @@
-package consolidator
+package bench
 
 import (
 	"context"
@@ -14,16 +14,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 
+	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 )
 
-// ResolveBenchConfig sizes the resolver benchmark. Zero fields take the defaults.
-type ResolveBenchConfig struct {
+// ResolveConfig sizes the resolver benchmark. Zero fields take the defaults.
+type ResolveConfig struct {
 	Owners      int // owners seeded with memories; default 1000
 	PerOwner    int // memories per owner; default 1000
 	Candidates  int // candidates resolved across owners; default 5000
@@ -43,7 +42,7 @@ type ResolveBenchConfig struct {
 	Progress io.Writer
 }
 
-func (c ResolveBenchConfig) withDefaults() ResolveBenchConfig {
+func (c ResolveConfig) withDefaults() ResolveConfig {
 	if c.Owners <= 0 {
 		c.Owners = 1000
 	}
@@ -71,8 +70,8 @@ func (c ResolveBenchConfig) withDefaults() ResolveBenchConfig {
 	return c
 }
 
-// BenchPhase is the measurement of one resolving phase.
-type BenchPhase struct {
+// ResolvePhase is the measurement of one resolving phase.
+type ResolvePhase struct {
 	Candidates  int            `json:"candidates"`
 	Concurrency int            `json:"concurrency"`
 	Seconds     float64        `json:"seconds"`
@@ -84,28 +83,28 @@ type BenchPhase struct {
 	Errors      int            `json:"errors"`
 }
 
-// ResolveBenchResult is what RunResolveBench measured.
-type ResolveBenchResult struct {
-	Tenant         string      `json:"tenant"`
-	Owners         int         `json:"owners"`
-	PerOwner       int         `json:"per_owner"`
-	SeededRows     int         `json:"seeded_rows"`
-	SeedSeconds    float64     `json:"seed_seconds"`
-	SeedRowsPerSec float64     `json:"seed_rows_per_second"`
-	VacuumSeconds  float64     `json:"vacuum_seconds"`
-	Across         BenchPhase  `json:"across_owners"`
-	LargeOwnerSize int         `json:"large_owner_size,omitempty"`
-	Large          *BenchPhase `json:"large_owner,omitempty"`
+// ResolveResult is what RunResolve measured.
+type ResolveResult struct {
+	Tenant         string        `json:"tenant"`
+	Owners         int           `json:"owners"`
+	PerOwner       int           `json:"per_owner"`
+	SeededRows     int           `json:"seeded_rows"`
+	SeedSeconds    float64       `json:"seed_seconds"`
+	SeedRowsPerSec float64       `json:"seed_rows_per_second"`
+	VacuumSeconds  float64       `json:"vacuum_seconds"`
+	Across         ResolvePhase  `json:"across_owners"`
+	LargeOwnerSize int           `json:"large_owner_size,omitempty"`
+	Large          *ResolvePhase `json:"large_owner,omitempty"`
 }
 
-// RunResolveBench seeds owners that already hold memories (memories, version 1 and
+// RunResolve seeds owners that already hold memories (memories, version 1 and
 // hash-embedder vectors, bulk-loaded with COPY), then resolves synthetic candidates
 // — 40% new facts, 30% restatements, 15% refinements, 15% contradictions — spread
 // over the owners with Concurrency workers, and measures throughput and latency per
 // candidate. A second phase resolves candidates for one large owner. The pool must
 // come from memory.Connect (pgvector types registered) on a migrated database; use
 // a scratch database, since 1,000 × 1,000 leaves a million rows unless Cleanup.
-func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchConfig) (ResolveBenchResult, error) {
+func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (ResolveResult, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Tenant == "" {
 		var b [4]byte
@@ -113,14 +112,14 @@ func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchCo
 		cfg.Tenant = "bench-" + hex.EncodeToString(b[:])
 	}
 	if err := memory.CheckTenant(cfg.Tenant); err != nil {
-		return ResolveBenchResult{}, err
+		return ResolveResult{}, err
 	}
 	emb, err := llm.NewHashEmbedder(0)
 	if err != nil {
-		return ResolveBenchResult{}, err
+		return ResolveResult{}, err
 	}
 	store := memory.NewStore(pool)
-	res := ResolveBenchResult{Tenant: cfg.Tenant, Owners: cfg.Owners, PerOwner: cfg.PerOwner}
+	res := ResolveResult{Tenant: cfg.Tenant, Owners: cfg.Owners, PerOwner: cfg.PerOwner}
 	gen := benchFacts{seed: cfg.Seed}
 	p := cfg.Progress
 
@@ -145,12 +144,12 @@ func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchCo
 	// A steady-state database: statistics fresh (or the planner may not use the owner
 	// index) and hint bits set (or the first read of every page writes it).
 	vstart := time.Now()
-	if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) memories, memory_embeddings, memory_versions"); err != nil {
+	if err := store.VacuumAnalyzeMemories(ctx); err != nil {
 		fmt.Fprintf(p, "vacuum failed (continuing): %v\n", err)
 	}
 	res.VacuumSeconds = time.Since(vstart).Seconds()
 
-	r := NewResolver(store, emb, nil, ResolverConfig{}, nil)
+	r := consolidator.NewResolver(store, emb, nil, consolidator.ResolverConfig{}, nil)
 	rnd := mrand.New(mrand.NewPCG(cfg.Seed, 7))
 	cands := make([]memory.Candidate, cfg.Candidates)
 	for i := range cands {
@@ -158,7 +157,7 @@ func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchCo
 		cands[i] = gen.candidate(rnd, cfg.Tenant, o, i)
 	}
 	fmt.Fprintf(p, "resolving %d candidates across %d owners with %d workers\n", len(cands), cfg.Owners, cfg.Concurrency)
-	res.Across, err = runPhase(ctx, r, cands, cfg.Concurrency, p)
+	res.Across, err = runResolvePhase(ctx, r, cands, cfg.Concurrency, p)
 	if err != nil {
 		return res, err
 	}
@@ -171,7 +170,7 @@ func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchCo
 			lc[i] = gen.candidate(rnd, cfg.Tenant, large, cfg.Candidates+i)
 		}
 		fmt.Fprintf(p, "resolving %d candidates for one owner holding %d memories\n", len(lc), cfg.LargeOwner)
-		ph, err := runPhase(ctx, r, lc, 1, p)
+		ph, err := runResolvePhase(ctx, r, lc, 1, p)
 		if err != nil {
 			return res, err
 		}
@@ -180,8 +179,8 @@ func RunResolveBench(ctx context.Context, pool *pgxpool.Pool, cfg ResolveBenchCo
 	}
 	if cfg.Cleanup {
 		fmt.Fprintf(p, "deleting tenant %s\n", cfg.Tenant)
-		if err := deleteTenant(ctx, store, cfg.Tenant); err != nil {
-			return res, err
+		if err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error { return tx.DeleteTenantMemories(ctx) }); err != nil {
+			return res, fmt.Errorf("deleting the bench tenant: %w", err)
 		}
 	}
 	return res, nil
@@ -192,9 +191,8 @@ type benchOwner struct {
 	size int
 }
 
-// seedOwners bulk-loads owners' memories. Row-level security forbids COPY into the
-// tenant tables, so each transaction COPYs into a temporary staging table and moves
-// the rows with INSERT … SELECT, which the policies check.
+// seedOwners bulk-loads owners' memories (memory.Tx.CopyMemories), version 1 and
+// vectors included, in transactions of about 10,000 rows.
 func seedOwners(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, gen benchFacts, tenant string,
 	owners []benchOwner, workers int, p io.Writer) (int, error) {
 	const batchRows = 10000
@@ -255,8 +253,9 @@ feed:
 }
 
 func seedBatch(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, gen benchFacts, tenant string, owners []benchOwner) (int, error) {
-	var rows [][]any
+	var ms []memory.BulkMemory
 	var texts []string
+	vf := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	for _, o := range owners {
 		for j := range o.size {
 			f := gen.fact(o.id, j)
@@ -264,11 +263,9 @@ func seedBatch(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, 
 			if err != nil {
 				return 0, err
 			}
-			var key *string
-			if f.key != "" {
-				key = &f.key
-			}
-			rows = append(rows, []any{id, o.id, key, f.content, memory.SearchText(f.content), nil})
+			ms = append(ms, memory.BulkMemory{ID: id, UserID: o.id, Type: memory.Semantic, Category: memory.CatPreference,
+				Key: f.key, Content: f.content, Importance: 0.5, Confidence: 0.8, ValidFrom: vf,
+				Source: memory.SourceUser, Extractor: "bench", ExtractorVersion: "1"})
 			texts = append(texts, f.content)
 		}
 	}
@@ -276,50 +273,22 @@ func seedBatch(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, 
 	if err != nil {
 		return 0, err
 	}
-	for i := range rows {
-		rows[i][5] = pgvector.NewVector(vecs[i])
+	for i := range ms {
+		ms[i].Embedding = vecs[i]
 	}
 	err = store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		raw := tx.Raw()
-		if _, err := raw.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS engram_bench_stage (id uuid, user_id text,
-			key text, content text, search_text text, embedding vector) ON COMMIT DELETE ROWS`); err != nil {
-			return fmt.Errorf("creating the staging table: %w", err)
-		}
-		if _, err := raw.CopyFrom(ctx, pgx.Identifier{"engram_bench_stage"},
-			[]string{"id", "user_id", "key", "content", "search_text", "embedding"}, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("copying %d memories: %w", len(rows), err)
-		}
-		vf := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-		for _, q := range []struct {
-			what, sql string
-			args      []any
-		}{
-			{"memories", `INSERT INTO memories (id, user_id, scope, type, category, key, content, search_text,
-				importance, confidence, status, valid_from, source, extractor, extractor_version)
-				SELECT id, user_id, 'user', 'semantic', 'preference', key, content, search_text, 0.5, 0.8, 'active',
-				$1, 'user', 'bench', '1' FROM engram_bench_stage`, []any{vf}},
-			{"versions", `INSERT INTO memory_versions (memory_id, version, change, content, status, category, key,
-				importance, confidence, valid_from, actor)
-				SELECT id, 1, 'add', content, 'active', 'preference', key, 0.5, 0.8, $1, 'bench' FROM engram_bench_stage`, []any{vf}},
-			{"embeddings", `INSERT INTO memory_embeddings (memory_id, model, dims, user_id, embedding)
-				SELECT id, $1, $2, user_id, embedding FROM engram_bench_stage`, []any{emb.Model(), emb.Dims()}},
-		} {
-			if _, err := raw.Exec(ctx, q.sql, q.args...); err != nil {
-				return fmt.Errorf("moving staged %s: %w", q.what, err)
-			}
-		}
-		return nil
+		return tx.CopyMemories(ctx, ms, memory.BulkOptions{Model: emb.Model(), Dims: emb.Dims(), VersionActor: "bench"})
 	})
 	if err != nil {
 		return 0, err
 	}
-	return len(rows), nil
+	return len(ms), nil
 }
 
-func runPhase(ctx context.Context, r *Resolver, cands []memory.Candidate, workers int, p io.Writer) (BenchPhase, error) {
-	ph := BenchPhase{Candidates: len(cands), Concurrency: workers, Decisions: map[string]int{}}
+func runResolvePhase(ctx context.Context, r *consolidator.Resolver, cands []memory.Candidate, workers int, p io.Writer) (ResolvePhase, error) {
+	ph := ResolvePhase{Candidates: len(cands), Concurrency: workers, Decisions: map[string]int{}}
 	lat := make([]time.Duration, len(cands))
-	kinds := make([]DecisionKind, len(cands))
+	kinds := make([]consolidator.DecisionKind, len(cands))
 	errs := make([]error, len(cands))
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
@@ -370,17 +339,6 @@ func runPhase(ctx context.Context, r *Resolver, cands []memory.Candidate, worker
 	ph.PerSecond = float64(len(cands)) / ph.Seconds
 	ph.P50Ms, ph.P95Ms, ph.P99Ms = pct(0.50), pct(0.95), pct(0.99)
 	return ph, nil
-}
-
-func deleteTenant(ctx context.Context, store *memory.Store, tenant string) error {
-	return store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		for _, t := range []string{"memories", "applied_candidates", "audit_log"} {
-			if _, err := tx.Raw().Exec(ctx, "DELETE FROM "+t+" WHERE tenant = $1", tenant); err != nil {
-				return fmt.Errorf("deleting the bench tenant's %s: %w", t, err)
-			}
-		}
-		return nil
-	})
 }
 
 // benchFacts generates repeatable synthetic memories in English and Chinese, with

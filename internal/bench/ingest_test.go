@@ -1,21 +1,27 @@
-package ingest_test
+package bench_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/bench"
 	"github.com/engramhq/engram/streams"
 	"github.com/engramhq/engram/streams/natstest"
 )
 
-func TestRunIngestBench(t *testing.T) {
+func TestRunIngest(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, ingest.Limits{})
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := testCtx(t, 60*time.Second)
+	if err := streams.EnsureTopology(ctx, js, streams.Config{}); err != nil {
+		t.Fatal(err)
+	}
 	var progress bytes.Buffer
-	res, err := ingest.RunIngestBench(testCtx(t), e.js, ingest.BenchConfig{
-		Turns: 530, Batch: 50, Concurrency: 3, Logger: quietLogger(), Progress: &progress, Serve: benchEdge(e.js)})
+	res, err := bench.RunIngest(ctx, js, bench.IngestConfig{
+		Turns: 530, Batch: 50, Concurrency: 3, Logger: quietLogger(), Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,18 +29,18 @@ func TestRunIngestBench(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	if res.HTTP.PerSecond <= 0 || res.Raw.PerSecond <= 0 || res.Ratio <= 0 || res.AvgPayloadBytes < 100 ||
-		res.Target != ingest.BenchTarget || res.Pass != (res.Ratio >= ingest.BenchTarget) {
+		res.Target != bench.IngestTarget || res.Pass != (res.Ratio >= bench.IngestTarget) {
 		t.Errorf("result %+v", res)
 	}
 	if !strings.HasPrefix(res.Tenant, "bench-") || !strings.Contains(progress.String(), "http:") {
 		t.Errorf("tenant %q, progress %q", res.Tenant, progress.String())
 	}
 	// The benchmark's turns are purged afterwards.
-	s, err := e.js.Stream(testCtx(t), streams.TurnsStream)
+	s, err := js.Stream(ctx, streams.TurnsStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.Info(testCtx(t))
+	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,22 +49,22 @@ func TestRunIngestBench(t *testing.T) {
 	}
 }
 
-func TestRunIngestBenchErrors(t *testing.T) {
+func TestRunIngestErrors(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	tests := []struct {
 		name string
-		cfg  ingest.BenchConfig
+		cfg  bench.IngestConfig
 		want string
 	}{
-		{"batch over the API limit", ingest.BenchConfig{Batch: 1001}, "exceeds"},
-		{"no TURNS stream", ingest.BenchConfig{Turns: 10}, streams.TurnsStream},
+		{"batch over the API limit", bench.IngestConfig{Batch: 1001}, "exceeds"},
+		{"no TURNS stream", bench.IngestConfig{Turns: 10}, streams.TurnsStream},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ingest.RunIngestBench(testCtx(t), js, tt.cfg)
+			_, err := bench.RunIngest(testCtx(t, 60*time.Second), js, tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v, want one mentioning %q", err, tt.want)
 			}

@@ -1,4 +1,4 @@
-package ingest
+package bench
 
 import (
 	"bytes"
@@ -21,22 +21,24 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
-// Defaults of BenchConfig.
+// Defaults of IngestConfig.
 const (
-	DefaultBenchTurns       = 20000
-	DefaultBenchBatch       = 100
-	DefaultBenchConcurrency = 4
-	// BenchTarget is the HTTP/raw throughput ratio the ingest path should reach.
-	BenchTarget = 0.25
+	DefaultIngestTurns       = 20000
+	DefaultIngestBatch       = 100
+	DefaultIngestConcurrency = 4
+	// IngestTarget is the HTTP/raw throughput ratio the ingest path should reach.
+	IngestTarget = 0.25
 )
 
-// BenchConfig configures RunIngestBench. Zero fields take the defaults.
-type BenchConfig struct {
+// IngestConfig configures RunIngest. Zero fields take the defaults.
+type IngestConfig struct {
 	Turns       int // turns sent through each path; default 20000
 	Batch       int // turns per request (and per raw publish batch); default 100, at most 1000
 	Concurrency int // concurrent HTTP clients (and raw publishers); default 4
@@ -45,14 +47,10 @@ type BenchConfig struct {
 	// Keep leaves the benchmark's turns in TURNS. By default they are purged
 	// afterwards (they belong to a throw-away tenant "bench-<random>").
 	Keep bool
-	// Serve builds the HTTP edge to measure (it lives in internal/httpapi, which
-	// imports this package): a handler serving POST /v1/turns that accepts the
-	// returned bearer token for tenant. Required.
-	Serve func(tenant string) (h http.Handler, token string, err error)
 }
 
-// BenchPhase is the measurement of one publishing path.
-type BenchPhase struct {
+// IngestPhase is the measurement of one publishing path.
+type IngestPhase struct {
 	Count      int     `json:"count"`
 	Seconds    float64 `json:"seconds"`
 	PerSecond  float64 `json:"per_second"`
@@ -60,32 +58,32 @@ type BenchPhase struct {
 	BatchP99Ms float64 `json:"batch_p99_ms"`
 }
 
-// BenchResult compares POST /v1/turns (HTTP, validation, redaction, durable
+// IngestResult compares POST /v1/turns (HTTP, validation, redaction, durable
 // ack) with raw JetStream async publishing of the same payloads.
-type BenchResult struct {
-	Turns           int        `json:"turns"`
-	Batch           int        `json:"batch"`
-	Concurrency     int        `json:"concurrency"`
-	Tenant          string     `json:"tenant"`
-	AvgPayloadBytes int        `json:"avg_payload_bytes"`
-	HTTP            BenchPhase `json:"http"`
-	Raw             BenchPhase `json:"raw"`
-	Ratio           float64    `json:"ratio"` // HTTP turns/s ÷ raw msgs/s
-	Target          float64    `json:"target"`
-	Pass            bool       `json:"pass"`
+type IngestResult struct {
+	Turns           int         `json:"turns"`
+	Batch           int         `json:"batch"`
+	Concurrency     int         `json:"concurrency"`
+	Tenant          string      `json:"tenant"`
+	AvgPayloadBytes int         `json:"avg_payload_bytes"`
+	HTTP            IngestPhase `json:"http"`
+	Raw             IngestPhase `json:"raw"`
+	Ratio           float64     `json:"ratio"` // HTTP turns/s ÷ raw msgs/s
+	Target          float64     `json:"target"`
+	Pass            bool        `json:"pass"`
 }
 
-func (c BenchConfig) withDefaults() (BenchConfig, error) {
+func (c IngestConfig) withDefaults() (IngestConfig, error) {
 	if c.Turns <= 0 {
-		c.Turns = DefaultBenchTurns
+		c.Turns = DefaultIngestTurns
 	}
 	if c.Batch <= 0 {
-		c.Batch = DefaultBenchBatch
+		c.Batch = DefaultIngestBatch
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultBenchConcurrency
+		c.Concurrency = DefaultIngestConcurrency
 	}
-	if limit := DefaultLimits().MaxBatch; c.Batch > limit {
+	if limit := ingest.DefaultLimits().MaxBatch; c.Batch > limit {
 		return c, fmt.Errorf("batch %d exceeds the API's limit of %d turns", c.Batch, limit)
 	}
 	if c.Logger == nil {
@@ -97,7 +95,7 @@ func (c BenchConfig) withDefaults() (BenchConfig, error) {
 	return c, nil
 }
 
-// RunIngestBench measures ingest throughput on js, which must already have the
+// RunIngest measures ingest throughput on js, which must already have the
 // TURNS stream (streams.EnsureTopology). It serves the real API (token
 // middleware, validation, redaction, publish and wait for every PubAck) on a
 // loopback listener and sends cfg.Turns turns in batches from cfg.Concurrency
@@ -106,19 +104,19 @@ func (c BenchConfig) withDefaults() (BenchConfig, error) {
 // many goroutines, batch by batch, waiting for every ack. The turns go to a
 // fresh tenant; run it against a development server, since workers consuming
 // TURNS would process them.
-func RunIngestBench(ctx context.Context, js jetstream.JetStream, cfg BenchConfig) (BenchResult, error) {
+func RunIngest(ctx context.Context, js jetstream.JetStream, cfg IngestConfig) (IngestResult, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return BenchResult{}, fmt.Errorf("ingest bench: %w", err)
+		return IngestResult{}, fmt.Errorf("ingest bench: %w", err)
 	}
 	stream, err := js.Stream(ctx, streams.TurnsStream)
 	if err != nil {
-		return BenchResult{}, fmt.Errorf("ingest bench: looking up stream %s (run the topology set-up first): %w",
+		return IngestResult{}, fmt.Errorf("ingest bench: looking up stream %s (run the topology set-up first): %w",
 			streams.TurnsStream, err)
 	}
 	tenant := "bench-" + strings.ReplaceAll(uuid.NewString()[:13], "-", "")
-	res := BenchResult{Turns: cfg.Turns, Batch: cfg.Batch, Concurrency: cfg.Concurrency,
-		Tenant: tenant, Target: BenchTarget}
+	res := IngestResult{Turns: cfg.Turns, Batch: cfg.Batch, Concurrency: cfg.Concurrency,
+		Tenant: tenant, Target: IngestTarget}
 	if !cfg.Keep {
 		defer func() {
 			// Purge even when ctx has ended, or the turns outlive the benchmark.
@@ -131,7 +129,7 @@ func RunIngestBench(ctx context.Context, js jetstream.JetStream, cfg BenchConfig
 		}()
 	}
 
-	srv, err := startBenchServer(cfg.Serve, tenant, cfg.Logger)
+	srv, err := startBenchServer(js, tenant, cfg.Logger)
 	if err != nil {
 		return res, fmt.Errorf("ingest bench: %w", err)
 	}
@@ -148,7 +146,7 @@ func RunIngestBench(ctx context.Context, js jetstream.JetStream, cfg BenchConfig
 	fmt.Fprintf(cfg.Progress, "http: %d turns in batches of %d from %d clients to POST /v1/turns\n",
 		cfg.Turns, cfg.Batch, cfg.Concurrency)
 	post := func(ctx context.Context, i int) error { return srv.post(ctx, bodies.bodies[i]) }
-	res.HTTP, err = runPhase(ctx, cfg, "http", bodies.bodies, bodies.sizes, post)
+	res.HTTP, err = runIngestPhase(ctx, cfg, "http", bodies.bodies, bodies.sizes, post)
 	if err != nil {
 		return res, fmt.Errorf("ingest bench: HTTP phase: %w", err)
 	}
@@ -160,20 +158,20 @@ func RunIngestBench(ctx context.Context, js jetstream.JetStream, cfg BenchConfig
 	res.AvgPayloadBytes = avg
 	raw := func(ctx context.Context, i int) error { return publishRaw(ctx, js, msgs[i]) }
 	fmt.Fprintf(cfg.Progress, "raw: the same %d payloads with async publish, %d publishers\n", cfg.Turns, cfg.Concurrency)
-	res.Raw, err = runPhase(ctx, cfg, "raw", msgs, bodies.sizes, raw)
+	res.Raw, err = runIngestPhase(ctx, cfg, "raw", msgs, bodies.sizes, raw)
 	if err != nil {
 		return res, fmt.Errorf("ingest bench: raw phase: %w", err)
 	}
 	if res.Raw.PerSecond > 0 {
 		res.Ratio = res.HTTP.PerSecond / res.Raw.PerSecond
 	}
-	res.Pass = res.Ratio >= BenchTarget
+	res.Pass = res.Ratio >= IngestTarget
 	return res, nil
 }
 
-// runPhase times one path over all batches, reporting progress.
-func runPhase[B any](ctx context.Context, cfg BenchConfig, name string, batches []B, sizes []int,
-	send func(context.Context, int) error) (BenchPhase, error) {
+// runIngestPhase times one path over all batches, reporting progress.
+func runIngestPhase[B any](ctx context.Context, cfg IngestConfig, name string, batches []B, sizes []int,
+	send func(context.Context, int) error) (IngestPhase, error) {
 	var done atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -199,9 +197,9 @@ func runPhase[B any](ctx context.Context, cfg BenchConfig, name string, batches 
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		return BenchPhase{}, err
+		return IngestPhase{}, err
 	}
-	p := BenchPhase{Count: cfg.Turns, Seconds: elapsed.Seconds(),
+	p := IngestPhase{Count: cfg.Turns, Seconds: elapsed.Seconds(),
 		PerSecond:  float64(cfg.Turns) / elapsed.Seconds(),
 		BatchP50Ms: ms(percentile(lat, 0.50)), BatchP99Ms: ms(percentile(lat, 0.99))}
 	fmt.Fprintf(cfg.Progress, "  %s: %d in %.2fs = %.0f/s\n", name, p.Count, p.Seconds, p.PerSecond)
@@ -269,13 +267,10 @@ type benchServer struct {
 	client *http.Client
 }
 
-func startBenchServer(serve func(string) (http.Handler, string, error), tenant string, log *slog.Logger) (*benchServer, error) {
-	if serve == nil {
-		return nil, errors.New("BenchConfig.Serve is required")
-	}
-	h, token, err := serve(tenant)
+func startBenchServer(js jetstream.JetStream, tenant string, log *slog.Logger) (*benchServer, error) {
+	h, token, err := turnsEdge(js, tenant, log)
 	if err != nil {
-		return nil, fmt.Errorf("building the HTTP edge: %w", err)
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -294,6 +289,41 @@ func startBenchServer(serve func(string) (http.Handler, string, error), tenant s
 		}
 	}()
 	return s, nil
+}
+
+// turnsEdge is the production HTTP edge over the write service on js, with one fresh
+// token for tenant: the one place the benchmark builds it.
+func turnsEdge(js jetstream.JetStream, tenant string, logger *slog.Logger) (http.Handler, string, error) {
+	tok, err := httpapi.NewToken()
+	if err != nil {
+		return nil, "", err
+	}
+	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: tenant, Name: "bench", SHA256: httpapi.HashToken(tok)}})
+	if err != nil {
+		return nil, "", fmt.Errorf("registering the benchmark token: %w", err)
+	}
+	svc, err := ingest.NewService(ingest.Config{Publisher: js, Logger: logger})
+	if err != nil {
+		return nil, "", fmt.Errorf("building the write service: %w", err)
+	}
+	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: logger}), tok, nil
+}
+
+// turnsAnswer is POST /v1/turns' answer as a client reads it (its JSON, not the
+// server's Go type).
+type turnsAnswer struct {
+	Results []struct {
+		Index     int             `json:"index"`
+		TurnID    string          `json:"turn_id"`
+		Status    string          `json:"status"`
+		Error     json.RawMessage `json:"error"`
+		Retryable bool            `json:"retryable"`
+	} `json:"results"`
+	Accepted   int            `json:"accepted"`
+	Duplicates int            `json:"duplicates"`
+	Rejected   int            `json:"rejected"`
+	Failed     int            `json:"failed"`
+	Error      *httpapi.Error `json:"error"`
 }
 
 func (s *benchServer) close() {
@@ -316,10 +346,7 @@ func (s *benchServer) post(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	var tr struct { // the answer of POST /v1/turns
-		TurnsResult
-		Error *memory.FieldError `json:"error"`
-	}
+	var tr turnsAnswer
 	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
 		return fmt.Errorf("status %d, decoding response: %w", resp.StatusCode, err)
 	}
@@ -421,7 +448,7 @@ func rawMessages(bodies [][]byte, tenant string) ([][]*nats.Msg, int, error) {
 	out := make([][]*nats.Msg, len(bodies))
 	total, count := 0, 0
 	for bi, body := range bodies {
-		trs, ferr := DecodeTurns(body, DefaultLimits(), time.Now())
+		trs, ferr := ingest.DecodeTurns(body, ingest.DefaultLimits(), time.Now())
 		if ferr != nil {
 			return nil, 0, ferr
 		}
@@ -453,6 +480,17 @@ func rawMessages(bodies [][]byte, tenant string) ([][]*nats.Msg, int, error) {
 		}
 	}
 	return out, total / max(count, 1), nil
+}
+
+// redactTurn removes secrets from a turn's content and tool error, as the API does
+// before publishing.
+func redactTurn(r *redact.Redactor, t *memory.Turn) {
+	t.Content, _ = r.Redact(t.Content)
+	if t.Tool != nil && t.Tool.Error != "" {
+		tool := *t.Tool
+		tool.Error, _ = r.Redact(tool.Error)
+		t.Tool = &tool
+	}
 }
 
 // publishRaw publishes one batch asynchronously and waits for every ack, as

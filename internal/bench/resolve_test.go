@@ -1,30 +1,23 @@
-package consolidator_test
+package bench_test
 
 import (
 	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/internal/bench"
 	"github.com/engramhq/engram/memory/pgtest"
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v != 0 {
-		return v
-	}
-	return def
-}
 
 // TestBenchSmoke runs the resolver benchmark small enough for the test suite. The
 // full-size run uses the same code:
 //
 //	ENGRAM_BENCH_OWNERS=1000 ENGRAM_BENCH_PER_OWNER=1000 ENGRAM_BENCH_CANDIDATES=5000 \
-//	ENGRAM_BENCH_LARGE=10000 go test ./consolidator -run TestBenchSmoke -v -timeout 30m
+//	ENGRAM_BENCH_LARGE=10000 go test ./internal/bench -run TestBenchSmoke -v -timeout 30m
 func TestBenchSmoke(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
@@ -34,7 +27,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	res, err := consolidator.RunResolveBench(ctx, pool, consolidator.ResolveBenchConfig{
+	res, err := bench.RunResolve(ctx, pool, bench.ResolveConfig{
 		Owners:          envInt("ENGRAM_BENCH_OWNERS", 20),
 		PerOwner:        envInt("ENGRAM_BENCH_PER_OWNER", 200),
 		Candidates:      envInt("ENGRAM_BENCH_CANDIDATES", 400),

@@ -1,4 +1,4 @@
-package retriever_test
+package bench_test
 
 import (
 	"encoding/json"
@@ -6,15 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/engramhq/engram/internal/bench"
 	"github.com/engramhq/engram/memory/pgtest"
-	"github.com/engramhq/engram/retriever"
 )
 
 // TestBenchSearch runs the search benchmark on a fresh database when
 // ENGRAM_BENCH_SEARCH=memories:owners[:queries] is set, e.g.
 //
-//	ENGRAM_BENCH_SEARCH=100000:1000 go test -run TestBenchSearch -v -timeout 1h ./retriever/
+//	ENGRAM_BENCH_SEARCH=100000:1000 go test -run TestBenchSearch -v -timeout 1h ./internal/bench/
 //
 // It is skipped otherwise: seeding takes minutes.
 func TestBenchSearch(t *testing.T) {
@@ -33,10 +34,10 @@ func TestBenchSearch(t *testing.T) {
 		}
 		return n
 	}
-	cfg := retriever.BenchConfig{Memories: num(0, 100000), Owners: num(1, 1000), Queries: num(2, 300),
+	cfg := bench.SearchConfig{Memories: num(0, 100000), Owners: num(1, 1000), Queries: num(2, 300),
 		NoHNSW: os.Getenv("ENGRAM_BENCH_NO_HNSW") != "", Progress: os.Stderr}
 	pool := pgtest.Pool(t)
-	res, err := retriever.RunBench(testCtx(t), pool, cfg)
+	res, err := bench.RunSearch(testCtx(t, 50*time.Minute), pool, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

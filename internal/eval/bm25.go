@@ -113,7 +113,6 @@ func NewBM25Index(ids, docs []string) *BM25Index {
 // Search returns the ids of the k best documents for query, best first. Ties keep
 // document order; documents that share no term with the query are not returned.
 func (x *BM25Index) Search(query string, k int) []string {
-	n := float64(len(x.ids))
 	terms := map[string]int{}
 	for _, t := range bm25Tokens(query, x.stop) {
 		terms[t]++
@@ -123,21 +122,8 @@ func (x *BM25Index) Search(query string, k int) []string {
 		score float64
 	}
 	var hits []hit
-	for i, tf := range x.tf {
-		var score float64
-		for t, qf := range terms {
-			f := float64(tf[t])
-			if f == 0 {
-				continue
-			}
-			df := float64(x.df[t])
-			// The "+1" form of IDF (Lucene's) stays positive for terms in most documents.
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			norm := 1 - BM25B + BM25B*float64(x.length[i])/max(x.avgLen, 1)
-			// A term repeated in the query counts once per repetition, as in the classic formula.
-			score += float64(qf) * idf * f * (BM25K1 + 1) / (f + BM25K1*norm)
-		}
-		if score > 0 {
+	for i := range x.tf {
+		if score := x.score(i, terms); score > 0 {
 			hits = append(hits, hit{i, score})
 		}
 	}
@@ -150,6 +136,25 @@ func (x *BM25Index) Search(query string, k int) []string {
 		out[j] = x.ids[h.i]
 	}
 	return out
+}
+
+// score is document i's Okapi BM25 score for the query terms (term → count).
+func (x *BM25Index) score(i int, terms map[string]int) float64 {
+	n := float64(len(x.ids))
+	norm := 1 - BM25B + BM25B*float64(x.length[i])/max(x.avgLen, 1)
+	var score float64
+	for t, qf := range terms {
+		f := float64(x.tf[i][t])
+		if f == 0 {
+			continue
+		}
+		df := float64(x.df[t])
+		// The "+1" form of IDF (Lucene's) stays positive for terms in most documents.
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		// A term repeated in the query counts once per repetition, as in the classic formula.
+		score += float64(qf) * idf * f * (BM25K1 + 1) / (f + BM25K1*norm)
+	}
+	return score
 }
 
 // bm25TurnText is a LoCoMo turn as the baseline indexes it: the speaker's name,

@@ -26,6 +26,11 @@ services-status:
 
 ## test: set up what is missing, then run every test against real PostgreSQL and JetStream.
 test: services vet
+	@# No evaluation sentence (golden, holdout, ../shared/data) may be copied into the extractor,
+	@# resolver or lifecycle code or their tests; CI has ../shared beside the clone.
+	@if [ -x ../shared/tools/test-phrases-in-code ]; then \
+		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout --in extractor --in consolidator --in internal/lifecycle; \
+	fi
 	@# A few seconds of real fuzzing of what parses untrusted input, then every test.
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/

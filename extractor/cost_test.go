@@ -18,9 +18,9 @@ var (
 	requests = []string{"What's the capital of Australia?", "帮我翻译一下这句话：see you tomorrow", "今天天气怎么样？",
 		"Can you summarize this article for me?", "How do I reverse a list in Python?", "给我讲个笑话吧",
 		"What time is it in Tokyo now?", "这个函数为什么报错？"}
-	signals = []string{"I'm allergic to peanuts.", "以后开会别安排在周五下午", "My name is Priya.",
-		"I prefer dark mode in my editor.", "我明天要去上海出差", "Remember that my manager is Bob.",
-		"We decided to ship the beta on April 2.", "我是素食主义者", "I live in Lisbon.", "以后周报用中文写",
+	signals = []string{"I'm allergic to walnuts.", "以后开会别安排在周五下午", "My name is Priya.",
+		"I prefer a light theme in my terminal.", "我明天要去上海出差", "Remember that my manager is Bob.",
+		"We decided to ship the beta on April 2.", "我是素食主义者", "I live in Porto.", "以后周报用中文写",
 		"Never schedule calls before 10am.", "我女儿叫小雨", "I usually fly with window seats.", "预算不超过5000元"}
 	replies = []string{"Sure, here you go.", "好的，没问题。", "Canberra is the capital of Australia.", "Here's a summary.",
 		"Use reversed() or list[::-1].", "好的，我记下了。", "It is 3pm in Tokyo.", "这是因为变量没有初始化。", "Noted!"}

@@ -32,12 +32,12 @@ func TestOfflineExtract(t *testing.T) {
 		want []wantCand
 	}{
 		// Chinese.
-		{"zh avoid meeting time", userTurn("1", "以后安排会议尽量避开每周五下午，因为周五要写周报"),
-			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户希望以后安排会议尽量避开每周五下午，因为周五要写周报", ""}}},
+		{"zh avoid meeting time", userTurn("1", "以后安排会议尽量避开每周四上午，因为周四上午要带孩子"),
+			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户希望以后安排会议尽量避开每周四上午，因为周四上午要带孩子", ""}}},
 		{"zh relaxed meeting time", userTurn("1", "周五下午开会也可以了"),
 			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户更新了偏好：周五下午开会也可以了", ""}}},
-		{"zh moved meeting time", userTurn("1", "以后开会改成下午吧，上午我要专心写代码"),
-			[]wantCand{{sem, memory.CatPreference, "meeting.preferred_time", "用户更新了偏好：以后开会改成下午吧，上午用户要专心写代码", ""}}},
+		{"zh moved meeting time", userTurn("1", "以后开会改成晚上吧，白天我要陪客户"),
+			[]wantCand{{sem, memory.CatPreference, "meeting.preferred_time", "用户更新了偏好：以后开会改成晚上吧，白天用户要陪客户", ""}}},
 		{"zh changed meeting room", userTurn("1", "会议室改成二楼那间"),
 			[]wantCand{{sem, memory.CatPreference, "meeting.room", "会议室改成二楼那间", ""}}},
 		{"en meeting time fine now", userTurn("1", "Friday afternoon meetings are fine now"),
@@ -46,22 +46,22 @@ func TestOfflineExtract(t *testing.T) {
 			[]wantCand{{sem, memory.CatPreference, "drink.coffee", "no longer drink coffee", ""}}},
 		{"zh meeting room", userTurn("1", "会议室优先选三楼靠窗那间"),
 			[]wantCand{{sem, memory.CatPreference, "meeting.room", "用户偏好会议室优先选三楼靠窗那间", ""}}},
-		{"zh name", userTurn("1", "我叫王伟"), []wantCand{{sem, memory.CatProfile, "user.name", "用户的名字是王伟", ""}}},
-		{"zh location", userTurn("1", "我住在上海浦东"), []wantCand{{sem, memory.CatProfile, "user.location", "用户住在上海浦东", ""}}},
-		{"zh employer", userTurn("1", "我在字节跳动工作"), []wantCand{{sem, memory.CatProfile, "user.employer", "用户在字节跳动工作", ""}}},
+		{"zh name", userTurn("1", "我叫刘洋"), []wantCand{{sem, memory.CatProfile, "user.name", "用户的名字是刘洋", ""}}},
+		{"zh location", userTurn("1", "我住在南京鼓楼"), []wantCand{{sem, memory.CatProfile, "user.location", "用户住在南京鼓楼", ""}}},
+		{"zh employer", userTurn("1", "我在美团工作"), []wantCand{{sem, memory.CatProfile, "user.employer", "用户在美团工作", ""}}},
 		{"zh allergy", userTurn("1", "我对花生过敏"), []wantCand{{sem, memory.CatConstraint, "allergy.peanut", "用户对花生过敏", ""}}},
-		{"zh remember birthday", userTurn("1", "记住我的生日是5月3日"), []wantCand{{sem, memory.CatProfile, "user.birthday", "用户的生日是5月3日", ""}}},
-		{"zh decision with reason", userTurn("1", "我们最终决定用PostgreSQL，因为团队更熟悉"),
-			[]wantCand{{sem, memory.CatDecision, "", "用户最终决定用PostgreSQL，因为团队更熟悉", ""}}},
-		{"zh decision reason in next sentence", userTurn("1", "最终决定用方案B。原因是成本更低。"),
-			[]wantCand{{sem, memory.CatDecision, "", "用户最终决定用方案B，原因是成本更低", ""}}},
-		{"zh no messages on weekends", userTurn("1", "不要在周末给我发消息"),
-			[]wantCand{{sem, memory.CatConstraint, "notification.quiet_hours", "用户要求不要在周末给用户发消息", ""}}},
-		{"zh cuisine", userTurn("1", "我喜欢川菜"), []wantCand{{sem, memory.CatPreference, "food.cuisine.sichuan", "用户喜欢川菜", ""}}},
-		{"zh language", userTurn("1", "以后都用中文回复我"), []wantCand{{sem, memory.CatPreference, "language.preference", "用户希望以后都用中文回复", ""}}},
-		{"zh role", userTurn("1", "我是一名产品经理"), []wantCand{{sem, memory.CatProfile, "user.role", "用户是产品经理", ""}}},
-		{"zh temporary state", userTurn("1", "这周我在柏林出差"),
-			[]wantCand{{sem, memory.CatFact, "user.status", "这周(2026-01-05至2026-01-11)用户在柏林出差", "2026-01-12"}}},
+		{"zh remember birthday", userTurn("1", "记住我的生日是9月12日"), []wantCand{{sem, memory.CatProfile, "user.birthday", "用户的生日是9月12日", ""}}},
+		{"zh decision with reason", userTurn("1", "我们最终决定用MySQL，因为运维更省心"),
+			[]wantCand{{sem, memory.CatDecision, "", "用户最终决定用MySQL，因为运维更省心", ""}}},
+		{"zh decision reason in next sentence", userTurn("1", "最终决定用方案C。原因是交付更快。"),
+			[]wantCand{{sem, memory.CatDecision, "", "用户最终决定用方案C，原因是交付更快", ""}}},
+		{"zh no messages on weekends", userTurn("1", "不要在晚上给我发消息"),
+			[]wantCand{{sem, memory.CatConstraint, "notification.quiet_hours", "用户要求不要在晚上给用户发消息", ""}}},
+		{"zh cuisine", userTurn("1", "我喜欢湘菜"), []wantCand{{sem, memory.CatPreference, "food.cuisine.hunan", "用户喜欢湘菜", ""}}},
+		{"zh language", userTurn("1", "以后都用英文回复我"), []wantCand{{sem, memory.CatPreference, "language.preference", "用户希望以后都用英文回复", ""}}},
+		{"zh role", userTurn("1", "我是一名会计"), []wantCand{{sem, memory.CatProfile, "user.role", "用户是会计", ""}}},
+		{"zh temporary state", userTurn("1", "这周我在成都出差"),
+			[]wantCand{{sem, memory.CatFact, "user.status", "这周(2026-01-05至2026-01-11)用户在成都出差", "2026-01-12"}}},
 		{"zh today travelling", userTurn("1", "今天在出差"), []wantCand{{sem, memory.CatFact, "user.status", "今天(2026-01-05)在出差", "2026-01-06"}}},
 		{"zh task done", userTurn("1", "项目周报已经写好了"), []wantCand{{epi, memory.CatEvent, "", "用户表示项目周报已经写好了", ""}}},
 		{"zh never coffee", userTurn("1", "我从不喝咖啡"), []wantCand{{sem, memory.CatConstraint, "drink.coffee", "用户从不喝咖啡", ""}}},
@@ -69,31 +69,31 @@ func TestOfflineExtract(t *testing.T) {
 		{"zh bounded prohibition", userTurn("1", "明天下午不要安排会议"),
 			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "用户要求明天(2026-01-06)下午不要安排会议", "2026-01-07"}}},
 		{"zh dislike", userTurn("1", "我讨厌香菜"), []wantCand{{sem, memory.CatPreference, "food.ingredient.cilantro", "用户讨厌香菜", ""}}},
-		{"zh relation", userTurn("1", "我的老板叫张三"), []wantCand{{sem, memory.CatRelationship, "relation.manager", "用户的老板叫张三", ""}}},
-		{"zh timezone", userTurn("1", "我的时区是北京时间"), []wantCand{{sem, memory.CatProfile, "user.timezone", "用户的时区是北京时间", ""}}},
+		{"zh relation", userTurn("1", "我的老板叫赵敏"), []wantCand{{sem, memory.CatRelationship, "relation.manager", "用户的老板叫赵敏", ""}}},
+		{"zh timezone", userTurn("1", "我的时区是东京时间"), []wantCand{{sem, memory.CatProfile, "user.timezone", "用户的时区是东京时间", ""}}},
 		{"zh diet", userTurn("1", "我吃素"), []wantCand{{sem, memory.CatConstraint, "food.diet", "用户吃素", ""}}},
-		{"zh no calls before 9", userTurn("1", "别在早上9点前给我打电话"),
-			[]wantCand{{sem, memory.CatConstraint, "notification.quiet_hours", "用户要求别在早上9点前给用户打电话", ""}}},
-		{"zh polite request", userTurn("1", "你能记住我不吃辣吗？"), []wantCand{{sem, memory.CatConstraint, "food.spicy", "用户不吃辣", ""}}},
-		{"zh multi sentence", userTurn("1", "好的。我叫李娜，我住在杭州。我对虾过敏！"), []wantCand{
-			{sem, memory.CatProfile, "user.name", "用户的名字是李娜", ""},
-			{sem, memory.CatProfile, "user.location", "用户住在杭州", ""},
+		{"zh no calls after 10", userTurn("1", "别在晚上10点后给我打电话"),
+			[]wantCand{{sem, memory.CatConstraint, "notification.quiet_hours", "用户要求别在晚上10点后给用户打电话", ""}}},
+		{"zh polite request", userTurn("1", "你能记住我不能吃辣吗？"), []wantCand{{sem, memory.CatConstraint, "food.spicy", "用户不能吃辣", ""}}},
+		{"zh multi sentence", userTurn("1", "好的。我叫周敏，我住在厦门。我对虾过敏！"), []wantCand{
+			{sem, memory.CatProfile, "user.name", "用户的名字是周敏", ""},
+			{sem, memory.CatProfile, "user.location", "用户住在厦门", ""},
 			{sem, memory.CatConstraint, "allergy.shrimp", "用户对虾过敏", ""}}},
 		// English.
-		{"en editor theme", userTurn("1", "I prefer dark mode in my editor"),
-			[]wantCand{{sem, memory.CatPreference, "editor.theme", "The user prefers dark mode in their editor", ""}}},
-		{"en name", userTurn("1", "My name is Alice Chen"), []wantCand{{sem, memory.CatProfile, "user.name", "The user's name is Alice Chen", ""}}},
-		{"en location", userTurn("1", "I live in Berlin with my family"), []wantCand{{sem, memory.CatProfile, "user.location", "The user lives in Berlin", ""}}},
-		{"en employer", userTurn("1", "I work at Acme Corp"), []wantCand{{sem, memory.CatProfile, "user.employer", "The user works at Acme Corp", ""}}},
+		{"en editor theme", userTurn("1", "I prefer a light theme in my editor"),
+			[]wantCand{{sem, memory.CatPreference, "editor.theme", "The user prefers a light theme in their editor", ""}}},
+		{"en name", userTurn("1", "My name is Grace Okafor"), []wantCand{{sem, memory.CatProfile, "user.name", "The user's name is Grace Okafor", ""}}},
+		{"en location", userTurn("1", "I live in Lyon with my family"), []wantCand{{sem, memory.CatProfile, "user.location", "The user lives in Lyon", ""}}},
+		{"en employer", userTurn("1", "I work at Globex Industries"), []wantCand{{sem, memory.CatProfile, "user.employer", "The user works at Globex Industries", ""}}},
 		{"en avoid meetings", userTurn("1", "Don't schedule meetings on Friday afternoons"),
 			[]wantCand{{sem, memory.CatConstraint, "meeting.avoid_time", "The user asked not to schedule meetings on Friday afternoons", ""}}},
 		{"en allergy", userTurn("1", "I'm allergic to shellfish"), []wantCand{{sem, memory.CatConstraint, "allergy.seafood", "The user is allergic to shellfish", ""}}},
-		{"en remember relation", userTurn("1", "Remember that my wife's name is Li Na"),
-			[]wantCand{{sem, memory.CatRelationship, "relation.spouse", "The user's wife's name is Li Na", ""}}},
+		{"en remember relation", userTurn("1", "Remember that my wife's name is Sofia Reyes"),
+			[]wantCand{{sem, memory.CatRelationship, "relation.spouse", "The user's wife's name is Sofia Reyes", ""}}},
 		{"en remember fact", userTurn("1", "Please remember that the office wifi password is tulip42"),
 			[]wantCand{{sem, memory.CatFact, "", "The user asked to remember that the office wifi password is tulip42", ""}}},
-		{"en decision", userTurn("1", "We decided to use Postgres because the team knows it well"),
-			[]wantCand{{sem, memory.CatDecision, "", "The user decided to use Postgres because the team knows it well", ""}}},
+		{"en decision", userTurn("1", "We decided to use Redis because it is already in our stack"),
+			[]wantCand{{sem, memory.CatDecision, "", "The user decided to use Redis because it is already in their stack", ""}}},
 		{"en lets", userTurn("1", "Let's go with option B"), []wantCand{{sem, memory.CatDecision, "", "The user decided to go with option B", ""}}},
 		{"en language", userTurn("1", "Always reply in English"), []wantCand{{sem, memory.CatPreference, "language.preference", "The user asked to always reply in English", ""}}},
 		{"en role", userTurn("1", "I'm a software engineer"), []wantCand{{sem, memory.CatProfile, "user.role", "The user is a software engineer", ""}}},
@@ -102,9 +102,9 @@ func TestOfflineExtract(t *testing.T) {
 			[]wantCand{{epi, memory.CatEvent, "", "The user finished the quarterly report yesterday (2026-01-04)", ""}}},
 		{"en temporary state", userTurn("1", "This week I'm in Berlin for a conference"),
 			[]wantCand{{sem, memory.CatFact, "user.status", "This week (2026-01-05 to 2026-01-11) the user is in Berlin for a conference", "2026-01-12"}}},
-		{"en until", userTurn("1", "I'm out of office until Friday"),
+		{"en until", userTurn("1", "I'm on leave until Friday"),
 			[]wantCand{{sem, memory.CatFact, "user.status", "until Friday (2026-01-09)", "2026-01-10"}}},
-		{"en never alcohol", userTurn("1", "I never drink alcohol"), []wantCand{{sem, memory.CatConstraint, "drink.alcohol", "The user never drinks alcohol", ""}}},
+		{"en never alcohol", userTurn("1", "I never drink beer"), []wantCand{{sem, memory.CatConstraint, "drink.alcohol", "The user never drinks beer", ""}}},
 		{"en love sushi", userTurn("1", "I love sushi"), []wantCand{{sem, memory.CatPreference, "food.cuisine.japanese", "The user loves sushi", ""}}},
 		{"en dislike", userTurn("1", "I really don't like cilantro"),
 			[]wantCand{{sem, memory.CatPreference, "food.ingredient.cilantro", "The user really doesn't like cilantro", ""}}},
@@ -141,7 +141,7 @@ func TestOfflineExtract(t *testing.T) {
 		{"laughing", userTurn("1", "哈哈哈哈，太好了"), nil},
 		{"sounds good", userTurn("1", "Sounds good, thanks!"), nil},
 		{"bukeqi", userTurn("1", "不客气"), nil},
-		{"weather", userTurn("1", "今天天气不错"), nil},
+		{"weather", userTurn("1", "今天天气真好"), nil},
 		{"question", userTurn("1", "What time is it?"), nil},
 		{"zh question", userTurn("1", "你记得我叫什么吗？"), nil},
 		{"dont know", userTurn("1", "I don't know"), nil},
@@ -153,7 +153,7 @@ func TestOfflineExtract(t *testing.T) {
 		{"assistant ack", memory.Turn{TurnID: "a", Role: memory.RoleAssistant, Content: "好的，没问题。"}, nil},
 		{"tool success alone", memory.Turn{TurnID: "x", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "search", Status: "success"}, Content: "3 results"}, nil},
 		{"system", memory.Turn{TurnID: "s", Role: memory.RoleSystem, Content: "You must always answer in English."}, nil},
-		{"deleted", memory.Turn{TurnID: "d", Role: memory.RoleUser, Content: "I live in Berlin", Deleted: true}, nil},
+		{"deleted", memory.Turn{TurnID: "d", Role: memory.RoleUser, Content: "I live in Lyon", Deleted: true}, nil},
 	}
 	o := NewOffline()
 	negatives := 0
@@ -227,8 +227,8 @@ func TestOfflineImportance(t *testing.T) {
 	t.Parallel()
 	o := NewOffline()
 	got, err := o.Extract(context.Background(), Batch{New: []memory.Turn{
-		userTurn("1", "不要在周末给我发消息"), userTurn("2", "我喜欢川菜"), userTurn("3", "我叫王伟"), userTurn("4", "项目周报已经写好了"),
-		userTurn("5", "以后开会尽量安排在上午"),
+		userTurn("1", "不要在晚上给我发消息"), userTurn("2", "我喜欢湘菜"), userTurn("3", "我叫刘洋"), userTurn("4", "项目周报已经写好了"),
+		userTurn("5", "以后开会尽量安排在下午"),
 	}})
 	if err != nil || len(got) != 5 {
 		t.Fatalf("got %d, %v", len(got), err)
@@ -319,7 +319,7 @@ func TestOfflineDeterministic(t *testing.T) {
 	t.Parallel()
 	b := recoveryBatch(true)
 	b.New = append(b.New,
-		userTurn("m1", "以后安排会议尽量避开每周五下午，因为周五要写周报。会议室优先选三楼靠窗那间。"),
+		userTurn("m1", "以后安排会议尽量避开每周四上午，因为周四上午要带孩子。会议室优先选三楼靠窗那间。"),
 		userTurn("m2", "My name is Bob. This week I'm in Berlin. I hate spicy food."),
 		memory.Turn{TurnID: "m3", Role: memory.RoleAssistant, Content: "We offer a free premium plan; it costs $0 for 12 months."},
 		userTurn("m4", "yes"),
@@ -344,7 +344,7 @@ func TestOfflineContextCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := NewOffline().Extract(ctx, Batch{New: []memory.Turn{userTurn("1", "我叫王伟")}})
+	_, err := NewOffline().Extract(ctx, Batch{New: []memory.Turn{userTurn("1", "我叫刘洋")}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -366,7 +366,7 @@ func TestThirdPersonEN(t *testing.T) {
 		cat  memory.Category
 		want string
 	}{
-		{"I prefer dark mode in my editor", memory.CatPreference, "The user prefers dark mode in their editor"},
+		{"I prefer large fonts in my editor", memory.CatPreference, "The user prefers large fonts in their editor"},
 		{"I always use tabs and I hate spaces", memory.CatPreference, "The user always uses tabs and they hate spaces"},
 		{"I really don't like mornings", memory.CatPreference, "The user really doesn't like mornings"},
 		{"I go to the gym and my coach helps me", memory.CatFact, "The user goes to the gym and their coach helps them"},

@@ -22,13 +22,13 @@ func TestLLMPipelinePublishes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOpts{})
 	h.fake.QueueChat(fakeopenai.Reply{Content: reply(
-		mem{Type: "semantic", Category: "constraint", Key: ptr("allergy.peanut"), Content: "The user is allergic to peanuts.",
+		mem{Type: "semantic", Category: "constraint", Key: ptr("allergy.walnut"), Content: "The user is allergic to walnuts.",
 			Importance: 0.9, Confidence: 0.95, SourceTurnIDs: []string{"u1"}, ValidFrom: "2025-03-10T09:00:00+08:00", Speaker: "user"},
 		mem{Type: "episodic", Category: "event", Content: "用户 2025-03-11 下午三点要去看牙医。", Importance: 0.5, Confidence: 0.9,
 			SourceTurnIDs: []string{"u2"}, ValidFrom: "2025-03-11", ExpireAt: ptr("2025-03-12T00:00:00+08:00"), Speaker: "user"},
 	)})
 	turns := []memory.Turn{
-		userTurn("u1", "s1", 0, "I'm allergic to peanuts, please remember that."),
+		userTurn("u1", "s1", 0, "I'm allergic to walnuts, please remember that."),
 		assistantTurn("a1", "s1", 1, "Sure."),
 		userTurn("u2", "s1", 2, "明天下午三点我要去看牙医，到时候提醒我一下"),
 	}
@@ -63,8 +63,8 @@ func TestLLMPipelinePublishes(t *testing.T) {
 	exp := time.Date(2025, 3, 12, 0, 0, 0, 0, cst)
 	wantCands := []memory.Candidate{
 		{ID: extractor.CandidateID([]string{"u1"}, 0, "llm", "1.0.0"), Tenant: tenant, UserID: user, SessionID: "s1",
-			Scope: memory.ScopeUser, Type: memory.Semantic, Category: memory.CatConstraint, Key: "allergy.peanut",
-			Content: "The user is allergic to peanuts.", Importance: 0.9, Confidence: 0.95, SourceTurnIDs: []string{"u1"},
+			Scope: memory.ScopeUser, Type: memory.Semantic, Category: memory.CatConstraint, Key: "allergy.walnut",
+			Content: "The user is allergic to walnuts.", Importance: 0.9, Confidence: 0.95, SourceTurnIDs: []string{"u1"},
 			ValidFrom: base(), Source: memory.SourceUser, Trusted: true, Extractor: "llm", ExtractorVersion: "1.0.0", Model: fakeModel},
 		{ID: extractor.CandidateID([]string{"u2"}, 0, "llm", "1.0.0"), Tenant: tenant, UserID: user, SessionID: "s1",
 			Scope: memory.ScopeUser, Type: memory.Episodic, Category: memory.CatEvent,
@@ -201,7 +201,7 @@ func TestMicroBatching(t *testing.T) {
 	}{
 		{"burst of five in one session", burst, 1, 0, 1},
 		{"two sessions", []memory.Turn{
-			userTurn("x1", "s1", 0, "I prefer tea over coffee."), userTurn("x2", "s2", 0, "我住在杭州"),
+			userTurn("x1", "s1", 0, "I prefer tea over coffee."), userTurn("x2", "s2", 0, "我住在苏州"),
 			userTurn("x3", "s1", 1, "Remember my daughter's name is Mia."), userTurn("x4", "s2", 1, "以后别在早上九点前给我发消息"),
 		}, 2, 0, 2},
 		{"small talk only", []memory.Turn{

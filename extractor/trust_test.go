@@ -43,7 +43,7 @@ func TestTrustAssistantClaim(t *testing.T) {
 		{"corrected", Batch{New: []memory.Turn{claim, reply("不对，是 299 元")}}, false, []string{"a1"}},
 		{"yes but", Batch{New: []memory.Turn{claim, reply("yes, but only for students")}}, false, []string{"a1"}},
 		{"question back", Batch{New: []memory.Turn{claim, reply("对吗？")}}, false, []string{"a1"}},
-		{"by the way is not yes", Batch{New: []memory.Turn{claim, reply("对了，我叫王伟")}}, false, []string{"a1"}},
+		{"by the way is not yes", Batch{New: []memory.Turn{claim, reply("对了，我叫刘洋")}}, false, []string{"a1"}},
 		{"yesterday is not yes", Batch{New: []memory.Turn{claim, reply("yesterday I paid 199")}}, false, []string{"a1"}},
 		{"confirmation before the claim", Batch{New: []memory.Turn{
 			{TurnID: "u0", Role: memory.RoleUser, Content: "对", OccurredAt: at(0)}, claim}}, false, []string{"a1"}},

@@ -443,7 +443,7 @@ func clusterCategory(members []episode) memory.Category {
 		}
 	}
 	best, bestN := memory.CatFact, 0
-	for _, cat := range memory.Categories { // fixed order: ties resolve the same way every time
+	for _, cat := range memory.Categories() { // fixed order: ties resolve the same way every time
 		if count[cat] > bestN {
 			best, bestN = cat, count[cat]
 		}
@@ -537,7 +537,7 @@ Fields: content (the statement, or "" for none); category (one of preference, fa
 
 func distillSchema() map[string]any {
 	cats := []string{}
-	for _, c := range memory.Categories {
+	for _, c := range memory.Categories() {
 		if c != memory.CatEvent && c != memory.CatTask {
 			cats = append(cats, string(c))
 		}

@@ -105,7 +105,7 @@ func TestSupersedeSameKey(t *testing.T) {
 	s, r := newResolver(t, nil)
 	first := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	second := first.AddDate(0, 0, 7)
-	d1 := resolve(t, r, cand("u1", "以后安排会议尽量避开每周五下午", withKey("meeting.avoid_time"), validFrom(first)), consolidator.KindAdd)
+	d1 := resolve(t, r, cand("u1", "以后排会尽量别放在周五下午", withKey("meeting.avoid_time"), validFrom(first)), consolidator.KindAdd)
 	d2 := resolve(t, r, cand("u1", "周五下午开会也可以了", withKey("meeting.avoid_time"), validFrom(second)), consolidator.KindSupersede)
 	if d2.MemoryID != d1.MemoryID {
 		t.Fatalf("supersede wrote memory %s, want a new version of %s", d2.MemoryID, d1.MemoryID)
@@ -121,7 +121,7 @@ func TestSupersedeSameKey(t *testing.T) {
 	if v1.ValidTo == nil || !v1.ValidTo.Equal(second) || !v2.ValidFrom.Equal(second) {
 		t.Fatalf("v1.valid_to %v, v2.valid_from %v, want both %v", v1.ValidTo, v2.ValidFrom, second)
 	}
-	if v1.Content != "以后安排会议尽量避开每周五下午" || d.Memory.Content != "周五下午开会也可以了" || d.Memory.Status != memory.StatusActive {
+	if v1.Content != "以后排会尽量别放在周五下午" || d.Memory.Content != "周五下午开会也可以了" || d.Memory.Status != memory.StatusActive {
 		t.Fatalf("memory is %q (%s), v1 %q", d.Memory.Content, d.Memory.Status, v1.Content)
 	}
 	// As of the first week the old rule held; afterwards the new one.

@@ -113,8 +113,8 @@ func extractionSchema() map[string]any {
 	enum := func(desc string, vals ...string) map[string]any {
 		return map[string]any{"type": "string", "enum": vals, "description": desc}
 	}
-	cats := make([]string, len(memory.Categories))
-	for i, c := range memory.Categories {
+	cats := make([]string, len(memory.Categories()))
+	for i, c := range memory.Categories() {
 		cats[i] = string(c)
 	}
 	item := map[string]any{

@@ -8,6 +8,7 @@ import (
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 // failingEmbedder is a TurnEmbedder whose endpoint is down.
@@ -47,18 +48,10 @@ func TestTurnEmbeddings(t *testing.T) {
 				assistantTurn("e2", "s1", 1, "That sounds lovely."),
 			}
 			h.mustHandle(turns...)
-			ctx := testCtx(t)
-			var stored, vectors int
-			err := h.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-				if err := tx.Raw().QueryRow(ctx, "SELECT count(*) FROM turns").Scan(&stored); err != nil {
-					return err
-				}
-				return tx.Raw().QueryRow(ctx, `SELECT count(*) FROM turn_embeddings e JOIN turns t
-					ON t.tenant = e.tenant AND t.turn_id = e.turn_id AND t.user_id = e.user_id`).Scan(&vectors)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			pool := h.store.Pool()
+			stored := pgtest.Count(t, pool, tenant, "SELECT count(*) FROM turns")
+			vectors := pgtest.Count(t, pool, tenant, `SELECT count(*) FROM turn_embeddings e JOIN turns t
+				ON t.tenant = e.tenant AND t.turn_id = e.turn_id AND t.user_id = e.user_id`)
 			if stored != len(turns) {
 				t.Errorf("%d turns stored, want %d", stored, len(turns))
 			}
@@ -75,12 +68,7 @@ func TestTurnEmbeddings(t *testing.T) {
 			}
 			// A redelivery rewrites the vectors in place: still one per turn.
 			h.mustHandle(turns...)
-			err = h.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-				return tx.Raw().QueryRow(ctx, "SELECT count(*) FROM turn_embeddings").Scan(&vectors)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			vectors = pgtest.Count(t, pool, tenant, "SELECT count(*) FROM turn_embeddings")
 			if vectors != tc.wantVectors {
 				t.Errorf("after redelivery %d turn vectors, want %d", vectors, tc.wantVectors)
 			}

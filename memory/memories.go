@@ -55,19 +55,19 @@ type NewMemory struct {
 func (n *NewMemory) validate() error {
 	var problems []string
 	if !n.Scope.Valid() {
-		problems = append(problems, fmt.Sprintf("scope %q is not one of %v", n.Scope, Scopes))
+		problems = append(problems, fmt.Sprintf("scope %q is not one of %v", n.Scope, Scopes()))
 	}
 	if !n.Type.Valid() {
-		problems = append(problems, fmt.Sprintf("type %q is not one of %v", n.Type, Types))
+		problems = append(problems, fmt.Sprintf("type %q is not one of %v", n.Type, Types()))
 	}
 	if !n.Category.Valid() {
-		problems = append(problems, fmt.Sprintf("category %q is not one of %v", n.Category, Categories))
+		problems = append(problems, fmt.Sprintf("category %q is not one of %v", n.Category, Categories()))
 	}
 	if !n.Status.Valid() {
-		problems = append(problems, fmt.Sprintf("status %q is not one of %v", n.Status, Statuses))
+		problems = append(problems, fmt.Sprintf("status %q is not one of %v", n.Status, Statuses()))
 	}
 	if !n.Source.Valid() {
-		problems = append(problems, fmt.Sprintf("source %q is not one of %v", n.Source, Sources))
+		problems = append(problems, fmt.Sprintf("source %q is not one of %v", n.Source, Sources()))
 	}
 	if strings.TrimSpace(n.Content) == "" {
 		problems = append(problems, "content is empty")

@@ -19,11 +19,14 @@ const (
 	Procedural Type = "procedural" // how to do things
 )
 
-// Types lists every valid Type.
-var Types = []Type{Episodic, Semantic, Procedural}
+// Types() lists every valid Type, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Types() []Type {
+	return []Type{Episodic, Semantic, Procedural}
+}
 
 // Valid reports whether t is a known type.
-func (t Type) Valid() bool { return oneOf(t, Types) }
+func (t Type) Valid() bool { return oneOf(t, Types()) }
 
 // Category refines a memory's type. The set is closed so that retrieval filters and
 // the profile layer can rely on it; the database enforces it with a CHECK.
@@ -43,12 +46,15 @@ const (
 	CatOther        Category = "other"
 )
 
-// Categories lists every valid Category.
-var Categories = []Category{CatPreference, CatFact, CatConstraint, CatEvent, CatSkill,
-	CatDecision, CatProfile, CatGoal, CatRelationship, CatTask, CatOther}
+// Categories() lists every valid Category, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Categories() []Category {
+	return []Category{CatPreference, CatFact, CatConstraint, CatEvent, CatSkill,
+		CatDecision, CatProfile, CatGoal, CatRelationship, CatTask, CatOther}
+}
 
 // Valid reports whether c is a known category.
-func (c Category) Valid() bool { return oneOf(c, Categories) }
+func (c Category) Valid() bool { return oneOf(c, Categories()) }
 
 // Status is a memory's lifecycle state.
 type Status string
@@ -62,11 +68,14 @@ const (
 	StatusArchived   Status = "archived"
 )
 
-// Statuses lists every valid Status.
-var Statuses = []Status{StatusActive, StatusPending, StatusSuperseded, StatusDeprecated, StatusExpired, StatusArchived}
+// Statuses() lists every valid Status, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Statuses() []Status {
+	return []Status{StatusActive, StatusPending, StatusSuperseded, StatusDeprecated, StatusExpired, StatusArchived}
+}
 
 // Valid reports whether s is a known status.
-func (s Status) Valid() bool { return oneOf(s, Statuses) }
+func (s Status) Valid() bool { return oneOf(s, Statuses()) }
 
 // Scope says who a memory belongs to.
 type Scope string
@@ -78,11 +87,14 @@ const (
 	ScopeGlobal  Scope = "global"
 )
 
-// Scopes lists every valid Scope.
-var Scopes = []Scope{ScopeUser, ScopeAgent, ScopeSession, ScopeGlobal}
+// Scopes() lists every valid Scope, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Scopes() []Scope {
+	return []Scope{ScopeUser, ScopeAgent, ScopeSession, ScopeGlobal}
+}
 
 // Valid reports whether s is a known scope.
-func (s Scope) Valid() bool { return oneOf(s, Scopes) }
+func (s Scope) Valid() bool { return oneOf(s, Scopes()) }
 
 // Source is who a memory's content came from.
 type Source string
@@ -95,11 +107,14 @@ const (
 	SourceManual        Source = "manual"
 )
 
-// Sources lists every valid Source.
-var Sources = []Source{SourceUser, SourceAssistant, SourceTool, SourceConsolidation, SourceManual}
+// Sources() lists every valid Source, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Sources() []Source {
+	return []Source{SourceUser, SourceAssistant, SourceTool, SourceConsolidation, SourceManual}
+}
 
 // Valid reports whether s is a known source.
-func (s Source) Valid() bool { return oneOf(s, Sources) }
+func (s Source) Valid() bool { return oneOf(s, Sources()) }
 
 // Change is the kind of change a version records.
 type Change string
@@ -121,13 +136,16 @@ const (
 	ChangeConsolidate Change = "consolidate"
 )
 
-// Changes lists every valid Change.
-var Changes = []Change{ChangeAdd, ChangeConfirm, ChangeUpdate, ChangeSupersede, ChangePending,
-	ChangePromote, ChangeCorrect, ChangeDeprecate, ChangeRollback, ChangeExpire, ChangeArchive,
-	ChangeRestore, ChangeDecay, ChangeConsolidate}
+// Changes() lists every valid Change, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Changes() []Change {
+	return []Change{ChangeAdd, ChangeConfirm, ChangeUpdate, ChangeSupersede, ChangePending,
+		ChangePromote, ChangeCorrect, ChangeDeprecate, ChangeRollback, ChangeExpire, ChangeArchive,
+		ChangeRestore, ChangeDecay, ChangeConsolidate}
+}
 
 // Valid reports whether c is a known change kind.
-func (c Change) Valid() bool { return oneOf(c, Changes) }
+func (c Change) Valid() bool { return oneOf(c, Changes()) }
 
 // Role is the speaker of a conversation turn.
 type Role string
@@ -139,11 +157,14 @@ const (
 	RoleSystem    Role = "system"
 )
 
-// Roles lists every valid Role.
-var Roles = []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem}
+// Roles() lists every valid Role, in a fixed order (a new slice each call: the
+// set cannot be changed by a caller).
+func Roles() []Role {
+	return []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem}
+}
 
 // Valid reports whether r is a known role.
-func (r Role) Valid() bool { return oneOf(r, Roles) }
+func (r Role) Valid() bool { return oneOf(r, Roles()) }
 
 func oneOf[T comparable](v T, set []T) bool {
 	for _, s := range set {

@@ -219,13 +219,13 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 	}
 	for _, t := range req.Types {
 		if !t.Valid() {
-			return q, fieldErr("types", "%q is not one of %v", t, memory.Types)
+			return q, fieldErr("types", "%q is not one of %v", t, memory.Types())
 		}
 		q.types = append(q.types, string(t))
 	}
 	for _, c := range req.Categories {
 		if !c.Valid() {
-			return q, fieldErr("categories", "%q is not one of %v", c, memory.Categories)
+			return q, fieldErr("categories", "%q is not one of %v", c, memory.Categories())
 		}
 		q.categories = append(q.categories, string(c))
 	}

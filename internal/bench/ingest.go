@@ -385,7 +385,7 @@ var benchPhrases = []string{
 	"The deploy failed again with exit code 137, probably out of memory.",
 	"我下周要去上海出差，帮我订周二早上的高铁。",
 	"Remember that the quarterly report is due on the last Thursday of the month.",
-	"Use metric units, I live in Berlin.",
+	"Use metric units, my home is in Bremen.",
 	"Last time the pip install worked only after upgrading setuptools.",
 	"Summarise the thread and draft a polite reply declining the invitation.",
 	"我喜欢喝乌龙茶，不加糖。",

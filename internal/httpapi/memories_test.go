@@ -165,7 +165,7 @@ func TestOpsAPI(t *testing.T) {
 	s, r := newResolver(t)
 	c := opsServer(t, s)
 	first := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	d1 := resolve(t, r, cand("u1", "以后安排会议尽量避开每周五下午", withKey("meeting.avoid_time"), validFrom(first)), consolidator.KindAdd)
+	d1 := resolve(t, r, cand("u1", "以后排会尽量别放在周五下午", withKey("meeting.avoid_time"), validFrom(first)), consolidator.KindAdd)
 	resolve(t, r, cand("u1", "周五下午开会也可以了", withKey("meeting.avoid_time"), validFrom(first.AddDate(0, 0, 7))), consolidator.KindSupersede)
 	base := "/v1/memories/" + d1.MemoryID.String()
 
@@ -213,7 +213,7 @@ func TestOpsAPI(t *testing.T) {
 
 	// Roll back to version 1: the original rule, active again.
 	if code := c.do(tenant, "POST", base+"/rollback", `{"version":1}`, &out); code != 200 ||
-		out.Memory.Content != "以后安排会议尽量避开每周五下午" || out.Memory.Status != memory.StatusActive || out.Memory.Version != 4 {
+		out.Memory.Content != "以后排会尽量别放在周五下午" || out.Memory.Status != memory.StatusActive || out.Memory.Version != 4 {
 		t.Fatalf("rollback: %d %+v", code, out.Memory)
 	}
 	// Deprecate it; a second deprecation changes nothing.

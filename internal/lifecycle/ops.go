@@ -69,7 +69,7 @@ func (o *Ops) Correct(ctx context.Context, tenant string, id uuid.UUID, c Correc
 	case utf8.RuneCountInString(content) > 8000:
 		return memory.Memory{}, memory.Invalid("content", "must be at most 8000 characters")
 	case c.Category != nil && !c.Category.Valid():
-		return memory.Memory{}, memory.Invalid("category", "%q is not one of %v", *c.Category, memory.Categories)
+		return memory.Memory{}, memory.Invalid("category", "%q is not one of %v", *c.Category, memory.Categories())
 	case c.Importance != nil && !(*c.Importance >= 0 && *c.Importance <= 1):
 		return memory.Memory{}, memory.Invalid("importance", "must be between 0 and 1")
 	case c.ExpectVersion < 0:
@@ -134,7 +134,7 @@ func (o *Ops) Rollback(ctx context.Context, tenant string, id uuid.UUID, n int, 
 			return memory.Update{}, memory.Invalid("version", "memory is at version %d already", n)
 		}
 		if v.Content != target.Content {
-			return memory.Update{}, fmt.Errorf("version %d of %s changed while rolling back: %w", n, id, errConflict)
+			return memory.Update{}, fmt.Errorf("version %d of %s changed while rolling back: %w", n, id, ErrConflict)
 		}
 		st := v.Status
 		if st == memory.StatusSuperseded {
@@ -150,10 +150,11 @@ func (o *Ops) Rollback(ctx context.Context, tenant string, id uuid.UUID, n int, 
 	})
 }
 
-var (
-	errUnchanged = errors.New("nothing to change")
-	errConflict  = errors.New("concurrent change")
-)
+var errUnchanged = errors.New("nothing to change")
+
+// ErrConflict is returned when a concurrent change got in the way of an operation
+// (the caller may retry it).
+var ErrConflict = errors.New("concurrent change")
 
 func versionOf(ctx context.Context, tx *memory.Tx, id uuid.UUID, n int) (memory.Version, error) {
 	vs, err := tx.Versions(ctx, id)

@@ -244,22 +244,16 @@ func RunBench(ctx context.Context, pool *pgxpool.Pool, cfg BenchConfig) (BenchRe
 	err = store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
 		qq := query{SearchRequest: SearchRequest{Query: qs[0].text, UserID: qs[0].user, Scope: memory.ScopeUser, TopK: 10},
 			statuses: []string{"active"}, memories: true, now: time.Now().UTC()}
-		sql, args := r.buildMemorySQL(cfg.Tenant, qq, qs[0].vec, 50)
-		rows, err := tx.Raw().Query(ctx, "EXPLAIN "+sql, args...)
+		plan, err := tx.ExplainMemoryCandidates(ctx, r.memorySearch(qq, qs[0].vec, 50))
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var l string
-			if err := rows.Scan(&l); err != nil {
-				return err
-			}
+		for _, l := range plan {
 			if strings.Contains(l, benchHNSWIndex) {
 				res.SearchUsesHNSW = true
 			}
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("bench: explaining the search: %w", err)
@@ -295,33 +289,25 @@ func RunBench(ctx context.Context, pool *pgxpool.Pool, cfg BenchConfig) (BenchRe
 func benchVectorSide(ctx context.Context, store *memory.Store, r *Retriever, tenant string, q query, vec []float32) ([]uuid.UUID, error) {
 	var out []uuid.UUID
 	err := store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		sql, args := r.buildMemorySQL(tenant, q, vec, 10)
-		rows, err := tx.Raw().Query(ctx, sql, args...)
+		hits, err := tx.MemoryCandidates(ctx, r.memorySearch(q, vec, 10))
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		type hit struct {
 			id   uuid.UUID
 			rank int64
 		}
 		var hs []hit
-		for rows.Next() {
-			var vRank, kRank, rRank *int64
-			var dist, kr *float64
-			m, err := memory.ScanMemory(rows, tenant, &vRank, &dist, &kRank, &kr, &rRank)
-			if err != nil {
-				return err
-			}
-			if vRank != nil {
-				hs = append(hs, hit{m.ID, *vRank})
+		for _, h := range hits {
+			if h.VectorRank != 0 {
+				hs = append(hs, hit{h.Memory.ID, h.VectorRank})
 			}
 		}
 		slices.SortFunc(hs, func(a, b hit) int { return int(a.rank - b.rank) })
 		for _, h := range hs {
 			out = append(out, h.id)
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: the search's vector side: %w", err)

@@ -15,9 +15,9 @@ import (
 )
 
 // AccessRecorder counts reads of memories off the request path: reads are queued on a
-// buffered channel and Run writes them once per interval, one UPDATE ... FROM unnest
-// per tenant. A full queue drops updates (counted) instead of slowing reads down:
-// access counts feed decay and ranking heuristics, not correctness.
+// buffered channel and Run writes them once per interval, one statement per tenant
+// (memory.Store.AddAccessCounts). A full queue drops updates (counted) instead of
+// slowing reads down: access counts feed decay and ranking heuristics, not correctness.
 type AccessRecorder struct {
 	store    *memory.Store
 	ch       chan accessEvent

@@ -88,7 +88,7 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
 			WHERE tenant = $1 AND model = $2 AND user_id = $3
 			ORDER BY embedding <=> $4 LIMIT $5)
-		SELECT `+MemoryColumnsAs("m")+`, 1 - near.dist, (SELECT count(*) FROM near)
+		SELECT `+memoryColumnsAs("m")+`, 1 - near.dist, (SELECT count(*) FROM near)
 		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
 		WHERE m.status IN ('active', 'pending')
 		ORDER BY near.dist LIMIT $6`,
@@ -100,7 +100,7 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 	var scanned int
 	for rows.Next() {
 		var n Neighbour
-		m, err := ScanMemory(rows, t.tenant, &n.Similarity, &scanned)
+		m, err := scanMemory(rows, t.tenant, &n.Similarity, &scanned)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("reading nearest memories of %s: %w", q.UserID, err)

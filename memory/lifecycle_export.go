@@ -38,7 +38,7 @@ func (t *Tx) ExportMemories(ctx context.Context, userID string, after uuid.UUID,
 	}
 	var out []MemoryExport
 	for rows.Next() {
-		m, err := ScanMemory(rows, t.tenant)
+		m, err := scanMemory(rows, t.tenant)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("reading memories: %w", err)

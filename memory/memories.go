@@ -96,15 +96,15 @@ func (n *NewMemory) validate() error {
 	return nil
 }
 
-// memoryColumnList is the column list ScanMemory reads, in order.
+// memoryColumnList is the column list scanMemory reads, in order.
 var memoryColumnList = []string{"id", "user_id", "agent_id", "session_id", "scope", "type", "category",
 	"coalesce(%skey, '')", "content", "importance", "confidence", "status", "version", "valid_from", "valid_to",
 	"recorded_at", "updated_at", "expire_at", "access_count", "last_access_at", "confirm_count",
 	"last_confirmed_at", "consolidated_at", "source", "extractor", "extractor_version", "model", "metadata"}
 
-// MemoryColumnsAs lists the columns ScanMemory reads, each prefixed by alias + "."
+// memoryColumnsAs lists the columns scanMemory reads, each prefixed by alias + "."
 // (no prefix when alias is empty), for packages that write their own queries.
-func MemoryColumnsAs(alias string) string {
+func memoryColumnsAs(alias string) string {
 	prefix := ""
 	if alias != "" {
 		prefix = alias + "."
@@ -120,10 +120,10 @@ func MemoryColumnsAs(alias string) string {
 	return strings.Join(cols, ", ")
 }
 
-var memoryColumns = MemoryColumnsAs("")
+var memoryColumns = memoryColumnsAs("")
 
-// ScanMemory reads a row selected with MemoryColumnsAs (plus extra destinations after them).
-func ScanMemory(row pgx.Row, tenant string, extra ...any) (Memory, error) {
+// scanMemory reads a row selected with memoryColumnsAs (plus extra destinations after them).
+func scanMemory(row pgx.Row, tenant string, extra ...any) (Memory, error) {
 	var m Memory
 	var scope, typ, cat, status, source string
 	dest := []any{&m.ID, &m.UserID, &m.AgentID, &m.SessionID, &scope, &typ, &cat, &m.Key, &m.Content,
@@ -269,7 +269,7 @@ func (t *Tx) writeChanges(ctx context.Context, rowSQL string, args []any, r chan
 // state; pgx.ErrNoRows when rowSQL changed nothing.
 func (t *Tx) writeChangeRow(ctx context.Context, rowSQL string, args []any, r changeRecord) (Memory, error) {
 	row := t.tx.QueryRow(ctx, changeSQL(rowSQL, r.Details, memoryColumns), t.changeArgs(r, args)...)
-	return ScanMemory(row, t.tenant)
+	return scanMemory(row, t.tenant)
 }
 
 // Update describes a change to an existing memory. Nil fields keep their value.
@@ -451,7 +451,7 @@ func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turn
 	row := t.tx.QueryRow(ctx, `UPDATE memories SET confidence = greatest(confidence, $3::real),
 		confirm_count = confirm_count + 1, last_confirmed_at = now()
 		WHERE tenant = $1 AND id = $2 RETURNING `+memoryColumns, t.tenant, id, clamp01(confidence))
-	m, err := ScanMemory(row, t.tenant)
+	m, err := scanMemory(row, t.tenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Memory{}, fmt.Errorf("confirming memory %s: %w", id, ErrNotFound)
 	}
@@ -471,7 +471,7 @@ func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turn
 
 func (t *Tx) lockMemory(ctx context.Context, id uuid.UUID) (Memory, error) {
 	row := t.tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE tenant = $1 AND id = $2 FOR UPDATE`, t.tenant, id)
-	m, err := ScanMemory(row, t.tenant)
+	m, err := scanMemory(row, t.tenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Memory{}, fmt.Errorf("memory %s: %w", id, ErrNotFound)
 	}
@@ -599,7 +599,7 @@ func (t *Tx) DropOtherEmbeddings(ctx context.Context, id uuid.UUID, keep string)
 // Get reads a memory.
 func (t *Tx) Get(ctx context.Context, id uuid.UUID) (Memory, error) {
 	row := t.tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE tenant = $1 AND id = $2`, t.tenant, id)
-	m, err := ScanMemory(row, t.tenant)
+	m, err := scanMemory(row, t.tenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Memory{}, fmt.Errorf("memory %s: %w", id, ErrNotFound)
 	}
@@ -736,7 +736,7 @@ func (t *Tx) Nearest(ctx context.Context, q NearestQuery) ([]Neighbour, error) {
 	for _, s := range statuses {
 		sts = append(sts, string(s))
 	}
-	rows, err := t.tx.Query(ctx, `SELECT `+MemoryColumnsAs("m")+`, 1 - (e.embedding <=> $4) AS sim
+	rows, err := t.tx.Query(ctx, `SELECT `+memoryColumnsAs("m")+`, 1 - (e.embedding <=> $4) AS sim
 		FROM memory_embeddings e JOIN memories m ON m.tenant = e.tenant AND m.id = e.memory_id
 		WHERE e.tenant = $1 AND e.model = $2 AND e.user_id = $3
 		  AND m.status = ANY($5) AND (cardinality($6::text[]) = 0 OR m.type = ANY($6))
@@ -749,7 +749,7 @@ func (t *Tx) Nearest(ctx context.Context, q NearestQuery) ([]Neighbour, error) {
 	var out []Neighbour
 	for rows.Next() {
 		var n Neighbour
-		m, err := ScanMemory(rows, t.tenant, &n.Similarity)
+		m, err := scanMemory(rows, t.tenant, &n.Similarity)
 		if err != nil {
 			return nil, fmt.Errorf("reading nearest memories: %w", err)
 		}
@@ -781,7 +781,7 @@ func (t *Tx) ByKey(ctx context.Context, userID, key string, statuses ...Status) 
 	defer rows.Close()
 	var out []Memory
 	for rows.Next() {
-		m, err := ScanMemory(rows, t.tenant)
+		m, err := scanMemory(rows, t.tenant)
 		if err != nil {
 			return nil, fmt.Errorf("reading memories with key %s: %w", key, err)
 		}

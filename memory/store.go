@@ -82,8 +82,8 @@ type Store struct {
 // NewStore wraps a pool opened with Connect.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Pool exposes the pool for packages that run their own tenant-scoped queries
-// through InTx.
+// Pool is the store's pool, for test harnesses that set up states no store method
+// produces (memory/pgtest). Production code runs SQL only through store methods.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Tx is a transaction bound to one tenant: row-level security sees only its rows.
@@ -94,10 +94,6 @@ type Tx struct {
 
 // Tenant is the transaction's tenant.
 func (t *Tx) Tenant() string { return t.tenant }
-
-// Raw gives the underlying transaction for queries this package does not offer.
-// Row-level security still applies to them.
-func (t *Tx) Raw() pgx.Tx { return t.tx }
 
 // InTx runs fn in one transaction with the tenant set for row-level security, and
 // commits when fn returns nil.

@@ -15,9 +15,9 @@ import (
 )
 
 // AccessRecorder counts reads of memories off the request path: reads are queued on a
-// buffered channel and Run writes them once per interval, one UPDATE ... FROM unnest
-// per tenant. A full queue drops updates (counted) instead of slowing reads down:
-// access counts feed decay and ranking heuristics, not correctness.
+// buffered channel and Run writes them once per interval, one statement per tenant
+// (memory.Store.AddAccessCounts). A full queue drops updates (counted) instead of
+// slowing reads down: access counts feed decay and ranking heuristics, not correctness.
 type AccessRecorder struct {
 	store    *memory.Store
 	ch       chan accessEvent
@@ -142,22 +142,11 @@ func (a *AccessRecorder) Flush(ctx context.Context) error {
 		}
 		// A fixed order keeps concurrent flushers (several processes) from deadlocking.
 		slices.SortFunc(ids, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
-		ns := make([]int64, len(ids))
-		ats := make([]time.Time, len(ids))
+		reads := make([]memory.MemoryAccess, len(ids))
 		for i, id := range ids {
-			ns[i], ats[i] = byID[id].n, byID[id].at
+			reads[i] = memory.MemoryAccess{ID: id, N: byID[id].n, At: byID[id].at}
 		}
-		err := a.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-			if _, err := tx.Raw().Exec(ctx, `SELECT set_config('lock_timeout', '2s', true),
-				set_config('synchronous_commit', 'off', true)`); err != nil {
-				return err
-			}
-			_, err := tx.Raw().Exec(ctx, `UPDATE memories m SET access_count = m.access_count + u.n,
-				last_access_at = greatest(m.last_access_at, u.at)
-				FROM unnest($2::uuid[], $3::bigint[], $4::timestamptz[]) AS u(id, n, at)
-				WHERE m.tenant = $1 AND m.id = u.id`, tenant, ids, ns, ats)
-			return err
-		})
+		err := a.store.AddAccessCounts(ctx, tenant, reads)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("writing access counts of tenant %s: %w", tenant, err)

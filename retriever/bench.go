@@ -23,21 +23,8 @@ func (r *Retriever) ExplainMemorySearch(ctx context.Context, tenant string, req 
 	}
 	var plan []string
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		// After the search SQL moves into memory: tx.ExplainMemoryCandidates(ctx, r.memorySearch(q, vec, n)).
-		sql, args := r.buildMemorySQL(tenant, q, vec, n)
-		rows, err := tx.Raw().Query(ctx, "EXPLAIN "+sql, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var l string
-			if err := rows.Scan(&l); err != nil {
-				return err
-			}
-			plan = append(plan, l)
-		}
-		return rows.Err()
+		plan, err = tx.ExplainMemoryCandidates(ctx, r.memorySearch(q, vec, n))
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("explaining the memory search: %w", err)
@@ -52,40 +39,19 @@ func (r *Retriever) VectorSide(ctx context.Context, tenant string, req SearchReq
 	if err != nil {
 		return nil, err
 	}
-	type hit struct {
-		id   uuid.UUID
-		rank int64
-	}
-	var hs []hit
+	var hits []memory.MemoryHit
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		// After the search SQL moves into memory: tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n)),
-		// keeping the hits with a VectorRank.
-		sql, args := r.buildMemorySQL(tenant, q, vec, n)
-		rows, err := tx.Raw().Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var vRank, kRank, rRank *int64
-			var dist, kr *float64
-			m, err := memory.ScanMemory(rows, tenant, &vRank, &dist, &kRank, &kr, &rRank)
-			if err != nil {
-				return err
-			}
-			if vRank != nil {
-				hs = append(hs, hit{m.ID, *vRank})
-			}
-		}
-		return rows.Err()
+		hits, err = tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n))
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the search's vector side: %w", err)
 	}
-	slices.SortFunc(hs, func(a, b hit) int { return int(a.rank - b.rank) })
-	out := make([]uuid.UUID, len(hs))
-	for i, h := range hs {
-		out[i] = h.id
+	hits = slices.DeleteFunc(hits, func(h memory.MemoryHit) bool { return h.VectorRank == 0 })
+	slices.SortFunc(hits, func(a, b memory.MemoryHit) int { return int(a.VectorRank - b.VectorRank) })
+	out := make([]uuid.UUID, len(hits))
+	for i, h := range hits {
+		out[i] = h.Memory.ID
 	}
 	return out, nil
 }

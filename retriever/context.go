@@ -412,26 +412,7 @@ func dropLast(chosen *[5][]line) {
 // profile reads the owner's standing profile: the most important active preferences,
 // constraints and profile facts, whatever the query.
 func (r *Retriever) profile(ctx context.Context, tx *memory.Tx, userID, agentID string, now time.Time) ([]memory.Memory, error) {
-	rows, err := tx.Raw().Query(ctx, `SELECT `+memory.MemoryColumnsAs("m")+` FROM memories m
-		WHERE m.tenant = $1 AND m.user_id = $2 AND m.status = 'active'
-		  AND ($3 = '' OR m.agent_id IN ('', $3)) AND m.scope <> 'session'
-		  AND (m.expire_at IS NULL OR m.expire_at > $4)
-		  AND m.category IN ('preference', 'constraint', 'profile')
-		ORDER BY m.importance DESC, m.updated_at DESC, m.id LIMIT $5`,
-		tx.Tenant(), userID, agentID, now, r.cfg.ProfileLimit)
-	if err != nil {
-		return nil, fmt.Errorf("reading the profile of %s: %w", userID, err)
-	}
-	defer rows.Close()
-	var out []memory.Memory
-	for rows.Next() {
-		m, err := memory.ScanMemory(rows, tx.Tenant())
-		if err != nil {
-			return nil, fmt.Errorf("reading the profile of %s: %w", userID, err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return tx.ProfileMemories(ctx, userID, agentID, now, r.cfg.ProfileLimit)
 }
 
 type shortTerm struct {
@@ -443,23 +424,13 @@ type shortTerm struct {
 // whether the summary is due for a refresh.
 func (r *Retriever) shortTerm(ctx context.Context, tx *memory.Tx, userID, sessionID string, now time.Time) (shortTerm, error) {
 	var st shortTerm
-	var total int
-	var summary *string
-	var covered *int
-	err := tx.Raw().QueryRow(ctx, `SELECT (SELECT count(*) FROM turns WHERE tenant = $1 AND user_id = $2 AND session_id = $3),
-			s.summary, s.turn_count
-		FROM (SELECT 1) x LEFT JOIN session_summaries s ON s.tenant = $1 AND s.user_id = $2 AND s.session_id = $3`,
-		tx.Tenant(), userID, sessionID).Scan(&total, &summary, &covered)
+	sum, err := tx.SessionSummary(ctx, userID, sessionID)
 	if err != nil {
-		return st, fmt.Errorf("reading the summary of session %s: %w", sessionID, err)
+		return st, err
 	}
-	done := 0
-	if covered != nil {
-		done = *covered
-	}
-	st.due = total >= r.cfg.SummaryMinTurns && total-done >= r.cfg.SummaryEvery
-	if summary != nil && *summary != "" {
-		st.lines = append(st.lines, line{text: "[session summary] " + oneLine(*summary), pinned: true, keepNewest: true})
+	st.due = sum.Turns >= r.cfg.SummaryMinTurns && sum.Turns-sum.SummaryTurns >= r.cfg.SummaryEvery
+	if sum.Summary != "" {
+		st.lines = append(st.lines, line{text: "[session summary] " + oneLine(sum.Summary), pinned: true, keepNewest: true})
 	}
 	turns, err := tx.SessionWindow(ctx, userID, sessionID, time.Time{}, r.cfg.WindowTurns, nil)
 	if err != nil {

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams/natstest"
 )
@@ -313,15 +315,18 @@ func TestRetrieverTablesForceRLS(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, nil)
 	for _, table := range []string{"retrievals", "session_summaries"} {
-		var forced bool
-		if err := e.store.Pool().QueryRow(e.ctx, "SELECT relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relname = $1",
-			table).Scan(&forced); err != nil || !forced {
-			t.Errorf("%s: forced row-level security %v (%v)", table, forced, err)
+		if n := pgtest.Count(t, e.pool, "acme", `SELECT count(*) FROM pg_class WHERE relname = $1
+			AND relrowsecurity AND relforcerowsecurity`, table); n != 1 {
+			t.Errorf("%s: forced row-level security not set", table)
 		}
 	}
-	// A row written under one tenant cannot claim another.
-	err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		_, err := tx.Raw().Exec(e.ctx, `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
+	// A row written under one tenant cannot claim another. (pgtest.Exec would fail the
+	// test on the error this expects.)
+	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(e.ctx, "SELECT set_config('engram.tenant', 'acme', true)"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tx.Exec(e.ctx, `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
 			VALUES ('globex', 'u', 's', 'x', 1)`)
 		return err
 	})

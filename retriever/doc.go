@@ -1,7 +1,8 @@
 // Package retriever is engram's read side: hybrid recall, context assembly, working
 // memory, retrieval records and the HTTP API for them.
 //
-// Search filters first and ranks second. One SQL statement, inside a transaction that
+// Search filters first and ranks second. The retriever runs no SQL of its own: one
+// candidate query of the store (memory.Tx.MemoryCandidates), inside a transaction that
 // sets the tenant for row-level security, materialises the owner's eligible memories
 // (owner, status, expiry, time range, types, categories; or, with as_of, each
 // memory's version valid at that time), then draws candidates from three sides: the
@@ -10,7 +11,8 @@
 // recently updated. Candidates are fused with weighted reciprocal rank fusion and
 // reranked with importance, recency and confidence (Config documents the weights),
 // near-duplicates are dropped and the threshold applied. The turns layer is keyword
-// search over the owner's stored turns.
+// (and, with turn embedding, vector) search over the owner's stored turns
+// (memory.Tx.TurnCandidates), fused the same way.
 //
 // Context assembles a fenced block within a token budget from working memory (task
 // state in the ENGRAM_TASKS KV bucket), short-term memory (the session's last turns

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/llm"
@@ -32,6 +33,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	store *memory.Store
+	pool  *pgxpool.Pool // the store's, for test set-up and checks through pgtest
 	emb   llm.Embedder
 	r     *retriever.Retriever
 }
@@ -49,12 +51,13 @@ func newEnv(t *testing.T, emb llm.Embedder, mod func(*retriever.Config)) *env {
 	if mod != nil {
 		mod(&cfg)
 	}
-	store := pgtest.Store(t)
+	pool := pgtest.Pool(t)
+	store := memory.NewStore(pool)
 	r, err := retriever.NewRetriever(store, emb, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: testCtx(t), store: store, emb: emb, r: r}
+	return &env{t: t, ctx: testCtx(t), store: store, pool: pool, emb: emb, r: r}
 }
 
 // fakeEmbedder is an OpenAI-compatible embedder on the fake server, whose vectors the

@@ -13,8 +13,6 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
@@ -364,71 +362,39 @@ func (r *Retriever) embedQuery(ctx context.Context, text string) []float32 {
 
 // searchMemories runs the hybrid candidate query and scores the candidates.
 func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, vec []float32, n int) ([]Result, error) {
-	sql, args := r.buildMemorySQL(tx.Tenant(), q, vec, n)
-	rows, err := tx.Raw().Query(ctx, sql, args...)
+	hits, err := tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n))
 	if err != nil {
-		return nil, fmt.Errorf("querying memory candidates: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
 	sideNorm := r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight
 	if vec != nil {
 		sideNorm += r.cfg.VectorSideWeight
 	}
 	sideNorm /= r.cfg.RRFK + 1
 	var out []Result
-	for rows.Next() {
-		var vRank, kRank, rRank *int64
-		var dist, kr *float64
-		var ver struct {
-			version               *int
-			content, status, cat  *string
-			key                   *string
-			importance, confidenc *float64
-			validFrom, validTo    *time.Time
-		}
-		extra := []any{&vRank, &dist, &kRank, &kr, &rRank}
-		if q.AsOf != nil {
-			extra = append(extra, &ver.version, &ver.content, &ver.status, &ver.cat, &ver.key,
-				&ver.importance, &ver.confidenc, &ver.validFrom, &ver.validTo)
-		}
-		m, err := memory.ScanMemory(rows, tx.Tenant(), extra...)
-		if err != nil {
-			return nil, fmt.Errorf("reading memory candidates: %w", err)
-		}
-		if q.AsOf != nil {
-			m.Version, m.Content, m.Status, m.Category = *ver.version, *ver.content, memory.Status(*ver.status), memory.Category(*ver.cat)
-			m.Key, m.Importance, m.Confidence = *ver.key, *ver.importance, *ver.confidenc
-			m.ValidFrom, m.ValidTo = *ver.validFrom, ver.validTo
-			if m.Status == memory.StatusSuperseded {
-				m.Status = memory.StatusActive // it was the truth at as_of
-			}
-		}
+	for _, h := range hits {
+		m := h.Memory
 		res := memoryResult(m)
 		rrf := 0.0
-		if vRank != nil {
-			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(*vRank))
+		if h.VectorRank != 0 {
+			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(h.VectorRank))
 		}
-		if kRank != nil {
-			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(*kRank))
+		if h.KeywordRank != 0 {
+			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(h.KeywordRank))
 		}
-		if rRank != nil {
-			rrf += r.cfg.RecentSideWeight / (r.cfg.RRFK + float64(*rRank))
+		if h.RecentRank != 0 {
+			rrf += r.cfg.RecentSideWeight / (r.cfg.RRFK + float64(h.RecentRank))
 		}
-		if dist != nil {
-			res.Components.Vector = 1 - *dist
+		if h.Distance != nil {
+			res.Components.Vector = 1 - *h.Distance
 		}
-		if kr != nil {
-			res.Components.Keyword = *kr
-		}
+		res.Components.Keyword = h.Keyword
 		// Recency is world time (when the fact became true), the same clock turns use
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
 		// rank it above the turns it came from.
 		recencyAt := m.ValidFrom
 		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading memory candidates: %w", err)
 	}
 	return out, nil
 }
@@ -532,25 +498,18 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Raw().Query(ctx, `SELECT memory_id, embedding FROM memory_embeddings
-		WHERE tenant = $1 AND model = $2 AND memory_id = ANY($3)`, tx.Tenant(), r.emb.Model(), ids)
+	vs, err := tx.MemoryVectors(ctx, r.emb.Model(), ids)
 	if err != nil {
-		return fmt.Errorf("reading result vectors: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id uuid.UUID
-		var v pgvector.Vector
-		if err := rows.Scan(&id, &v); err != nil {
-			return fmt.Errorf("reading result vectors: %w", err)
-		}
+	for id, v := range vs {
 		x := &res[idx[id]]
-		x.embedding = v.Slice()
+		x.embedding = v
 		if vec != nil && len(vec) == len(x.embedding) && x.Components.Vector == 0 {
 			x.Components.Vector = float64(llm.Cosine(vec, x.embedding))
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // normaliseContent folds case, punctuation and spacing, so "Likes tea." and
@@ -573,162 +532,22 @@ func normaliseContent(s string) string {
 	return b.String()
 }
 
-// keywordQuery is the OR-query of the search text's terms: plainto_tsquery stems and
-// drops stopwords, and its ANDs become ORs so that one matching identifier is enough;
-// ts_rank_cd then favours rows that match more of the terms.
-const keywordQuery = `replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery`
-
-// buildMemorySQL builds the candidate query. Every filter (owner, status, expiry,
-// time, types, categories) is applied in the owned CTE first, so ranking never sees
-// another tenant's or owner's rows. The CTE is materialised, and the vector side orders
-// a materialised list of the owner's distances, so the planner cannot swap in an
-// approximate index scan with a filter after it (FACTS.md: exact per-owner scans are
-// faster and exact at owner sizes).
-func (r *Retriever) buildMemorySQL(tenant string, q query, vec []float32, n int) (string, []any) {
-	args := []any{tenant, memory.SearchText(q.Query)}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	var where []string
-	// Owner.
-	switch q.Scope {
-	case memory.ScopeGlobal:
-		where = append(where, "m.user_id = ''", "m.scope = 'global'")
-	case memory.ScopeAgent:
-		where = append(where, "m.scope = 'agent'", "m.agent_id = "+arg(q.AgentID))
-	default:
-		where = append(where, "m.user_id = "+arg(q.UserID))
-		if q.AgentID != "" {
-			where = append(where, "m.agent_id IN ('', "+arg(q.AgentID)+")")
-		}
-		if q.SessionID != "" {
-			where = append(where, "(m.scope <> 'session' OR m.session_id = "+arg(q.SessionID)+")")
-		}
-	}
-	if len(q.types) > 0 {
-		where = append(where, "m.type = ANY("+arg(q.types)+"::text[])")
-	}
-	now := arg(q.now)
-	where = append(where, "(m.expire_at IS NULL OR m.expire_at > "+now+")")
-
-	var owned string
-	if q.AsOf == nil {
-		where = append(where, "m.status = ANY("+arg(q.statuses)+"::text[])")
-		if len(q.categories) > 0 {
-			where = append(where, "m.category = ANY("+arg(q.categories)+"::text[])")
-		}
-		col := "m.valid_from"
-		if q.TimeField == TimeUpdatedAt {
-			col = "m.updated_at"
-		}
-		if q.From != nil {
-			where = append(where, col+" >= "+arg(*q.From))
-		}
-		if q.To != nil {
-			where = append(where, col+" <= "+arg(*q.To))
-		}
-		owned = `owned AS MATERIALIZED (
-	SELECT m.id, m.tsv, m.updated_at FROM memories m
-	WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `)`
-	} else {
-		// History: the latest version of each of the owner's memories whose validity
-		// interval contains as_of; filters apply to that version.
-		var vwhere []string
-		vwhere = append(vwhere, "(CASE WHEN v.status = 'superseded' THEN 'active' ELSE v.status END) = ANY("+arg(q.statuses)+"::text[])")
-		if len(q.categories) > 0 {
-			vwhere = append(vwhere, "v.category = ANY("+arg(q.categories)+"::text[])")
-		}
-		col := "v.valid_from"
-		if q.TimeField == TimeUpdatedAt {
-			col = "v.recorded_at"
-		}
-		if q.From != nil {
-			vwhere = append(vwhere, col+" >= "+arg(*q.From))
-		}
-		if q.To != nil {
-			vwhere = append(vwhere, col+" <= "+arg(*q.To))
-		}
-		owned = `owned AS MATERIALIZED (
-	SELECT * FROM (
-		SELECT DISTINCT ON (v.memory_id) v.memory_id AS id, v.version, v.content, v.status, v.category,
-			coalesce(v.key, '') AS key, v.importance::float8 AS importance, v.confidence::float8 AS confidence,
-			v.valid_from, v.valid_to, v.recorded_at AS updated_at,
-			m.tsv || to_tsvector('english', v.content) AS tsv
-		FROM memories m JOIN memory_versions v ON v.tenant = m.tenant AND v.memory_id = m.id
-		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
-		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
-		ORDER BY v.memory_id, v.version DESC) v
-	WHERE ` + strings.Join(vwhere, " AND ") + `)`
-	}
-
-	limit := arg(n)
-	ctes := []string{owned, `q AS (SELECT ` + keywordQuery + ` AS q)`,
-		`ktop AS (
-	SELECT o.id, ts_rank_cd(o.tsv, q.q) AS kr, row_number() OVER (ORDER BY ts_rank_cd(o.tsv, q.q) DESC, o.id) AS rank
-	FROM owned o, q WHERE numnode(q.q) > 0 AND o.tsv @@ q.q
-	ORDER BY kr DESC, o.id LIMIT ` + limit + `)`,
-		`rtop AS (
-	SELECT o.id, row_number() OVER (ORDER BY o.updated_at DESC, o.id) AS rank
-	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT ` + arg(r.cfg.RecentCandidates) + `)`}
+// memorySearch is the candidate query of q for the store: the owner, the filters and
+// the sides to rank by, n candidates per side. Every filter is applied before ranking
+// (see memory.MemoryCandidates).
+func (r *Retriever) memorySearch(q query, vec []float32, n int) memory.MemorySearch {
 	model := ""
 	if r.emb != nil {
 		model = r.emb.Model()
 	}
-	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
-	switch q.Mode {
-	case ModeKeyword:
-		union = "SELECT id FROM ktop"
-	case ModeVector:
-		union = "SELECT id FROM ktop WHERE false"
+	return memory.MemorySearch{
+		Query: q.Query, Scope: q.Scope, UserID: q.UserID, AgentID: q.AgentID, SessionID: q.SessionID,
+		Types: q.types, Categories: q.categories, Statuses: q.statuses, Now: q.now,
+		From: q.From, To: q.To, ByUpdatedAt: q.TimeField == TimeUpdatedAt, AsOf: q.AsOf,
+		KeywordOnly: q.Mode == ModeKeyword, VectorOnly: q.Mode == ModeVector,
+		Limit: n, RecentLimit: r.cfg.RecentCandidates,
+		Vector: vec, Model: model, MaxDistance: 1 - r.cfg.VectorMinSimilarity,
 	}
-	vjoin := "LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank, NULL::float8 AS dist) vtop ON false"
-	if vec != nil {
-		modelArg := arg(model)
-		vecArg := arg(pgvector.NewVector(vec))
-		minSim := arg(1 - r.cfg.VectorMinSimilarity)
-		if q.Scope == memory.ScopeAgent {
-			// Agent memories may belong to any user: look their vectors up one by one.
-			ctes = append(ctes, `dists AS MATERIALIZED (
-	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM owned o JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+`)`)
-		} else {
-			// The owner's vectors, one range of the (tenant, model, user_id) index: the
-			// exact scan FACTS.md measured. Joining the owned set before the ORDER BY
-			// keeps filter-then-rank: a vector of a filtered-out memory is never ranked.
-			owner := "''"
-			if q.Scope != memory.ScopeGlobal {
-				owner = arg(q.UserID)
-			}
-			ctes = append(ctes, `edist AS MATERIALIZED (
-	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = `+modelArg+` AND e.user_id = `+owner+`)`,
-				`dists AS (SELECT d.id, d.dist FROM edist d JOIN owned o ON o.id = d.id)`)
-		}
-		ctes = append(ctes, `vtop AS (
-	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
-	WHERE dist <= `+minSim+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
-		if q.Mode == ModeVector {
-			union = "SELECT id FROM vtop"
-		} else {
-			union = "SELECT id FROM vtop UNION " + union
-		}
-		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
-	}
-	ctes = append(ctes, "cand AS ("+union+")")
-	sel := `SELECT ` + memory.MemoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank`
-	from := `
-FROM cand c
-JOIN memories m ON m.tenant = $1 AND m.id = c.id
-` + vjoin + `
-LEFT JOIN ktop ON ktop.id = c.id
-LEFT JOIN rtop ON rtop.id = c.id`
-	if q.AsOf != nil {
-		sel += `, o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to`
-		from += `
-JOIN owned o ON o.id = c.id`
-	}
-	return "WITH " + strings.Join(ctes, ",\n") + "\n" + sel + from, args
 }
 
 // searchTurns is the turns layer: keyword search over the owner's stored turns and,
@@ -744,73 +563,15 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 	if !keyword && !vector {
 		return nil, nil
 	}
-	args := []any{tx.Tenant(), q.UserID}
-	where := []string{"t.tenant = $1", "t.user_id = $2", "t.content IS NOT NULL"}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	if q.SessionID != "" {
-		where = append(where, "t.session_id = "+arg(q.SessionID))
-	}
-	if q.AgentID != "" {
-		where = append(where, "t.agent_id IN ('', "+arg(q.AgentID)+")")
-	}
-	if q.From != nil {
-		where = append(where, "t.occurred_at >= "+arg(*q.From))
-	}
-	if q.To != nil {
-		where = append(where, "t.occurred_at <= "+arg(*q.To))
-	}
-	if q.AsOf != nil {
-		where = append(where, "t.occurred_at <= "+arg(*q.AsOf))
-	}
-	filter := strings.Join(where, " AND ")
-	limit := arg(r.cfg.Candidates)
-	var ctes, sides []string
-	kcols, vcols := "NULL::bigint, NULL::float8", "NULL::bigint, NULL::float8"
-	var joins string
-	if keyword {
-		// keywordQuery reads the search text as $2; here it is bound only when the keyword
-		// side runs, since PostgreSQL rejects a parameter no part of the query uses.
-		kq := strings.ReplaceAll(keywordQuery, "$2", arg(memory.SearchText(q.Query)))
-		ctes = append(ctes, `ktop AS (
-	SELECT t.turn_id, ts_rank_cd(t.tsv, q.q)::float8 AS kr,
-		row_number() OVER (ORDER BY ts_rank_cd(t.tsv, q.q) DESC, t.occurred_at DESC, t.turn_id) AS rank
-	FROM turns t, (SELECT `+kq+` AS q) q
-	WHERE numnode(q.q) > 0 AND `+filter+` AND t.tsv @@ q.q
-	ORDER BY kr DESC, t.occurred_at DESC, t.turn_id LIMIT `+limit+`)`)
-		sides = append(sides, "SELECT turn_id FROM ktop")
-		kcols = "ktop.rank, ktop.kr"
-		joins += "\nLEFT JOIN ktop ON ktop.turn_id = c.turn_id"
-	}
+	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID,
+		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates}
 	if vector {
-		// The owner's turn vectors, one range of the (tenant, model, user_id) index,
-		// materialised so the planner ranks exact distances; the filters are applied
-		// before ranking, as on the memory side.
-		ctes = append(ctes, `edist AS MATERIALIZED (
-	SELECT e.turn_id, e.embedding <=> `+arg(pgvector.NewVector(vec))+` AS dist
-	FROM turn_embeddings e WHERE e.tenant = $1 AND e.model = `+arg(r.emb.Model())+` AND e.user_id = $2)`,
-			`vtop AS (
-	SELECT d.turn_id, d.dist, row_number() OVER (ORDER BY d.dist, d.turn_id) AS rank
-	FROM edist d JOIN turns t ON t.tenant = $1 AND t.turn_id = d.turn_id
-	WHERE `+filter+` AND d.dist <= `+arg(1-r.cfg.VectorMinSimilarity)+`::float8
-	ORDER BY d.dist, d.turn_id LIMIT `+limit+`)`)
-		sides = append(sides, "SELECT turn_id FROM vtop")
-		// edist, not vtop: a keyword-only hit still reports its similarity.
-		vcols = "vtop.rank, edist.dist"
-		joins += "\nLEFT JOIN vtop ON vtop.turn_id = c.turn_id\nLEFT JOIN edist ON edist.turn_id = c.turn_id"
+		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
 	}
-	ctes = append(ctes, "cand AS ("+strings.Join(sides, " UNION ")+")")
-	sql := "WITH " + strings.Join(ctes, ",\n") + `
-SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `
-FROM cand c
-JOIN turns t ON t.tenant = $1 AND t.turn_id = c.turn_id` + joins
-	rows, err := tx.Raw().Query(ctx, sql, args...)
+	hits, err := tx.TurnCandidates(ctx, ts)
 	if err != nil {
-		return nil, fmt.Errorf("searching turns: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
 	// Normalised against the sides that ran, so the best turn match competes with the
 	// best memory match instead of being capped below it by sides a turn cannot have
 	// (recency) or that were not searched.
@@ -823,32 +584,23 @@ JOIN turns t ON t.tenant = $1 AND t.turn_id = c.turn_id` + joins
 	}
 	sideNorm /= r.cfg.RRFK + 1
 	var out []Result
-	for rows.Next() {
-		var res Result
-		var role string
-		var at time.Time
-		var kRank, vRank *int64
-		var kr, dist *float64
-		if err := rows.Scan(&res.TurnID, &res.SessionID, &role, &res.Content, &at, &kRank, &kr, &vRank, &dist); err != nil {
-			return nil, fmt.Errorf("reading turns: %w", err)
-		}
-		res.Layer, res.ID, res.Role, res.OccurredAt = LayerTurns, res.TurnID, memory.Role(role), &at
+	for _, h := range hits {
+		at := h.OccurredAt
+		res := Result{Layer: LayerTurns, ID: h.TurnID, Content: h.Content, TurnID: h.TurnID, SessionID: h.SessionID,
+			Role: h.Role, OccurredAt: &at}
 		rrf := 0.0
-		if kRank != nil {
-			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(*kRank))
-			res.Components.Keyword = *kr
+		if h.KeywordRank != 0 {
+			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(h.KeywordRank))
+			res.Components.Keyword = h.Keyword
 		}
-		if vRank != nil {
-			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(*vRank))
+		if h.VectorRank != 0 {
+			rrf += r.cfg.VectorSideWeight / (r.cfg.RRFK + float64(h.VectorRank))
 		}
-		if dist != nil {
-			res.Components.Vector = 1 - *dist
+		if h.Distance != nil {
+			res.Components.Vector = 1 - *h.Distance
 		}
 		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(at), r.cfg.TurnImportance, r.cfg.TurnConfidence)
 		out = append(out, res)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading turns: %w", err)
 	}
 	return out, nil
 }
@@ -866,31 +618,23 @@ func (r *Retriever) attachLineage(ctx context.Context, tx *memory.Tx, res []Resu
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Raw().Query(ctx, `SELECT memory_id, source_kind, source_id FROM memory_lineage
-		WHERE tenant = $1 AND memory_id = ANY($2) ORDER BY added_at, source_id`, tx.Tenant(), ids)
+	ls, err := tx.LineageSources(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("reading lineage: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id uuid.UUID
-		var kind, src string
-		if err := rows.Scan(&id, &kind, &src); err != nil {
-			return fmt.Errorf("reading lineage: %w", err)
-		}
-		x := &res[idx[id]]
-		if kind == string(memory.LineageTurn) {
-			x.SourceTurnIDs = append(x.SourceTurnIDs, src)
+	for _, l := range ls {
+		x := &res[idx[l.MemoryID]]
+		if l.Kind == memory.LineageTurn {
+			x.SourceTurnIDs = append(x.SourceTurnIDs, l.SourceID)
 		} else {
-			x.SourceMemoryIDs = append(x.SourceMemoryIDs, src)
+			x.SourceMemoryIDs = append(x.SourceMemoryIDs, l.SourceID)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
-// record writes the retrievals row (unless disabled) and returns its id. The commit is
-// asynchronous (synchronous_commit off for this transaction only): losing the last few
-// records in a crash is acceptable, waiting for a WAL flush on every read is not.
+// record writes the retrievals row (unless disabled) and returns its id; the store
+// commits it asynchronously (memory.Tx.RecordRetrieval).
 func (r *Retriever) record(ctx context.Context, tx *memory.Tx, kind, queryText, userID, sessionID string, ids []uuid.UUID, turnIDs []string) (string, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -899,19 +643,10 @@ func (r *Retriever) record(ctx context.Context, tx *memory.Tx, kind, queryText, 
 	if r.cfg.DisableRecords {
 		return id.String(), nil
 	}
-	if ids == nil {
-		ids = []uuid.UUID{}
-	}
-	if turnIDs == nil {
-		turnIDs = []string{}
-	}
 	h := sha256.Sum256([]byte(queryText))
-	_, err = tx.Raw().Exec(ctx, `WITH s AS (SELECT set_config('synchronous_commit', 'off', true))
-		INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM s`,
-		tx.Tenant(), id, kind, h[:], userID, sessionID, ids, turnIDs)
-	if err != nil {
-		return "", fmt.Errorf("recording the retrieval: %w", err)
+	if err := tx.RecordRetrieval(ctx, memory.Retrieval{ID: id, Kind: kind, QueryHash: h[:], UserID: userID,
+		SessionID: sessionID, MemoryIDs: ids, TurnIDs: turnIDs}); err != nil {
+		return "", err
 	}
 	return id.String(), nil
 }
@@ -931,22 +666,11 @@ type Retrieval struct {
 // GetRetrieval reads a retrieval record; memory.ErrNotFound when the tenant has none
 // with that id.
 func (r *Retriever) GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (Retrieval, error) {
-	var out Retrieval
-	err := r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		var h []byte
-		var rid uuid.UUID
-		err := tx.Raw().QueryRow(ctx, `SELECT id, kind, query_hash, user_id, session_id, memory_ids, turn_ids, created_at
-			FROM retrievals WHERE tenant = $1 AND id = $2`, tenant, id).
-			Scan(&rid, &out.Kind, &h, &out.UserID, &out.SessionID, &out.MemoryIDs, &out.TurnIDs, &out.CreatedAt)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("retrieval %s: %w", id, memory.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("reading retrieval %s: %w", id, err)
-		}
-		out.ID = rid.String()
-		out.QueryHash = fmt.Sprintf("%x", h)
-		return nil
-	})
-	return out, err
+	rec, err := r.store.GetRetrieval(ctx, tenant, id)
+	if err != nil {
+		return Retrieval{}, err
+	}
+	return Retrieval{ID: rec.ID.String(), Kind: rec.Kind, QueryHash: fmt.Sprintf("%x", rec.QueryHash),
+		UserID: rec.UserID, SessionID: rec.SessionID, MemoryIDs: rec.MemoryIDs, TurnIDs: rec.TurnIDs,
+		CreatedAt: rec.CreatedAt}, nil
 }

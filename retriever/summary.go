@@ -2,7 +2,6 @@ package retriever
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -55,50 +54,23 @@ func (r *Retriever) RunSummarizer(ctx context.Context) {
 // verbatim), keeping the most informative sentences in their original order.
 func (r *Retriever) SummarizeSession(ctx context.Context, tenant, userID, sessionID string) error {
 	return r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		var total int
-		var last *time.Time
-		if err := tx.Raw().QueryRow(ctx, `SELECT count(*), max(occurred_at) FROM turns
-			WHERE tenant = $1 AND user_id = $2 AND session_id = $3`, tenant, userID, sessionID).Scan(&total, &last); err != nil {
-			return fmt.Errorf("counting the turns of session %s: %w", sessionID, err)
+		total, last, err := tx.SessionTurnStats(ctx, userID, sessionID)
+		if err != nil {
+			return err
 		}
 		if total == 0 {
 			return nil
 		}
-		rows, err := tx.Raw().Query(ctx, `SELECT content FROM (
-				SELECT content, role, occurred_at, seq,
-					row_number() OVER (ORDER BY occurred_at DESC, seq DESC) AS back
-				FROM turns WHERE tenant = $1 AND user_id = $2 AND session_id = $3) t
-			WHERE back > $4 AND role = 'user' AND content IS NOT NULL
-			ORDER BY occurred_at, seq LIMIT 2000`, tenant, userID, sessionID, r.cfg.WindowTurns)
+		texts, err := tx.SessionUserTexts(ctx, userID, sessionID, r.cfg.WindowTurns)
 		if err != nil {
-			return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
-		}
-		var texts []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				rows.Close()
-				return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
-			}
-			texts = append(texts, s)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("reading the turns of session %s: %w", sessionID, err)
+			return err
 		}
 		summary := ExtractiveSummary(texts, r.cfg.SummaryMaxSentences)
 		if summary == "" {
 			return nil
 		}
-		_, err = tx.Raw().Exec(ctx, `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count, last_turn_at, method, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, 'extractive', now())
-			ON CONFLICT (tenant, user_id, session_id) DO UPDATE SET summary = EXCLUDED.summary,
-				turn_count = EXCLUDED.turn_count, last_turn_at = EXCLUDED.last_turn_at, method = EXCLUDED.method,
-				updated_at = now()`, tenant, userID, sessionID, summary, total, last)
-		if err != nil {
-			return fmt.Errorf("storing the summary of session %s: %w", sessionID, err)
-		}
-		return nil
+		return tx.PutSessionSummary(ctx, memory.SessionSummary{UserID: userID, SessionID: sessionID,
+			Summary: summary, TurnCount: total, LastTurnAt: last})
 	})
 }
 

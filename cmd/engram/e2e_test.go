@@ -14,6 +14,7 @@ import (
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams/natstest"
+	"github.com/google/uuid"
 )
 
 // testApp opens a fresh database and an in-process JetStream server, as a node's
@@ -84,29 +85,19 @@ func TestEndToEndTurnsBecomeMemories(t *testing.T) {
 	if err := waitDrained(ctx, app.JS); err != nil {
 		t.Fatal(err)
 	}
+	// Every memory of the conversation's user, through the store (the order does not matter).
 	var mems []memory.Memory
-	var storedTurns int
 	err := app.Store.InTx(ctx, "t1", func(tx *memory.Tx) error {
-		if err := tx.Raw().QueryRow(ctx, "SELECT count(*) FROM turns").Scan(&storedTurns); err != nil {
-			return err
+		page, err := tx.ExportMemories(ctx, "u1", uuid.Nil, 1000)
+		for _, e := range page {
+			mems = append(mems, e.Memory)
 		}
-		rows, err := tx.Raw().Query(ctx, "SELECT "+memory.MemoryColumnsAs("")+" FROM memories ORDER BY recorded_at")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := memory.ScanMemory(rows, "t1")
-			if err != nil {
-				return err
-			}
-			mems = append(mems, m)
-		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	storedTurns := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM turns")
 	if storedTurns != 4 {
 		t.Fatalf("stored %d turns, want 4", storedTurns)
 	}

@@ -44,6 +44,8 @@ vet:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# go.mod and go.sum say exactly what the code imports.
+	$(GO) mod tidy -diff
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -73,6 +73,9 @@ type Turn struct {
 	Role      Role      `json:"role"`
 	Content   string    `json:"content,omitempty"`
 	Tool      *ToolCall `json:"tool,omitempty"`
+	// Name is the speaker's name (as in OpenAI's message "name"), kept in the turn's
+	// metadata: memories then say "Ana moved to Porto", not "The user moved to Porto".
+	Name string `json:"name,omitempty"`
 	// OccurredAt defaults to the time the server receives the turn.
 	OccurredAt time.Time      `json:"occurred_at,omitzero"`
 	Metadata   map[string]any `json:"metadata,omitempty"`

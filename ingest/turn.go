@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -79,7 +80,7 @@ type TurnResult struct {
 func isTurnField(key string) bool {
 	switch key {
 	case "turn_id", "user_id", "agent_id", "session_id", "task_id", "role",
-		"content", "tool", "occurred_at", "metadata":
+		"content", "tool", "occurred_at", "metadata", "name":
 		return true
 	}
 	return false
@@ -237,7 +238,41 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 	if t.Metadata, err = parseMetadata(p("metadata"), obj, l); err != nil {
 		return t, err
 	}
+	// The speaker's name, as in OpenAI's message "name": kept in the metadata (key
+	// MetadataName) so the extractor can write "Ana moved to …" rather than "The user …".
+	name, present, err := obj.str(p("name"), "name")
+	if err != nil {
+		return t, err
+	}
+	if present && name != "" {
+		if ferr := checkName(p("name"), name); ferr != nil {
+			return t, ferr
+		}
+		if t.Metadata == nil {
+			t.Metadata = map[string]any{}
+		}
+		t.Metadata[MetadataName] = name
+	}
 	return t, nil
+}
+
+// MetadataName is the metadata key that holds a turn's speaker name.
+const MetadataName = "name"
+
+// maxNameRunes bounds a speaker name (OpenAI allows 64 characters).
+const maxNameRunes = 64
+
+func checkName(path, name string) *memory.FieldError {
+	if utf8.RuneCountInString(name) > maxNameRunes || strings.TrimSpace(name) == "" {
+		return &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
+			Message: fmt.Sprintf("must be 1-%d characters, not only spaces", maxNameRunes)}
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must not hold control characters or invalid UTF-8"}
+		}
+	}
+	return nil
 }
 
 func parseTool(path string, obj object, l Limits) (*memory.ToolCall, *memory.FieldError) {

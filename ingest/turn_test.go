@@ -67,6 +67,15 @@ func TestDecodeSingleTurn(t *testing.T) {
 					t.Errorf("metadata %#v: want lang and an exact big number", md)
 				}
 			}},
+		{name: "speaker name into metadata", body: turnJSON(t, map[string]any{"name": "Ana Sousa", "metadata": map[string]any{"lang": "pt"}}),
+			check: func(t *testing.T, got memory.Turn) {
+				if got.Metadata[MetadataName] != "Ana Sousa" || got.Metadata["lang"] != "pt" {
+					t.Errorf("metadata %#v: want the name beside lang", got.Metadata)
+				}
+			}},
+		{name: "name too long", body: turnJSON(t, map[string]any{"name": strings.Repeat("n", 65)}), wantCode: memory.CodeInvalidField, wantField: "name"},
+		{name: "name with a control character", body: turnJSON(t, map[string]any{"name": "Ana\nSousa"}), wantCode: memory.CodeInvalidField, wantField: "name"},
+		{name: "name not a string", body: turnJSON(t, map[string]any{"name": 7}), wantCode: memory.CodeInvalidField, wantField: "name"},
 		{name: "defaults", body: turnJSON(t, map[string]any{"turn_id": nil, "agent_id": nil, "occurred_at": nil}),
 			check: func(t *testing.T, got memory.Turn) {
 				id, err := uuid.Parse(got.TurnID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
+	"github.com/engramhq/engram/internal/console"
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/lifecycle"
@@ -97,9 +98,14 @@ func (p *pipeline) workers() []func(context.Context) error {
 }
 
 // edge is the HTTP API over the pipeline's services.
-func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) http.Handler {
+func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) (http.Handler, error) {
+	con, err := console.New(console.Config{Tokens: tokens, Reader: p.app.Store, Memories: p.ops, Lifecycle: p.life,
+		Retriever: p.retr, DLQ: streams.NewDLQ(p.app.JS), Logger: p.app.Logger})
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
-		Retriever: p.retr, Tasks: p.tasks, Health: health, Logger: p.app.Logger})
+		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Logger: p.app.Logger}), nil
 }
 
 func (p *pipeline) runExtractor(ctx context.Context) error {

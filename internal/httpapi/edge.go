@@ -19,6 +19,8 @@ type Config struct {
 	Retriever Retriever
 	Tasks     Tasks
 	Health    Health
+	// Console serves /console/ (internal/console); nil answers 503 there.
+	Console http.Handler
 	// Logger receives failed requests (never their content); nil discards.
 	Logger *slog.Logger
 	// MaxImportBytes bounds an import body. Default 1 GiB.
@@ -33,6 +35,7 @@ type edge struct {
 	retriever Retriever
 	tasks     Tasks
 	healthy   Health
+	console   http.Handler
 	log       *slog.Logger
 	maxImport int64
 
@@ -44,7 +47,7 @@ type edge struct {
 // authentication, and JSON answers for unknown routes (404) and wrong methods (405).
 func New(cfg Config) http.Handler {
 	e := &edge{turns: cfg.Turns, memories: cfg.Memories, lifecycle: cfg.Lifecycle, retriever: cfg.Retriever,
-		tasks: cfg.Tasks, healthy: cfg.Health, log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
+		tasks: cfg.Tasks, healthy: cfg.Health, console: cfg.Console, log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -61,7 +64,11 @@ func New(cfg Config) http.Handler {
 		if !rt.public {
 			h = tokens.Middleware(h)
 		}
-		e.mux.Handle(rt.method+" "+rt.pattern, h)
+		pattern := rt.pattern
+		if rt.method != "" {
+			pattern = rt.method + " " + pattern
+		}
+		e.mux.Handle(pattern, h)
 	}
 	// Under /v1/ even a wrong route needs a token, so the table is not probed anonymously.
 	noRoute := http.HandlerFunc(e.unrouted)
@@ -121,6 +128,8 @@ func (e *edge) has(s service) bool {
 		return e.tasks != nil
 	case healthService:
 		return e.healthy != nil
+	case consoleService:
+		return e.console != nil
 	}
 	return true
 }
@@ -160,6 +169,13 @@ func (s *statusRecorder) WriteHeader(status int) {
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.WriteHeader(http.StatusOK)
 	return len(b), nil
+}
+
+// serveConsole hands a request under /console/ to the console, which answers it
+// (in HTML) whatever the outcome.
+func (e *edge) serveConsole(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	e.console.ServeHTTP(w, r)
+	return nil
 }
 
 // health answers GET /healthz: 200 when every dependency is healthy, 503 otherwise.

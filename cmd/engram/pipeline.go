@@ -7,8 +7,8 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
-	"github.com/engramhq/engram/internal/console"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/console"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/internal/redact"

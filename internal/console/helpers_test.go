@@ -195,7 +195,7 @@ func (e *env) deadLetter(tenant, user string) uint64 {
 	m.Header.Set(streams.HeaderTenant, tenant)
 	m.Header.Set(streams.HeaderDLQStage, "extractor")
 	m.Header.Set(streams.HeaderDLQSubject, orig)
-	m.Header.Set(streams.HeaderDLQStream, "TURNS")
+	m.Header.Set(streams.HeaderDLQStream, streams.TurnsStream)
 	m.Header.Set(streams.HeaderDLQSeq, "7")
 	m.Header.Set(streams.HeaderDLQError, "extracting: model unavailable")
 	m.Header.Set(streams.HeaderDLQAttempts, "5")

@@ -156,7 +156,7 @@ func (c *Console) contextCall(w http.ResponseWriter, r *http.Request, s session)
 // ---- one memory
 
 type versionView struct {
-	memory.Version
+	V       memory.Version
 	Diff    []diffPart // against the previous version; nil when the content is the same
 	Current bool
 }
@@ -178,7 +178,7 @@ func (c *Console) memory(w http.ResponseWriter, r *http.Request, s session) erro
 	}
 	vs := make([]versionView, len(d.Versions))
 	for i, v := range d.Versions {
-		vs[i] = versionView{Version: v, Current: v.Version == d.Memory.Version}
+		vs[i] = versionView{V: v, Current: v.Version == d.Memory.Version}
 		if i > 0 && d.Versions[i-1].Content != v.Content {
 			vs[i].Diff = wordDiff(d.Versions[i-1].Content, v.Content)
 		}

@@ -87,15 +87,18 @@ func TestBrowser(t *testing.T) {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancelTimeout()
 
-	shot := func(name string) chromedp.Action[chromedp.Void] {
+	capture := func(name string, a chromedp.Action[[]byte]) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg) // quality 100: PNG
+			png, err := a(ctx, tg)
 			if err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(shots, name), png, 0o644)
 		})
 	}
+	// shot saves the whole page; view, what the window shows.
+	shot := func(name string) chromedp.Action[chromedp.Void] { return capture(name, chromedp.FullScreenshot(100)) } // 100: PNG
+	view := func(name string) chromedp.Action[chromedp.Void] { return capture(name, chromedp.CaptureScreenshot()) }
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -171,6 +174,8 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("flash")),
 		chromedp.WaitVisible(chromedp.ID("v3")),
 		shot("memory.png"),
+		chromedp.ScrollIntoView(chromedp.ID("history")),
+		view("history-view.png"),
 	)
 	if v := text("#current-version"); v != "3" {
 		t.Errorf("after the rollback: version %q, want 3", v)
@@ -193,6 +198,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.ID("open-retrieval")),
 		chromedp.WaitVisible(chromedp.ID("retrieval-memories")),
 		shot("retrieval.png"),
+		view("retrieval-view.png"),
 	)
 	if k := text("#retrieval-kind"); k != "context" {
 		t.Errorf("retrieval kind %q, want context", k)

@@ -30,7 +30,7 @@ var chartColours = []string{"#2b5fd9", "#d9822b", "#2f9e5a", "#a23bd6", "#c23b4a
 
 // SVG renders the chart.
 func (c chart) SVG() template.HTML {
-	const w, h, left, right, top, bottom = 560.0, 300.0, 48.0, 170.0, 16.0, 40.0
+	const w, h, left, right, top, bottom = 480.0, 280.0, 44.0, 160.0, 16.0, 40.0
 	pw, ph := w-left-right, h-top-bottom
 	xAt := func(i int) float64 {
 		if len(c.X) <= 1 {
@@ -66,8 +66,8 @@ func (c chart) SVG() template.HTML {
 				xAt(i), yAt(v), col, template.HTMLEscapeString(s.Name), template.HTMLEscapeString(c.X[min(i, len(c.X)-1)]), v*100)
 		}
 		ly := top + 14 + float64(si)*18
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="3" fill="%s"/><text x="%.1f" y="%.1f" font-size="12" fill="#1d2433">%s</text>`,
-			left+pw+14, ly-4, col, left+pw+32, ly, template.HTMLEscapeString(s.Name))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="3" fill="%s"/><text x="%.1f" y="%.1f" font-size="11" fill="#1d2433">%s</text>`,
+			left+pw+12, ly-4, col, left+pw+28, ly, template.HTMLEscapeString(s.Name))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every text in it was escaped above
@@ -91,6 +91,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; color: #1d2433; margin: 1.5rem auto; max-width: 1000px; padding: 0 1rem; }
+text { font-family: system-ui, sans-serif; }
 h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 1.6rem; }
 table { border-collapse: collapse; margin: .4rem 0 1rem; }
 th, td { border: 1px solid #d9dee7; padding: .25rem .6rem; text-align: right; }
@@ -99,13 +100,14 @@ th { background: #eef1f5; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
 figure { margin: 0; } figcaption { font-weight: 600; margin-bottom: .3rem; }
 ul { padding-left: 1.2rem; }
+.wide { overflow-x: auto; }
 </style></head><body>
 <h1>{{.Title}}</h1>
 <ul>{{range .Summary}}<li>{{.}}</li>{{end}}</ul>
 <div class="charts">{{range .Charts}}<figure><figcaption>{{.Title}}</figcaption>{{.SVG}}</figure>{{end}}</div>
 {{range .Tables}}<h2>{{.Title}}</h2>
-<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+<div class="wide"><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 </body></html>
 `))
 

@@ -153,7 +153,7 @@ func New(cfg Config) (*Console, error) {
 		if n == "templates/layout.html" {
 			continue
 		}
-		t, err := template.New("").Funcs(funcs).ParseFS(files, "templates/layout.html", n)
+		t, err := template.New("").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("console: parsing %s: %w", n, err)
 		}
@@ -300,7 +300,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		v.Tenant, v.Actor, v.CSRF = s.tenant, s.actor, s.csrf
 	}
 	if v.Flash == "" {
-		v.Flash = flashes[r.URL.Query().Get("done")] // fixed texts: a link cannot put words on a page
+		v.Flash = flash(r.URL.Query().Get("done")) // fixed texts: a link cannot put words on a page
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
@@ -313,15 +313,27 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	_, _ = buf.WriteTo(w)
 }
 
-// flashes are the messages an action's redirect may show (?done=...).
-var flashes = map[string]string{
-	"corrected":  "Corrected: a new version was written.",
-	"deprecated": "Deprecated: a new version was written.",
-	"rolledback": "Rolled back: a new version was written.",
-	"restored":   "Restored: a new version was written.",
-	"deleted":    "The memory was deleted.",
-	"confirmed":  "The pending memory was confirmed.",
-	"rejected":   "The pending memory was rejected.",
-	"replayed":   "The dead letter was replayed.",
-	"purged":     "The dead letters were purged.",
+// flash is the message an action's redirect may show (?done=...).
+func flash(done string) string {
+	switch done {
+	case "corrected":
+		return "Corrected: a new version was written."
+	case "deprecated":
+		return "Deprecated: a new version was written."
+	case "rolledback":
+		return "Rolled back: a new version was written."
+	case "restored":
+		return "Restored: a new version was written."
+	case "deleted":
+		return "The memory was deleted."
+	case "confirmed":
+		return "The pending memory was confirmed."
+	case "rejected":
+		return "The pending memory was rejected."
+	case "replayed":
+		return "The dead letter was replayed."
+	case "purged":
+		return "The dead letters were purged."
+	}
+	return ""
 }

@@ -91,59 +91,61 @@ func splitWords(s string) []string {
 	return out
 }
 
-var funcs = template.FuncMap{
-	"when": func(t any) string {
-		switch v := t.(type) {
-		case time.Time:
-			if v.IsZero() {
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"when": func(t any) string {
+			switch v := t.(type) {
+			case time.Time:
+				if v.IsZero() {
+					return ""
+				}
+				return v.UTC().Format("2006-01-02 15:04:05Z")
+			case *time.Time:
+				if v == nil {
+					return ""
+				}
+				return v.UTC().Format("2006-01-02 15:04:05Z")
+			}
+			return fmt.Sprint(t)
+		},
+		"short": func(s string, n int) string {
+			if utf8.RuneCountInString(s) <= n {
+				return s
+			}
+			r := []rune(s)
+			return string(r[:n]) + "…"
+		},
+		"score":  func(f float64) string { return fmt.Sprintf("%.3f", f) },
+		"hex":    func(b []byte) string { return fmt.Sprintf("%x", b) },
+		"status": func(m map[string]int, s string) int { return m[s] },
+		"json": func(v any) string {
+			b, err := json.Marshal(v)
+			if err != nil {
 				return ""
 			}
-			return v.UTC().Format("2006-01-02 15:04:05Z")
-		case *time.Time:
-			if v == nil {
-				return ""
+			return string(b)
+		},
+		"sortedCounts": func(m map[string]float64) []countItem {
+			out := make([]countItem, 0, len(m))
+			for k, v := range m {
+				out = append(out, countItem{k, v})
 			}
-			return v.UTC().Format("2006-01-02 15:04:05Z")
-		}
-		return fmt.Sprint(t)
-	},
-	"short": func(s string, n int) string {
-		if utf8.RuneCountInString(s) <= n {
-			return s
-		}
-		r := []rune(s)
-		return string(r[:n]) + "…"
-	},
-	"score":  func(f float64) string { return fmt.Sprintf("%.3f", f) },
-	"hex":    func(b []byte) string { return fmt.Sprintf("%x", b) },
-	"status": func(m map[string]int, s string) int { return m[s] },
-	"json": func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return ""
-		}
-		return string(b)
-	},
-	"sortedCounts": func(m map[string]float64) []countItem {
-		out := make([]countItem, 0, len(m))
-		for k, v := range m {
-			out = append(out, countItem{k, v})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-		return out
-	},
-	"headers": func(h map[string][]string) string {
-		keys := make([]string, 0, len(h))
-		for k := range h {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(h[k], ", "))
-		}
-		return b.String()
-	},
+			sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+			return out
+		},
+		"headers": func(h map[string][]string) string {
+			keys := make([]string, 0, len(h))
+			for k := range h {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var b strings.Builder
+			for _, k := range keys {
+				fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(h[k], ", "))
+			}
+			return b.String()
+		},
+	}
 }
 
 type countItem struct {

@@ -26,7 +26,8 @@ type chart struct {
 	Series []series
 }
 
-var chartColours = []string{"#2b5fd9", "#d9822b", "#2f9e5a", "#a23bd6", "#c23b4a", "#5c6577"}
+// chartColours are the series' colours, in order.
+const chartColours = "#2b5fd9 #d9822b #2f9e5a #a23bd6 #c23b4a #5c6577"
 
 // SVG renders the chart.
 func (c chart) SVG() template.HTML {
@@ -54,8 +55,9 @@ func (c chart) SVG() template.HTML {
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle" fill="#5c6577">%s</text>`,
 		left+pw/2, h-4, template.HTMLEscapeString(c.XLabel))
+	colours := strings.Fields(chartColours)
 	for si, s := range c.Series {
-		col := chartColours[si%len(chartColours)]
+		col := colours[si%len(colours)]
 		var pts []string
 		for i, v := range s.Values {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xAt(i), yAt(v)))
@@ -87,7 +89,7 @@ type htmlPage struct {
 	Tables  []htmlTable
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; color: #1d2433; margin: 1.5rem auto; max-width: 1000px; padding: 0 1rem; }
@@ -109,10 +111,14 @@ ul { padding-left: 1.2rem; }
 <div class="wide"><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 </body></html>
-`))
+`
 
 func (p htmlPage) write(w io.Writer) error {
-	if err := pageTemplate.Execute(w, p); err != nil {
+	t, err := template.New("page").Parse(pageHTML)
+	if err != nil {
+		return fmt.Errorf("parsing the HTML report's template: %w", err)
+	}
+	if err := t.Execute(w, p); err != nil {
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}
 	return nil
@@ -132,8 +138,22 @@ func recallSeries(name string, s RetrievalScores, ks []int, cat int) series {
 	return out
 }
 
-// locomoCategories names LoCoMo's question categories.
-var locomoCategories = map[int]string{1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+// categoryName names a LoCoMo question category.
+func categoryName(c int) string {
+	switch c {
+	case 1:
+		return "multi-hop"
+	case 2:
+		return "temporal"
+	case 3:
+		return "open-domain"
+	case 4:
+		return "single-hop"
+	case 5:
+		return "adversarial"
+	}
+	return "other"
+}
 
 // WriteHTML writes the report as a self-contained page: recall@k curves of engram and
 // each baseline, overall and per category, and the per-category table.
@@ -182,7 +202,7 @@ func (r LoCoMoReport) WriteHTML(w io.Writer) error {
 	}
 	sort.Ints(cats)
 	for _, c := range cats {
-		p.Charts = append(p.Charts, curves(fmt.Sprintf("Category %d (%s)", c, locomoCategories[c]), c))
+		p.Charts = append(p.Charts, curves(fmt.Sprintf("Category %d (%s)", c, categoryName(c)), c))
 	}
 	t := htmlTable{Title: "Per category", Head: []string{"category", "questions"}}
 	for _, s := range systems {
@@ -218,7 +238,7 @@ func (r LoCoMoReport) WriteHTML(w io.Writer) error {
 	total := 0
 	for _, c := range cats {
 		total += r.QuestionsByCategory[c]
-		t.Rows = append(t.Rows, row(fmt.Sprintf("%d %s", c, locomoCategories[c]), r.QuestionsByCategory[c], c))
+		t.Rows = append(t.Rows, row(fmt.Sprintf("%d %s", c, categoryName(c)), r.QuestionsByCategory[c], c))
 	}
 	t.Rows = append(t.Rows, row("all (1-4)", total, 0))
 	p.Tables = append(p.Tables, t)

@@ -14,9 +14,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// DefaultBaseURL is OpenAI's API; any OpenAI-compatible server works (DeepSeek, Qwen, Ollama's
+// defaultBaseURL is OpenAI's API; any OpenAI-compatible server works (DeepSeek, Qwen, Ollama's
 // /v1, vLLM).
-const DefaultBaseURL = "https://api.openai.com/v1"
+const defaultBaseURL = "https://api.openai.com/v1"
 
 // JSON output modes, from most to least enforced.
 const (
@@ -169,7 +169,7 @@ func NewChat(cfg ChatConfig, logger *slog.Logger) (*ChatClient, error) {
 
 func newOpenAIClient(baseURL, apiKey string) (*openai.Client, error) {
 	if baseURL == "" {
-		baseURL = DefaultBaseURL
+		baseURL = defaultBaseURL
 	}
 	if !strings.HasPrefix(baseURL, "http://") && !strings.HasPrefix(baseURL, "https://") {
 		return nil, fmt.Errorf("base URL %q must start with http:// or https://", baseURL)

@@ -17,7 +17,7 @@ const HashModel = "engram-hash-v1"
 // DefaultHashDims is the HashEmbedder's default vector length; MinHashDims the smallest allowed.
 const (
 	DefaultHashDims = 384
-	MinHashDims     = 16
+	minHashDims     = 16
 )
 
 // Feature kinds. Each is hashed as a leading byte, so features of different kinds never collide
@@ -65,8 +65,8 @@ func NewHashEmbedder(dims int) (*HashEmbedder, error) {
 	if dims == 0 {
 		dims = DefaultHashDims
 	}
-	if dims < MinHashDims {
-		return nil, fmt.Errorf("llm: hash embedder: dims must be at least %d, got %d", MinHashDims, dims)
+	if dims < minHashDims {
+		return nil, fmt.Errorf("llm: hash embedder: dims must be at least %d, got %d", minHashDims, dims)
 	}
 	return &HashEmbedder{dims: dims}, nil
 }

@@ -12,13 +12,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// DefaultEmbedBatchSize is how many texts go in one embeddings request by default.
-const DefaultEmbedBatchSize = 64
+// defaultEmbedBatchSize is how many texts go in one embeddings request by default.
+const defaultEmbedBatchSize = 64
 
 // EmbedConfig configures an OpenAIEmbedder. Zero values take the documented defaults; the
 // retry fields mean what they mean in ChatConfig.
 type EmbedConfig struct {
-	BaseURL string // default DefaultBaseURL
+	BaseURL string // default OpenAI's API (defaultBaseURL)
 	APIKey  string
 	Model   string // required
 	// Dims is the expected vector length; 0 learns it from the first response. Every response
@@ -27,7 +27,7 @@ type EmbedConfig struct {
 	// SendDims sends Dims as the "dimensions" request parameter (text-embedding-3 models can
 	// shorten their vectors); many other servers reject the parameter.
 	SendDims  bool
-	BatchSize int // texts per request, default DefaultEmbedBatchSize
+	BatchSize int // texts per request, default 64
 
 	Timeout                    time.Duration // per attempt, default 60s
 	MaxRetries                 int           // default 4; negative disables retries
@@ -72,7 +72,7 @@ func NewOpenAIEmbedder(cfg EmbedConfig, logger *slog.Logger) (*OpenAIEmbedder, e
 		return nil, fmt.Errorf("llm: embed config: batch size must not be negative, got %d", cfg.BatchSize)
 	}
 	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultEmbedBatchSize
+		cfg.BatchSize = defaultEmbedBatchSize
 	}
 	policy, err := newRetryPolicy(cfg.Timeout, cfg.MaxRetries, cfg.InitialBackoff, cfg.MaxBackoff, cfg.MaxRetryAfter)
 	if err != nil {

@@ -231,7 +231,7 @@ func (d *DLQ) List(ctx context.Context, f DLQFilter) ([]DLQEntry, error) {
 		}
 		return out, nil
 	}
-	filter, err := DLQStageFilter(f.Stage)
+	filter, err := dlqStageFilter(f.Stage)
 	if err != nil {
 		return nil, fmt.Errorf("listing dead letters: %w", err)
 	}
@@ -391,7 +391,7 @@ func (d *DLQ) replayOne(ctx context.Context, s jetstream.Stream, e DLQEntry) Rep
 // Purge deletes the dead letters of stage (every stage when empty) that were
 // dead-lettered before before (all of them when before is zero), and returns how many.
 func (d *DLQ) Purge(ctx context.Context, before time.Time, stage string) (int, error) {
-	filter, err := DLQStageFilter(stage)
+	filter, err := dlqStageFilter(stage)
 	if err != nil {
 		return 0, fmt.Errorf("purging dead letters: %w", err)
 	}

@@ -148,9 +148,9 @@ func DLQSubject(stage, tenant string) (string, error) {
 	return twoTokenSubject(DLQSubjectPrefix, "stage", stage, "tenant", tenant)
 }
 
-// DLQStageFilter is the subject filter matching every dead letter of stage, or of
+// dlqStageFilter is the subject filter matching every dead letter of stage, or of
 // every stage when stage is empty.
-func DLQStageFilter(stage string) (string, error) {
+func dlqStageFilter(stage string) (string, error) {
 	if stage == "" {
 		return DLQSubjectPrefix + ">", nil
 	}

@@ -53,7 +53,7 @@ type Msg struct {
 // apply to subjects, so a publisher allowed only engram.turns.A.> cannot claim tenant
 // B through a header or the body. Empty when the subject carries none.
 func (m *Msg) Tenant() string {
-	t, _ := TenantFromSubject(m.Subject)
+	t, _ := tenantFromSubject(m.Subject)
 	return t
 }
 

@@ -14,9 +14,9 @@ import (
 // any text would change: stored vectors are keyed by it.
 const HashModel = "engram-hash-v1"
 
-// DefaultHashDims is the HashEmbedder's default vector length; MinHashDims the smallest allowed.
+// defaultHashDims is the HashEmbedder's default vector length; minHashDims the smallest allowed.
 const (
-	DefaultHashDims = 384
+	defaultHashDims = 384
 	minHashDims     = 16
 )
 
@@ -60,10 +60,10 @@ type HashEmbedder struct {
 
 var _ Embedder = (*HashEmbedder)(nil)
 
-// NewHashEmbedder makes a hashing embedder; dims 0 means DefaultHashDims.
+// NewHashEmbedder makes a hashing embedder; dims 0 means 384 (defaultHashDims).
 func NewHashEmbedder(dims int) (*HashEmbedder, error) {
 	if dims == 0 {
-		dims = DefaultHashDims
+		dims = defaultHashDims
 	}
 	if dims < minHashDims {
 		return nil, fmt.Errorf("llm: hash embedder: dims must be at least %d, got %d", minHashDims, dims)

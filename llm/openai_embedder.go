@@ -35,13 +35,6 @@ type EmbedConfig struct {
 	MaxRetryAfter              time.Duration // default 2m
 }
 
-// EmbedStats counts requests since the embedder was made.
-type EmbedStats struct {
-	Calls    int64 // HTTP requests (batches) made, first attempts only
-	Retries  int64
-	Failures int64 // batches that failed after retries
-}
-
 // OpenAIEmbedder calls an OpenAI-compatible /embeddings endpoint. Safe for concurrent use.
 type OpenAIEmbedder struct {
 	client    *openai.Client
@@ -98,11 +91,6 @@ func (e *OpenAIEmbedder) Model() string { return e.model }
 
 // Dims is the vector length: configured, or learnt from the first response (0 before it).
 func (e *OpenAIEmbedder) Dims() int { return int(e.dims.Load()) }
-
-// Stats returns a snapshot of the request counters.
-func (e *OpenAIEmbedder) Stats() EmbedStats {
-	return EmbedStats{Calls: e.calls.Load(), Retries: e.retries.Load(), Failures: e.failures.Load()}
-}
 
 // Embed embeds texts in batches, one request per batch in sequence, and returns the vectors in
 // input order. Retry waits are reported to a WithWaitNotifier callback in ctx.

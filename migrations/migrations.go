@@ -103,9 +103,6 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-// Migrations lists the migrations in order.
-func (m *Migrator) Migrations() []Migration { return append([]Migration(nil), m.migrations...) }
-
 // Fingerprint identifies the whole migration set; test templates are keyed by it.
 func (m *Migrator) Fingerprint() string {
 	h := sha256.New()

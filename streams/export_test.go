@@ -19,3 +19,6 @@ var (
 func DLQSubject(stage, tenant string) (string, error) {
 	return twoTokenSubject(DLQSubjectPrefix, "stage", stage, "tenant", tenant)
 }
+
+// Config returns the worker's configuration with defaults applied.
+func (w *Worker) Config() WorkerConfig { return w.cfg }

@@ -231,9 +231,6 @@ func RunWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig, h 
 	return w.Run(ctx)
 }
 
-// Config returns the worker's configuration with defaults applied.
-func (w *Worker) Config() WorkerConfig { return w.cfg }
-
 // Stats returns a snapshot of the worker's counters.
 func (w *Worker) Stats() Stats {
 	return Stats{

@@ -26,13 +26,13 @@ type WorkerConfig struct {
 	Logger         *slog.Logger
 }
 
-// DefaultWorkerConcurrency is the resolver worker's default concurrency.
-const DefaultWorkerConcurrency = 8
+// defaultWorkerConcurrency is the resolver worker's default concurrency.
+const defaultWorkerConcurrency = 8
 
-// StreamsConfig is the streams.WorkerConfig the resolver worker runs with.
-func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
+// streamsConfig is the streams.WorkerConfig the resolver worker runs with.
+func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultWorkerConcurrency
+		c.Concurrency = defaultWorkerConcurrency
 	}
 	return streams.WorkerConfig{
 		Stream:         streams.CandidatesStream,
@@ -56,11 +56,11 @@ func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
 // runtime acks when the handler returns nil); transient failures are redelivered
 // with backoff, and candidates that can never apply go to the DLQ.
 func RunResolverWorker(ctx context.Context, js jetstream.JetStream, r *Resolver, cfg WorkerConfig) error {
-	return streams.RunWorker(ctx, js, cfg.StreamsConfig(), ResolverHandler(r))
+	return streams.RunWorker(ctx, js, cfg.streamsConfig(), resolverHandler(r))
 }
 
-// ResolverHandler is the worker's message handler, exposed for custom runtimes.
-func ResolverHandler(r *Resolver) streams.Handler {
+// resolverHandler is the worker's message handler, exposed for custom runtimes.
+func resolverHandler(r *Resolver) streams.Handler {
 	return func(ctx context.Context, m *streams.Msg) error {
 		ev, err := streams.DecodeCandidateEvent(m.Data)
 		if err != nil {

@@ -100,7 +100,7 @@ func (e *edge) serve(rt route) http.Handler {
 			p, ok = PrincipalFrom(r.Context())
 			if !ok || p.Tenant == "" {
 				// The middleware should have refused the request; never act without a tenant.
-				Unauthorized(w, "no authenticated tenant")
+				unauthorized(w, "no authenticated tenant")
 				return
 			}
 		}

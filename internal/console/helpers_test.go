@@ -186,11 +186,8 @@ func (e *env) deadLetter(tenant, user string) uint64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	subj, err := streams.DLQSubject("extractor", tenant)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	m := nats.NewMsg(subj)
+	// engram.dlq.<stage>.<tenant>, as the worker's dead-lettering names it.
+	m := nats.NewMsg(streams.DLQSubjectPrefix + streams.EncodeToken("extractor") + "." + streams.EncodeToken(tenant))
 	m.Data = []byte(`{"turn_id":"t-dead","user_id":"` + user + `"}`)
 	m.Header.Set(streams.HeaderTenant, tenant)
 	m.Header.Set(streams.HeaderDLQStage, "extractor")

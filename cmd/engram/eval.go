@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/eval"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/retriever"
 )
@@ -28,7 +30,7 @@ import (
 const evalUsage = `Usage:
   engram eval golden FILE|DIR... [--json]
   engram eval locomo --data FILE [--conversations conv-26,conv-30] [--k 5,10,20]
-                     [--layers memories,turns] [--budget N] [--details] [--answer] [--json]
+                     [--layers memories,turns] [--budget N] [--details] [--explain] [--answer] [--json]
 
 Runs the evaluation through the real pipeline: an in-process engram node (HTTP
 API, extractor and resolver workers) on 127.0.0.1, against ENGRAM_DATABASE_URL
@@ -41,9 +43,12 @@ deleted afterwards. Progress goes to stderr, the report to stdout.
 golden  ingests each case's sessions and checks its expectations and
         prohibitions; exits non-zero when any case fails.
 locomo  ingests LoCoMo conversations with their dates and reports evidence
-        recall@k, NDCG@10, keyword-only and vector-only baselines, context
-        tokens and LLM calls per turn; --answer also grades answers with an LLM
-        judge (needs ENGRAM_LLM_BASE_URL).
+        recall@k, NDCG@10, keyword-only, vector-only and memories-only
+        baselines, Okapi BM25 over the raw turns (bm25-turns, in-process) and
+        hybrid / bm25-turns, observation coverage and precision of the extracted
+        memories (--explain prints a few misses), context tokens and LLM calls
+        per turn; --answer also grades answers with an LLM judge (needs
+        ENGRAM_LLM_BASE_URL).
 `
 
 // runEval is "engram eval".
@@ -100,13 +105,14 @@ func runEvalGolden(ctx context.Context, env *Env, args []string) error {
 }
 
 func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "eval locomo", "eval locomo --data FILE [--conversations conv-26,conv-30] [--k 5,10,20] [--layers memories,turns] [--budget N] [--details] [--answer] [--json]")
+	fs := newFlagSet(env, "eval locomo", "eval locomo --data FILE [--conversations conv-26,conv-30] [--k 5,10,20] [--layers memories,turns] [--budget N] [--details] [--explain] [--answer] [--json]")
 	data := fs.String("data", "", "the LoCoMo file (locomo10.json or a subset of it); required")
 	convs := fs.String("conversations", "", "comma-separated conversation ids (default: all in the file)")
 	ks := fs.String("k", "5,10,20", "comma-separated recall cut-offs")
 	layers := fs.String("layers", "memories,turns", "comma-separated search layers: memories, turns")
 	budget := fs.Int("budget", 0, "context budget in tokens (0: engram's default)")
 	details := fs.Bool("details", false, "keep one record per question in the report (not for held-out data)")
+	explain := fs.Bool("explain", false, "print a few observations no memory matched, with their turns and memories (not for held-out data)")
 	answer := fs.Bool("answer", false, "also answer and grade the questions with the chat model (ENGRAM_LLM_*)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	rest, err := parseFlags(fs, args)
@@ -121,6 +127,9 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	}
 	opts := eval.LoCoMoOptions{Conversations: splitList(*convs), Layers: splitList(*layers), BudgetTokens: *budget,
 		Tokens: retriever.EstimateTokens, Progress: env.Stderr, Details: *details}
+	if *explain {
+		opts.Explain = explainMisses
+	}
 	for _, s := range splitList(*ks) {
 		k, err := strconv.Atoi(s)
 		if err != nil || k <= 0 {
@@ -167,6 +176,9 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stderr, "locomo: %d turns, %d questions in %s\n", rep.Turns, rep.Questions, time.Since(start).Round(time.Second))
 	return writeReport(env.Stdout, *asJSON, rep)
 }
+
+// explainMisses is how many missed observations --explain keeps per conversation.
+const explainMisses = 4
 
 // tableWriter is a report that prints itself for people.
 type tableWriter interface{ WriteTable(io.Writer) error }
@@ -437,6 +449,46 @@ func (t *evalTenant) Search(ctx context.Context, q eval.SearchQuery) (eval.Searc
 // the harness does.
 func (t *evalTenant) LLMCalls(context.Context) (int, error) {
 	return int(t.sys.node.p.extract.Stats().LLMCalls - t.llmBase), nil
+}
+
+// Memories lists every memory of the user with its source turns, read through
+// the lifecycle export (one consistent snapshot, the same records a user's data
+// export holds), so that eval needs no SQL of its own. The export also records an
+// "export" audit entry in the eval tenant.
+func (t *evalTenant) Memories(ctx context.Context, userID string) ([]eval.StoredMemory, error) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := t.sys.node.p.life.Export(ctx, t.tenant, userID, pw, "eval")
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	var out []eval.StoredMemory
+	dec := json.NewDecoder(pr)
+	for {
+		var rec lifecycle.ExportRecord
+		if err := dec.Decode(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			_ = pr.CloseWithError(err)
+			<-done
+			return nil, fmt.Errorf("tenant %s: reading the export of %s: %w", t.tenant, userID, err)
+		}
+		if rec.Kind != "memory" || rec.Memory == nil {
+			continue
+		}
+		m := eval.StoredMemory{ID: rec.Memory.ID.String(), Content: rec.Memory.Content, Status: string(rec.Memory.Status)}
+		for _, l := range rec.Lineage {
+			if l.Kind == memory.LineageTurn {
+				m.TurnIDs = append(m.TurnIDs, l.SourceID)
+			}
+		}
+		out = append(out, m)
+	}
+	if err := <-done; err != nil {
+		return nil, fmt.Errorf("tenant %s: exporting the memories of %s: %w", t.tenant, userID, err)
+	}
+	return out, nil
 }
 
 // Close keeps the tenant's data: it is what the report was computed from, and

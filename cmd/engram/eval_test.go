@@ -104,6 +104,20 @@ func TestEvalLoCoMoCommand(t *testing.T) {
 	if rep.ContextTokensMean <= 0 {
 		t.Errorf("context tokens = %v", rep.ContextTokensMean)
 	}
+	// The in-process BM25 baseline over five turns finds every evidence turn at 5,
+	// and the ratio is reported.
+	if got := rep.Baselines.BM25Turns.RecallAt[5].Overall; got != 1 || rep.HybridOverBM25[5] != 1 {
+		t.Errorf("bm25-turns recall@5 = %v, hybrid / bm25 = %v", got, rep.HybridOverBM25)
+	}
+	if _, ok := rep.Baselines.MemoriesOnly.RecallAt[5]; !ok {
+		t.Errorf("memories-only missing: %+v", rep.Baselines)
+	}
+	// The memories are listed through the export, with their lineage: every one
+	// comes from a turn of the conversation.
+	o := rep.Observations
+	if o == nil || o.Observations != 1 || o.Turns != 5 || o.Memories == 0 || o.Rule == "" {
+		t.Fatalf("observations = %+v; report:\n%s", o, stdout.String())
+	}
 }
 
 func TestEvalCommandUsage(t *testing.T) {

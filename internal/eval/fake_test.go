@@ -18,9 +18,11 @@ type fakeSystem struct {
 	tenants  map[string]*fakeTenant
 	failName string // NewTenant fails for this name
 	llmCalls int    // reported by every tenant
-	// scripted maps mode → query → ranked items (LoCoMo tests).
+	// scripted maps mode → query → ranked items (LoCoMo tests); the key
+	// "<mode>/memories" answers searches of the memories layer alone.
 	scripted map[string]map[string][]SearchItem
-	ctxText  string // fixed context text when set
+	memories []StoredMemory // what every tenant's Memories returns
+	ctxText  string         // fixed context text when set
 	ctxToks  int
 }
 
@@ -89,6 +91,12 @@ func (t *fakeTenant) Search(_ context.Context, q SearchQuery) (SearchResult, err
 	if mode == "" {
 		mode = ModeHybrid
 	}
+	if len(q.Layers) == 1 && q.Layers[0] == LayerMemories {
+		if byQuery, ok := t.sys.scripted[mode+"/"+LayerMemories]; ok {
+			items := byQuery[q.Query]
+			return SearchResult{Items: items[:min(len(items), q.TopK)]}, nil
+		}
+	}
 	if byQuery, ok := t.sys.scripted[mode]; ok {
 		items := byQuery[q.Query]
 		return SearchResult{Items: items[:min(len(items), q.TopK)]}, nil
@@ -122,6 +130,10 @@ func (t *fakeTenant) Search(_ context.Context, q SearchQuery) (SearchResult, err
 			TurnIDs: []string{h.turn.TurnID}, Score: float64(h.score)})
 	}
 	return res, nil
+}
+
+func (t *fakeTenant) Memories(context.Context, string) ([]StoredMemory, error) {
+	return t.sys.memories, nil
 }
 
 func (t *fakeTenant) LLMCalls(context.Context) (int, error) { return t.sys.llmCalls, nil }

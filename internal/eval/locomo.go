@@ -12,15 +12,17 @@ import (
 	"time"
 )
 
-// Conversation is one LoCoMo conversation (an entry of locomo10.json). Only the
-// dialogue and the questions are read: the observations and summaries are
-// pre-digested memory and must not be fed to a system under test.
+// Conversation is one LoCoMo conversation (an entry of locomo10.json). The
+// dialogue and the questions are read, and the observations for scoring
+// extraction only: they and the summaries are pre-digested memory and must not
+// be fed to a system under test (Turns never includes them).
 type Conversation struct {
-	ID       string // sample_id, e.g. "conv-26"
-	SpeakerA string
-	SpeakerB string
-	Sessions []LoCoMoSession
-	QA       []QA
+	ID           string // sample_id, e.g. "conv-26"
+	SpeakerA     string
+	SpeakerB     string
+	Sessions     []LoCoMoSession
+	QA           []QA
+	Observations []Observation
 }
 
 // LoCoMoSession is one dated session of a conversation.
@@ -77,6 +79,7 @@ type rawLoCoMo struct {
 		Evidence          []string        `json:"evidence"`
 		Category          int             `json:"category"`
 	} `json:"qa"`
+	Observation map[string]map[string][][]any `json:"observation"`
 }
 
 type rawDialog struct {
@@ -156,6 +159,11 @@ func convertLoCoMo(r rawLoCoMo) (Conversation, error) {
 			known[d.DiaID] = true
 		}
 	}
+	obs, err := parseObservations(r.Observation, known)
+	if err != nil {
+		return c, err
+	}
+	c.Observations = obs
 	for _, q := range r.QA {
 		c.QA = append(c.QA, QA{
 			Question:          q.Question,

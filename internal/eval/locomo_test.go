@@ -191,6 +191,16 @@ func scriptedLoCoMo() *fakeSystem {
 		},
 		ModeKeyword: {"What is the name of Ann's puppy?": {turnItem("D1:1")}},
 		ModeVector:  {},
+		ModeHybrid + "/" + LayerMemories: {
+			"What instrument does Bob learn and who teaches him?": {memItem("D1:2")},
+		},
+	}
+	// One memory matches the only observation ("Ann adopted a puppy."), one
+	// matches none, one comes from no turn of the conversation.
+	sys.memories = []StoredMemory{
+		{ID: "m1", Content: "Ann adopts puppies now.", TurnIDs: []string{"conv-t1:D1:1"}},
+		{ID: "m2", Content: "Bob is learning the violin.", TurnIDs: []string{"conv-t1:D1:2"}},
+		{ID: "m3", Content: "Something else.", TurnIDs: []string{"other:D1:1"}},
 	}
 	return sys
 }
@@ -266,15 +276,39 @@ func TestRunLoCoMo(t *testing.T) {
 	if tn == nil || tn.drains != 2 || len(tn.turns) != 5 || !tn.closed {
 		t.Fatalf("tenant = %+v", tn)
 	}
+	// memories-only is a hybrid search of the memories layer, for the scored questions.
 	modes := map[string]int{}
 	for _, q := range tn.queries {
-		modes[q.Mode]++
-		if q.TopK != 10 || strings.Join(q.Layers, ",") != "memories,turns" || q.UserID != "conv-t1" {
+		layers := strings.Join(q.Layers, ",")
+		modes[q.Mode+" "+layers]++
+		if q.TopK != 10 || (layers != "memories,turns" && !(layers == "memories" && q.Mode == ModeHybrid)) || q.UserID != "conv-t1" {
 			t.Errorf("search = %+v", q)
 		}
 	}
-	if modes[ModeHybrid] != 5 || modes[ModeKeyword] != 4 || modes[ModeVector] != 4 {
+	if modes[ModeHybrid+" memories,turns"] != 5 || modes[ModeKeyword+" memories,turns"] != 4 ||
+		modes[ModeVector+" memories,turns"] != 4 || modes[ModeHybrid+" memories"] != 4 {
 		t.Errorf("searches per mode = %v", modes)
+	}
+	// memories-only finds half of q1's evidence at rank 1.
+	if mo := rep.Baselines.MemoriesOnly.RecallAt[1]; !close(mo.Overall, 0.5/4) || !close(mo.ByCategory[1], 0.5) {
+		t.Errorf("memories-only = %+v", rep.Baselines.MemoriesOnly)
+	}
+	// bm25-turns over the raw turns: q0 (name, ann, puppy) → D1:1 first; q1
+	// (instrument, bob, learn, teaches) → D1:2 and D2:1 hold only "bob";
+	// q2 (year, ann, adopt, puppy) → D1:1; q5 (ann, photo, show) → D1:3, whose
+	// image caption holds "photo".
+	b := rep.Baselines.BM25Turns
+	if !close(b.RecallAt[1].ByCategory[4], 1) || !close(b.RecallAt[1].ByCategory[1], 0.5) || !close(b.RecallAt[1].ByCategory[2], 1) || !close(b.RecallAt[3].ByCategory[1], 1) {
+		t.Errorf("bm25-turns = %+v", b)
+	}
+	for _, k := range rep.Ks {
+		if want := rep.RecallAt[k].Overall / b.RecallAt[k].Overall; !close(rep.HybridOverBM25[k], want) {
+			t.Errorf("hybrid / bm25 @%d = %v, want %v", k, rep.HybridOverBM25[k], want)
+		}
+	}
+	if o := rep.Observations; o == nil || o.Observations != 1 || o.Covered != 1 || o.Memories != 2 || o.MatchingMemories != 1 ||
+		!close(o.Coverage, 1) || !close(o.Precision, 0.5) || !close(o.MemoriesPer100Turns, 40) || len(o.Misses) != 0 {
+		t.Errorf("observations = %+v", rep.Observations)
 	}
 	for _, want := range []string{"ingesting conv-t1", "5/5", "questions conv-t1", "6/6"} {
 		if !strings.Contains(progress.String(), want) {
@@ -292,7 +326,9 @@ func TestRunLoCoMo(t *testing.T) {
 	}
 	for _, path := range []string{"recall_at.1.overall", "recall_at.3.by_category.4", "ndcg_at_10", "baselines.keyword.recall_at.3",
 		"baselines.vector.recall_at.1", "context_tokens_mean", "full_context_tokens_mean", "llm_calls_per_turn", "questions",
-		"category5.recall_at.1"} {
+		"category5.recall_at.1", "baselines.memories_only.recall_at.3", "baselines.bm25_turns.recall_at.1.overall",
+		"hybrid_over_bm25_turns.3", "bm25_tokenisation", "observations.coverage", "observations.precision",
+		"observations.memories_per_100_turns", "observations.rule"} {
 		if _, ok := lookup(m, path); !ok {
 			t.Errorf("report JSON lacks %s", path)
 		}
@@ -304,7 +340,9 @@ func TestRunLoCoMo(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"hybrid @1", "keyword @3", "vector NDCG@10", "category 5", "LLM calls per ingested turn"} {
+	for _, want := range []string{"hybrid @1", "keyword @3", "vector NDCG@10", "category 5", "LLM calls per ingested turn",
+		"memories-only @3", "bm25-turns @1", "hybrid / bm25-turns", "k1=1.2 b=0.75", "observation coverage",
+		"observation precision", "memories per 100 turns", "rule: "} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

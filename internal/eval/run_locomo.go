@@ -29,6 +29,9 @@ type LoCoMoOptions struct {
 	// Details keeps one record per question in the report. Leave it off for
 	// held-out conversations: nobody should read their per-question failures.
 	Details bool
+	// Explain keeps up to this many missed observations per conversation in the
+	// report (0: none). Like Details, not for held-out conversations.
+	Explain int
 }
 
 // RecallStats is evidence recall at one k.
@@ -45,10 +48,17 @@ type RetrievalScores struct {
 }
 
 // LoCoMoBaselines are the same metrics for single-mode retrieval over the same
-// stored data.
+// stored data, for the memories layer alone, and for Okapi BM25 over the raw
+// turns computed in-process without engram.
 type LoCoMoBaselines struct {
 	Keyword RetrievalScores `json:"keyword"`
 	Vector  RetrievalScores `json:"vector"`
+	// MemoriesOnly is hybrid search with layers = memories only: what extraction
+	// alone finds.
+	MemoriesOnly RetrievalScores `json:"memories_only"`
+	// BM25Turns is Okapi BM25 (k1 = BM25K1, b = BM25B) over each conversation's
+	// turns with their image captions, the question as the query.
+	BM25Turns RetrievalScores `json:"bm25_turns"`
 }
 
 // Category5Report is retrieval on the adversarial questions, kept out of the
@@ -69,6 +79,12 @@ type LoCoMoReport struct {
 	NoEvidence          int             `json:"questions_without_evidence"` // categories 1-4, not in recall
 	RetrievalScores                     // hybrid: recall_at, ndcg_at_10
 	Baselines           LoCoMoBaselines `json:"baselines"`
+	// HybridOverBM25 is hybrid recall@k / bm25-turns recall@k at each k.
+	HybridOverBM25   map[int]float64 `json:"hybrid_over_bm25_turns"`
+	BM25Tokenisation string          `json:"bm25_tokenisation"`
+	// Observations measure extraction against LoCoMo's annotated facts; nil when
+	// the system cannot list a tenant's memories.
+	Observations *ObservationReport `json:"observations,omitempty"`
 	// Context tokens are engram's context block for the question; full context
 	// tokens are the whole conversation, what a model without memory would read.
 	// Both are means over the category 1-4 questions.
@@ -187,6 +203,9 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 	rep := LoCoMoReport{Ks: ks, Layers: layers, QuestionsByCategory: map[int]int{}, ContextBudget: opts.BudgetTokens,
 		Estimator: estimator, Conversations: []string{}}
 	hybrid, keyword, vector, cat5 := newRetrievalAcc(ks), newRetrievalAcc(ks), newRetrievalAcc(ks), newRetrievalAcc(ks)
+	memOnly, bm25 := newRetrievalAcc(ks), newRetrievalAcc(ks)
+	obs := newObservationAcc(opts.Explain)
+	listed := 0
 	var ans *answerAcc
 	if opts.Answer != nil {
 		if opts.Answer.Chat == nil {
@@ -199,7 +218,16 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 	for _, conv := range selected {
 		rep.Conversations = append(rep.Conversations, conv.ID)
 		r := &convRun{conv: conv, opts: opts, layers: layers, topK: topK, tokens: tokens}
+		index := newTurnsBM25(conv)
 		err := r.run(ctx, sys, func(tn Tenant) error {
+			if l, ok := tn.(MemoryLister); ok {
+				mems, err := l.Memories(ctx, conv.ID)
+				if err != nil {
+					return fmt.Errorf("listing memories: %w", err)
+				}
+				obs.add(conv, mems)
+				listed++
+			}
 			full := tokens(conv.FullText())
 			bar := newProgress(opts.Progress, fmt.Sprintf("questions %s", conv.ID), len(conv.QA))
 			for i, q := range conv.QA {
@@ -236,6 +264,12 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 							}
 							b.acc.add(q.Category, items, evidence)
 						}
+						items, err := r.searchIn(ctx, tn, q.Question, ModeHybrid, []string{LayerMemories})
+						if err != nil {
+							return err
+						}
+						memOnly.add(q.Category, items, evidence)
+						bm25.add(q.Category, bm25Ranking(index, q.Question, topK), evidence)
 					}
 				} else if scored {
 					rep.NoEvidence++
@@ -276,6 +310,18 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 	rep.RetrievalScores = hybrid.scores()
 	rep.Baselines.Keyword = keyword.scores()
 	rep.Baselines.Vector = vector.scores()
+	rep.Baselines.MemoriesOnly = memOnly.scores()
+	rep.Baselines.BM25Turns = bm25.scores()
+	rep.BM25Tokenisation = BM25Tokenisation
+	rep.HybridOverBM25 = map[int]float64{}
+	for _, k := range ks {
+		if b := rep.Baselines.BM25Turns.RecallAt[k].Overall; b > 0 {
+			rep.HybridOverBM25[k] = rep.RecallAt[k].Overall / b
+		}
+	}
+	if listed > 0 && listed == len(selected) {
+		rep.Observations = obs.report()
+	}
 	rep.Category5.RetrievalScores = cat5.scores()
 	for _, n := range cat5.n {
 		rep.Category5.Questions += n
@@ -353,9 +399,13 @@ func (r *convRun) run(ctx context.Context, sys System, questions func(Tenant) er
 }
 
 func (r *convRun) search(ctx context.Context, tn Tenant, question, mode string) ([][]string, error) {
-	res, err := tn.Search(ctx, SearchQuery{UserID: r.conv.ID, Query: question, TopK: r.topK, Layers: r.layers, Mode: mode})
+	return r.searchIn(ctx, tn, question, mode, r.layers)
+}
+
+func (r *convRun) searchIn(ctx context.Context, tn Tenant, question, mode string, layers []string) ([][]string, error) {
+	res, err := tn.Search(ctx, SearchQuery{UserID: r.conv.ID, Query: question, TopK: r.topK, Layers: layers, Mode: mode})
 	if err != nil {
-		return nil, fmt.Errorf("%s search for %q: %w", mode, clip(question, 60), err)
+		return nil, fmt.Errorf("%s search (%s) for %q: %w", mode, strings.Join(layers, "+"), clip(question, 60), err)
 	}
 	return rankedTurnIDs(res.Items), nil
 }
@@ -398,6 +448,18 @@ func (r LoCoMoReport) WriteTable(w io.Writer) error {
 	row("hybrid", r.RetrievalScores)
 	row("keyword", r.Baselines.Keyword)
 	row("vector", r.Baselines.Vector)
+	row("memories-only", r.Baselines.MemoriesOnly)
+	row("bm25-turns", r.Baselines.BM25Turns)
+	tw.printf("hybrid / bm25-turns")
+	for _, k := range r.Ks {
+		if v, ok := r.HybridOverBM25[k]; ok {
+			tw.printf("\t@%d %.3f", k, v)
+		} else {
+			tw.printf("\t@%d -", k)
+		}
+	}
+	tw.printf("\n")
+	tw.printf("bm25-turns: Okapi BM25 k1=%.1f b=%.2f in-process over the raw turns; tokens: %s\n", BM25K1, BM25B, r.BM25Tokenisation)
 	tw.printf("\ncategory 5 (adversarial, separate): %d questions", r.Category5.Questions)
 	for _, k := range r.Ks {
 		tw.printf(", recall@%d %s", k, pct(r.Category5.RecallAt[k].Overall))
@@ -409,6 +471,9 @@ func (r LoCoMoReport) WriteTable(w io.Writer) error {
 	}
 	tw.printf("LLM calls per ingested turn\t%.3f (%d calls, %d turns)\n", r.LLMCallsPerTurn, r.LLMCalls, r.Turns)
 	tw.printf("tokens counted by\t%s\n", r.Estimator)
+	if r.Observations != nil {
+		writeObservations(tw, r.Observations)
+	}
 	if a := r.Answer; a != nil {
 		tw.printf("\nanswer accuracy (LLM judge J; answer model %s, judge %s)\n", or(a.AnswerModel, "?"), or(a.JudgeModel, "?"))
 		tw.printf("J overall\t%s (%d/%d)\n", pct(a.J), a.Correct, a.Questions)

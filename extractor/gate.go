@@ -87,7 +87,7 @@ func (g *Gate) CheckBatch(b Batch) []GateResult {
 }
 
 func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
-	text := strings.TrimSpace(t.Content)
+	text := spokenText(t)
 	if text == "" {
 		return skip("empty turn")
 	}

@@ -37,7 +37,9 @@ type lexicon struct {
 	requestEN   *regexp.Regexp
 	requestZH   *regexp.Regexp
 	smallTalk   map[string]struct{}
-	smallMax    int // longest small-talk phrase, in runes
+	selfFillers []string       // first-person stock phrases that tell nothing ("i think", "我觉得")
+	command     *regexp.Regexp // a request or order to the assistant ("help me …", "帮我…")
+	smallMax    int            // longest small-talk phrase, in runes
 	temporal    *Temporal
 }
 
@@ -78,6 +80,7 @@ func newLexicon() *lexicon {
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
+		command:     re(`^(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:help|write|make|find|give|tell|show|draft|create|plan|book|send|summari[sz]e|translate|explain|list|recommend|suggest|check|fix|get|set up|schedule|order|pick|remind|let me know|look up|search|compare|calculate|generate|prepare|update|add|remove|delete|review|edit|rewrite|convert)\b|^(?:请|麻烦|劳驾)?(?:你|您)?(?:帮我|给我|替我|帮忙|为我|帮)`),
 		idents:      newIdentRules(),
 		relax:       re(relaxPattern),
 	}
@@ -89,6 +92,10 @@ func newLexicon() *lexicon {
 			l.task = c
 		}
 	}
+	l.selfFillers = []string{"i think", "i guess", "i mean", "i see", "i know", "i hope you", "i bet", "i agree",
+		"i'm sure", "i am sure", "let me know", "tell me", "i can imagine", "i can't imagine", "i'm glad", "i'm so glad",
+		"i'm happy for you", "i'm proud of you", "i hear you", "i feel you", "thank you",
+		"我觉得", "我知道", "我明白", "我想想", "我看看", "告诉我", "我同意", "我猜", "我的意思是", "我是说", "我是想问"}
 	l.smallTalk = make(map[string]struct{})
 	for _, p := range smallTalkPhrases() {
 		l.smallTalk[p] = struct{}{}
@@ -226,28 +233,40 @@ func (l *lexicon) statement(s string) (string, bool) {
 func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
 
 // weakFirstPerson reports a substantive statement in the first person: worth a model's look
-// even without an explicit cue.
+// even without an explicit cue, and what the offline extractor keeps as the speaker's story.
 func (l *lexicon) weakFirstPerson(text string) bool {
 	for _, s := range splitSentences(text) {
-		s, ok := l.statement(s)
-		if !ok {
-			continue
-		}
-		lower := lowerText(s)
-		if !l.firstPerson.MatchString(lower) {
-			continue
-		}
-		han := 0
-		for _, r := range s {
-			if unicode.Is(unicode.Han, r) {
-				han++
-			}
-		}
-		if han >= 10 || len(strings.Fields(s)) >= 6 {
+		if s, ok := l.statement(s); ok && l.aboutSelf(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// aboutSelf reports a statement in which the speaker tells something about themselves (an
+// event, a plan, a feeling, something they have or do): first person, long enough to hold
+// a fact, not small talk and not a stock phrase ("I see", "我知道了").
+func (l *lexicon) aboutSelf(s string) bool {
+	lower := lowerText(s)
+	if !l.firstPerson.MatchString(lower) || l.isSmallTalk(s) {
+		return false
+	}
+	if l.command.MatchString(lower) {
+		return false // a request to the assistant, not news about the speaker
+	}
+	for _, x := range l.selfFillers {
+		lower = strings.ReplaceAll(lower, x, " ")
+	}
+	if !l.firstPerson.MatchString(lower) {
+		return false
+	}
+	han := 0
+	for _, r := range lower {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	return han >= 5 || len(strings.Fields(lower)) >= 4
 }
 
 // identityFact reports whether an identity rule of the extractor matches s.

@@ -146,7 +146,11 @@ func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, err
 		case memory.RoleTool:
 			drafts = o.fromTool(timeline, base+i, recs)
 		}
+		name := speakerName(t)
 		for _, d := range drafts {
+			if t.Role == memory.RoleUser && d.source == "" {
+				d.content = personalize(d.content, name)
+			}
 			out = append(out, o.candidate(b, t, d))
 		}
 	}
@@ -215,16 +219,29 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// fromUser extracts per sentence: each statement yields at most one memory, except
-// identity facts, which yield one per fact.
+// fromUser extracts per sentence: each statement yields the memories of its rules (one
+// per fact), and the speaker's statements about themselves that no rule took become one
+// episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	for _, s := range splitSentences(t.Content) {
+	var story []string
+	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(s)
 		if !ok {
 			continue
 		}
-		out = append(out, o.classify(s, t.OccurredAt, true)...)
+		ds := o.classify(s, t.OccurredAt, true)
+		ds = o.addClauses(ds, s, t.OccurredAt)
+		if len(ds) > 0 {
+			out = append(out, ds...)
+			continue
+		}
+		if o.lex.aboutSelf(s) {
+			story = append(story, s)
+		}
+	}
+	if d, ok := o.narrative(story, t.OccurredAt); ok {
+		out = append(out, d)
 	}
 	return out
 }

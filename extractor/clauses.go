@@ -3,6 +3,7 @@ package extractor
 import (
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -29,7 +30,7 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 		}
 		parts = append(parts, upperFirst(o.pronounsEN(s, false)))
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 || !o.newsworthy(story, ref) {
 		return draft{}, false
 	}
 	sep := ". "
@@ -42,3 +43,26 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 	d.expire = o.expiry(strings.Join(story, " "), ref)
 	return d, true
 }
+
+// newsworthy reports a story that holds news rather than a passing remark ("Makes me
+// happy."): an event, plan or possession of the speaker, a date, or a long enough account.
+func (o *Offline) newsworthy(story []string, ref time.Time) bool {
+	s := strings.Join(story, " ")
+	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 {
+		return true
+	}
+	han := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	return han >= minStoryHan || len(strings.Fields(s)) >= minStoryWords
+}
+
+// Chosen on the LoCoMo dev conversations (conv-26, conv-30): shorter stories without an
+// event rarely hold an annotated observation.
+const (
+	minStoryWords = 10
+	minStoryHan   = 8
+)

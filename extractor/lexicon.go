@@ -37,8 +37,13 @@ type lexicon struct {
 	requestEN   *regexp.Regexp
 	requestZH   *regexp.Regexp
 	smallTalk   map[string]struct{}
-	selfFillers []string       // first-person stock phrases that tell nothing ("i think", "我觉得")
+	selfFillers *regexp.Regexp // first-person stock phrases that tell nothing ("i think", "我觉得")
 	command     *regexp.Regexp // a request or order to the assistant ("help me …", "帮我…")
+	listener    *regexp.Regexp // the second person: a sentence about the listener
+	interject   *regexp.Regexp // a sentence's leading interjection ("wow,", "yeah!")
+	directive   *regexp.Regexp // an instruction that names the listener ("you should always …", "你以后…")
+	event       *regexp.Regexp // a first-person event, plan or possession ("I adopted …", "我上周去了…")
+	ourselves   *regexp.Regexp // a generic "we" ("we all", "each other"): a remark about people, not news
 	smallMax    int            // longest small-talk phrase, in runes
 	temporal    *Temporal
 }
@@ -60,15 +65,21 @@ func newLexicon() *lexicon {
 			{name: SignalProhibition, re: re(`不要|别|不能|禁止|不许|不准|避开|避免|从不|从来不|绝不|决不|不可以|千万别|不吃|不喝|不用|\bnever\b|\bdon't\b|\bdo not\b|\bavoid\b|\bcan't\b|\bcannot\b|\bcan not\b|\bmust not\b|\bmustn't\b|\bno more\b|\bstop \w+ing\b`),
 				excludes: []string{"要不要", "能不能", "不能不", "别忘了", "别人", "特别", "区别", "分别", "类别", "告别", "性别", "级别", "个别", "识别", "辨别", "差别", "别的", "别处", "别墅", "别名", "鉴别", "派别", "离别", "道别", "送别", "惜别", "别致", "不要紧", "不要客气", "别客气", "别担心", "不要担心", "别着急", "别急", "不用谢", "不用客气", "不用了",
 					"never mind", "don't worry", "don't know", "don't think so", "don't understand", "don't remember", "can't remember", "can't wait", "can't believe", "can't thank", "don't mention it", "don't get me wrong", "don't forget", "do not forget",
+					"can't beat", "can't deny", "can't agree more", "couldn't have done", "can't get enough", "never forget", "never give up",
+					"never been", "never shy", "don't let", "don't give up", "never stop", "don't stop",
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
 			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
-				excludes: []string{"have to go", "need to go", "has to go"}},
+				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",
+					"must be so", "must be really", "must be nice", "must be fun", "must be hard", "must be tough", "must be great", "must be awesome",
+					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
 			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
-				excludes: []string{"最好的", "i'd like to", "i would like to"}},
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\b(?:i|we)(?: \w+)? (?:always|usually)\b|^(?:always|usually)\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
+					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
+					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for"}},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
 				excludes: []string{"well done", "are you done", "when done"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
@@ -80,6 +91,11 @@ func newLexicon() *lexicon {
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
+		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
+		event:       re(`\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|am (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|'m (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
+		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
+		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
+		interject:   re(`^(?:(?:wow|yeah|yes|yep|aw+|oh|hey|haha|omg|thanks|thank you|totally|absolutely|definitely|cool|great|nice|so|well)\b[,!. ]*)+`),
 		command:     re(`^(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:help|write|make|find|give|tell|show|draft|create|plan|book|send|summari[sz]e|translate|explain|list|recommend|suggest|check|fix|get|set up|schedule|order|pick|remind|let me know|look up|search|compare|calculate|generate|prepare|update|add|remove|delete|review|edit|rewrite|convert)\b|^(?:请|麻烦|劳驾)?(?:你|您)?(?:帮我|给我|替我|帮忙|为我|帮)`),
 		idents:      newIdentRules(),
 		relax:       re(relaxPattern),
@@ -92,10 +108,7 @@ func newLexicon() *lexicon {
 			l.task = c
 		}
 	}
-	l.selfFillers = []string{"i think", "i guess", "i mean", "i see", "i know", "i hope you", "i bet", "i agree",
-		"i'm sure", "i am sure", "let me know", "tell me", "i can imagine", "i can't imagine", "i'm glad", "i'm so glad",
-		"i'm happy for you", "i'm proud of you", "i hear you", "i feel you", "thank you",
-		"我觉得", "我知道", "我明白", "我想想", "我看看", "告诉我", "我同意", "我猜", "我的意思是", "我是说", "我是想问"}
+	l.selfFillers = re(`\bi (?:\w+ )?(?:think|guess|mean|see|know|bet|agree|hope you|can imagine|can't imagine)\b|\bi(?:'m| am) (?:so |really |sure |glad |happy for you|proud of you)|\blet me know\b|\btell me\b|\bi hear you\b|我觉得|我知道|我明白|我想想|我看看|告诉我|我同意|我猜|我的意思是|我是说|我是想问`)
 	l.smallTalk = make(map[string]struct{})
 	for _, p := range smallTalkPhrases() {
 		l.smallTalk[p] = struct{}{}
@@ -243,6 +256,53 @@ func (l *lexicon) weakFirstPerson(text string) bool {
 	return false
 }
 
+// aboutListener reports a statement about the listener and not the speaker ("You never
+// shy away from a challenge"): in a conversation between people it tells nothing about the
+// speaker. An instruction to the listener ("you should always …") is not one of them.
+func (l *lexicon) aboutListener(s string) bool {
+	lower := lowerText(s)
+	return l.listener.MatchString(lower) && !l.firstPerson.MatchString(lower) && !l.directive.MatchString(lower)
+}
+
+// selfStory keeps, of a turn's statements that no rule took, the ones that tell about the
+// speaker: those in the first person, and when there is one, the substantive sentences
+// around it that describe the same news ("It was so powerful."), but nothing said about
+// or to the listener.
+func (l *lexicon) selfStory(ss []string) []string {
+	self := false
+	for _, s := range ss {
+		if l.aboutSelf(s) {
+			self = true
+			break
+		}
+	}
+	if !self {
+		return nil
+	}
+	var out []string
+	for _, s := range ss {
+		lower := lowerText(s)
+		if l.aboutSelf(s) {
+			out = append(out, s)
+			continue
+		}
+		if l.listener.MatchString(lower) || l.command.MatchString(lower) || l.isSmallTalk(s) {
+			continue
+		}
+		rest := l.interject.ReplaceAllString(lower, "")
+		han := 0
+		for _, r := range rest {
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		if han >= 6 || len(strings.Fields(rest)) >= 4 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // aboutSelf reports a statement in which the speaker tells something about themselves (an
 // event, a plan, a feeling, something they have or do): first person, long enough to hold
 // a fact, not small talk and not a stock phrase ("I see", "我知道了").
@@ -251,12 +311,10 @@ func (l *lexicon) aboutSelf(s string) bool {
 	if !l.firstPerson.MatchString(lower) || l.isSmallTalk(s) {
 		return false
 	}
-	if l.command.MatchString(lower) {
-		return false // a request to the assistant, not news about the speaker
+	if l.command.MatchString(lower) || l.listener.MatchString(lower) || l.ourselves.MatchString(lower) {
+		return false // a request to the listener, or about them: not news about the speaker
 	}
-	for _, x := range l.selfFillers {
-		lower = strings.ReplaceAll(lower, x, " ")
-	}
+	lower = l.selfFillers.ReplaceAllString(lower, " ")
 	if !l.firstPerson.MatchString(lower) {
 		return false
 	}

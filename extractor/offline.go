@@ -85,7 +85,7 @@ func NewOffline() *Offline {
 		letsEN:       re(`(?i)^let's\s+`),
 		conclusionZH: re(`^(?:最终)?结论(?:是|：|:)`),
 		pronounEN:    re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
-		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even)\s+)*)([a-z']+)\b`),
+		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each)\s+)*)([a-z']+)\b`),
 		reason:       re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
 	}
 }
@@ -230,17 +230,18 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if !ok {
 			continue
 		}
+		if o.lex.aboutListener(o.clean(s)) {
+			continue
+		}
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
 			continue
 		}
-		if o.lex.aboutSelf(s) {
-			story = append(story, s)
-		}
+		story = append(story, s)
 	}
-	if d, ok := o.narrative(story, t.OccurredAt); ok {
+	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)
 	}
 	return out

@@ -27,6 +27,7 @@ func (c signalCue) match(lower string) bool {
 // definition, so a sentence the extractor has a rule for is never gated out before it.
 type lexicon struct {
 	idents      []identRule    // identity facts; a match is also the gate's identity signal
+	clauses     *clauseRules   // clause facts (relations, pets, moves, routines …): also identity signals
 	relax       *regexp.Regexp // a constraint relaxed ("也可以了", "fine now"): part of the change cue
 	cues        []signalCue    // user signals, in priority order
 	claim       signalCue
@@ -98,6 +99,7 @@ func newLexicon() *lexicon {
 		interject:   re(`^(?:(?:wow|yeah|yes|yep|aw+|oh|hey|haha|omg|thanks|thank you|totally|absolutely|definitely|cool|great|nice|so|well)\b[,!. ]*)+`),
 		command:     re(`^(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:help|write|make|find|give|tell|show|draft|create|plan|book|send|summari[sz]e|translate|explain|list|recommend|suggest|check|fix|get|set up|schedule|order|pick|remind|let me know|look up|search|compare|calculate|generate|prepare|update|add|remove|delete|review|edit|rewrite|convert)\b|^(?:请|麻烦|劳驾)?(?:你|您)?(?:帮我|给我|替我|帮忙|为我|帮)`),
 		idents:      newIdentRules(),
+		clauses:     newClauseRules(),
 		relax:       re(relaxPattern),
 	}
 	for _, c := range l.cues {
@@ -214,7 +216,7 @@ func (l *lexicon) sentenceSignals(s string) []string {
 	lower := lowerText(s)
 	var out []string
 	for _, c := range l.cues {
-		if c.match(lower) || (c.name == SignalIdentity && l.identityFact(s)) {
+		if c.match(lower) || (c.name == SignalIdentity && (l.identityFact(s) || l.clauses.matchAny(s))) {
 			out = append(out, c.name)
 		}
 	}

@@ -237,7 +237,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			continue
+			if !o.leftover(s, ds) {
+				continue
+			}
 		}
 		story = append(story, s)
 	}
@@ -869,6 +871,7 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		if !ok {
 			return draft{}, false
 		}
+		key = o.relationNameKey(key, attr, m[0], v)
 		d := draft{typ: memory.Semantic, cat: cat, key: key, importance: impIdentity, confidence: confExplicit}
 		switch cat {
 		case memory.CatPreference:

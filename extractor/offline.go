@@ -463,6 +463,9 @@ func (o *Offline) fromTool(timeline []memory.Turn, p int, recs []recovery) []dra
 			for _, f := range g.fails {
 				ids = append(ids, timeline[f].TurnID)
 			}
+			for _, st := range toolSteps(timeline, g) {
+				ids = append(ids, timeline[st].TurnID)
+			}
 			ids = append(ids, timeline[g.success].TurnID)
 		}
 		conf := confOneRecovery
@@ -494,9 +497,19 @@ func (o *Offline) fromTool(timeline []memory.Turn, p int, recs []recovery) []dra
 	return out
 }
 
-// whatWorked describes the fix: the latest user or assistant turn between a failure and the
-// success after it that reads like one, else the retry and its result.
+// whatWorked describes the fix: the calls of other tools that succeeded between the last
+// failure and the success ("call report.queue first, then retry report.export"), else the
+// latest user or assistant turn in between that reads like one, else the retry and its
+// result.
 func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
+	if steps := toolSteps(timeline, group[len(group)-1]); len(steps) > 0 {
+		var names []string
+		for _, i := range steps {
+			names = append(names, quote(timeline[i].Tool.Name))
+		}
+		tool := group[len(group)-1].tool
+		return "call " + strings.Join(names, ", then ") + " first, then retry " + quote(tool)
+	}
 	for g := len(group) - 1; g >= 0; g-- {
 		r := group[g]
 		for i := r.success - 1; i > r.fails[len(r.fails)-1]; i-- {
@@ -514,6 +527,20 @@ func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// toolSteps are the turns, between a recovery's last failure and its success, of other
+// tools' calls that succeeded: the steps that made the retry work. Bounded by
+// maxStepLookback.
+func toolSteps(timeline []memory.Turn, r recovery) []int {
+	var out []int
+	for i := r.fails[len(r.fails)-1] + 1; i < r.success && len(out) < maxStepLookback; i++ {
+		t := timeline[i]
+		if t.Role == memory.RoleTool && t.Tool != nil && !t.Deleted && t.Tool.Name != r.tool && toolSucceeded(t.Tool) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

@@ -142,6 +142,21 @@ func clip(s string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
+// maxSentenceBytes bounds what one sentence brings to extraction: past it, a sentence is a
+// paste, not a statement, and only its beginning is read.
+const maxSentenceBytes = 2000
+
+func clipSentence(s string) string {
+	if len(s) <= maxSentenceBytes {
+		return s
+	}
+	cut := maxSentenceBytes
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 func (c *clauseRules) rel(w string) string {
 	w = strings.ToLower(w)
 	if v, ok := c.relWords[w]; ok {
@@ -385,8 +400,8 @@ func badPlaceZH(v string) bool {
 	return false
 }
 
-// objectKey is the slot of an attitude towards a thing ("I love a good steak", "can't eat
-// steak anymore" → taste.steak), so that a later attitude to the same thing replaces the
+// objectKey is the slot of an attitude towards a thing ("I adore fresh figs", "can't eat
+// figs anymore" → taste.fig), so that a later attitude to the same thing replaces the
 // earlier one. Empty when the sentence holds no such clause.
 func (o *Offline) objectKey(s string) string {
 	c := o.lex.clauses
@@ -639,6 +654,10 @@ func (o *Offline) leftover(s string, ds []draft) bool {
 		held.WriteByte(' ')
 	}
 	h := held.String()
+	heldRunes := map[rune]bool{}
+	for _, r := range h {
+		heldRunes[r] = true
+	}
 	words := map[string]bool{}
 	for _, w := range strings.FieldsFunc(h, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		words[w] = true
@@ -647,7 +666,7 @@ func (o *Offline) leftover(s string, ds []draft) bool {
 	for _, w := range strings.FieldsFunc(lowerText(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		if hasHan(w) {
 			for _, r := range w {
-				if !strings.ContainsRune(h, r) && !strings.ContainsRune(zhFunctionChars, r) {
+				if !heldRunes[r] && !strings.ContainsRune(zhFunctionChars, r) {
 					han++
 				}
 			}

@@ -230,7 +230,7 @@ func (l *lexicon) sentenceSignals(s string) []string {
 // statement turns a polite request into its content ("can you remember that …?" →
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(clipSentence(s))
 	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""

@@ -226,7 +226,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
 	var story []string
 	for _, s := range splitSentences(spokenText(t)) {
-		s, ok := o.lex.statement(s)
+		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
 			continue
 		}

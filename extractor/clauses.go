@@ -28,7 +28,7 @@ type clauseRules struct {
 	relNameZH, relApposZH, relJobZH          *regexp.Regexp
 	school                                   *regexp.Regexp
 	petEN, petHaveEN, petZH, petHaveZH       *regexp.Regexp
-	deviceEN, deviceZH                       *regexp.Regexp
+	deviceEN, deviceZH, healthEN, healthZH   *regexp.Regexp
 	tasteEN, tasteZH                         *regexp.Regexp
 	planEN, planZH                           *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN *regexp.Regexp
@@ -93,6 +93,8 @@ func newClauseRules() *clauseRules {
 		procZH:        re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
 		procStepsZH:   re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
 		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{1,10}?(?:` + jobZH + `)|风控|开发|设计|运营|销售|市场|财务|人事|法务)`),
+		healthEN:      re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+)\b|[,.;!?]|$)`),
+		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
 		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
 		selfStart:     re(`(?i)^(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok(?:ay)?|yes|yeah|now)[,!]?\s+)*(?:i\b|i'm\b|i've\b|i'll\b|my\b|this is\b|we\b|we're\b|our\b)`),
@@ -121,7 +123,7 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH} {
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -225,6 +227,14 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 					content = "The user moved from " + m[1] + " to " + m[2] + " and lives there now"
 				}
 				add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+				// A move changes the clock the speaker lives by: the time zone stated
+				// before it no longer holds. An explicit new zone in the same sentence wins.
+				if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) {
+					profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
+				}
+			}
+			if m := c.healthEN.FindStringSubmatch(s); m != nil {
+				add(fact{key: "user.health." + slugify(firstWords(m[1], 3)), content: "The user was diagnosed with " + trimEnd(m[1]), cat: memory.CatFact})
 			}
 			if m := c.tzOnEN.FindStringSubmatch(s); m != nil {
 				profile("user.timezone", "The user's time zone is now "+m[1]+" time")
@@ -271,6 +281,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
 			}
 			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+			if !c.tzZH.MatchString(s) {
+				profile("user.timezone", "用户搬到了"+m[2]+"，时区现在以"+m[2]+"当地时间为准")
+			}
 		} else if m := c.liveZH.FindStringSubmatch(s); m != nil && isPlace(m[1]) {
 			add(fact{key: "user.location", content: "用户现在住在" + m[1], cat: memory.CatProfile, replace: true})
 		}
@@ -316,6 +329,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.petHaveZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if m := c.healthZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.health." + m[1], content: "用户被诊断出" + m[1], cat: memory.CatFact})
 		}
 		if m := c.deviceZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.device." + deviceKind(m[1]), content: "用户用的是" + m[1], cat: memory.CatFact, imp: impPreference})

@@ -70,6 +70,10 @@ func TestClauseFacts(t *testing.T) {
 		{"time zone zh", "我的时区改成东京时间了。", map[string]string{"user.timezone": "东京时间"}},
 		{"device", "I use a MacBook Air for work.", map[string]string{"user.device.computer": "MacBook Air"}},
 		{"relation named by 'name is'", "My brother's name is Oskar.", map[string]string{"relation.brother.name": "Oskar"}},
+		{"a move resets the time zone", "I moved to Auckland in May.", map[string]string{"user.location": "Auckland", "user.timezone": "Auckland"}},
+		{"a move resets the time zone zh", "我搬到了昆明。", map[string]string{"user.location": "昆明", "user.timezone": "昆明"}},
+		{"diagnosis en", "I was diagnosed with celiac disease last year.", map[string]string{"user.health.celiac_disease": "celiac disease"}},
+		{"diagnosis zh", "我去年确诊了糖尿病。", map[string]string{"user.health.糖尿病": "糖尿病"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +167,8 @@ func TestClauseStoryLeavesOutTheListener(t *testing.T) {
 		"That must have been so much fun for you.",
 		"Thanks, that's really kind.",
 		"I totally agree.",
+		"They always make the kids laugh.",
+		"I'm always here to help you out.",
 	} {
 		if got := extractOne(t, memory.Turn{Content: text}); len(got) != 0 {
 			t.Errorf("%q gave%s", text, dump(got))
@@ -217,5 +223,15 @@ func TestClauseWorkIsBounded(t *testing.T) {
 	NewGate().Check(memory.Turn{Role: memory.RoleUser, Content: long})
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("a long turn took %s", d)
+	}
+}
+
+func TestAlwaysAsHabitOrInstruction(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"Always put the totals in the first column.", "I always order oat milk."} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) != 1 || got[0].Category != memory.CatPreference {
+			t.Errorf("%q:%s", text, dump(got))
+		}
 	}
 }

@@ -14,11 +14,15 @@ type signalCue struct {
 	name     string
 	re       *regexp.Regexp
 	excludes []string
+	unless   *regexp.Regexp // like excludes, as a pattern
 }
 
 func (c signalCue) match(lower string) bool {
 	for _, x := range c.excludes {
 		lower = strings.ReplaceAll(lower, x, " ")
+	}
+	if c.unless != nil {
+		lower = c.unless.ReplaceAllString(lower, " ")
 	}
 	return c.re.MatchString(lower)
 }
@@ -77,10 +81,16 @@ func newLexicon() *lexicon {
 			// the old value when the revision lands in the same key slot.
 			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\b(?:i|we)(?: \w+)? (?:always|usually)\b|^(?:always|usually)\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
-					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for"}},
+					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
+					"always make me", "always makes me", "always make us", "always makes us", "always remind me", "always reminds me",
+					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun"},
+				// A habit of someone or something else ("they always make us laugh"), or a
+				// promise to the listener ("always here to help you"), is no preference of
+				// the speaker's.
+				unless: re(`\b(?:they|he|she|it|those|these|that|this|there|everyone|people)(?:'s|'re| is| are| was| were)?(?:\s+\w+)?\s+(?:always|usually)\b|\b(?:i'm|i am|i'll|i will|we're|we are|we'll|i've|we've)\s+(?:\w+\s+)?always\b[^.,;!?]{0,25}\b(?:you|your|ya)\b|\bthanks for always\b|\byou(?:'re| are)?\s+always\b|\balways (?:being|having)\b`)},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
 				excludes: []string{"well done", "are you done", "when done"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},

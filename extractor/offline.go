@@ -237,7 +237,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			if !o.leftover(s, ds) {
+			if !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
 				continue
 			}
 		}

@@ -64,7 +64,7 @@ func newClauseRules() *clauseRules {
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob:  re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:        re(`(?i:\b(?:moved|relocated|moving|relocating|moved back|just moved)\s+(?:here\s+)?(?:from\s+)` + `?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveEN:        re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
 		moveZH:        re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:        re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:          re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
@@ -97,7 +97,7 @@ func newClauseRules() *clauseRules {
 		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
 		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
-		selfStart:     re(`(?i)^(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok(?:ay)?|yes|yeah|now)[,!]?\s+)*(?:i\b|i'm\b|i've\b|i'll\b|my\b|this is\b|we\b|we're\b|our\b)`),
+		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
 	}
 	c.notName = map[string]bool{}
 	for _, w := range strings.Fields("So Really Happy Sorry Glad Fine Good Back Here Ready Done Sure Not Still Just Also Excited Busy Tired Okay Ok Well Home Free Great Thrilled Stoked Proud Grateful Thankful Blessed Lucky Totally Definitely Always Never Currently Now Actually Looking Going Trying Working Thinking Hoping Planning Off On In At The A An Very Super Pretty Kinda Bit Sick Better Fine Alive Curious Sad Nervous Worried Afraid Scared Confused Interested Keen New Doing Feeling Getting Taking Making Learning Reading Writing Calling Leaving Moving Staying Visiting Traveling Travelling English Chinese") {
@@ -221,18 +221,6 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.cityAfterJob.FindStringSubmatch(s); m != nil {
 				profile("user.location", "The user lives in "+m[1])
 			}
-			if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
-				content := "The user moved to " + m[2] + " and lives there now"
-				if m[1] != "" {
-					content = "The user moved from " + m[1] + " to " + m[2] + " and lives there now"
-				}
-				add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
-				// A move changes the clock the speaker lives by: the time zone stated
-				// before it no longer holds. An explicit new zone in the same sentence wins.
-				if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) {
-					profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
-				}
-			}
 			if m := c.healthEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.health." + slugify(firstWords(m[1], 3)), content: "The user was diagnosed with " + trimEnd(m[1]), cat: memory.CatFact})
 			}
@@ -242,6 +230,18 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.deviceEN.FindStringSubmatch(s); m != nil {
 				kind := deviceKind(m[1])
 				add(fact{key: "user.device." + kind, content: "The user uses " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
+			}
+		}
+		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
+			content := "The user moved to " + m[2] + " and lives there now"
+			if m[1] != "" {
+				content = "The user moved from " + m[1] + " to " + m[2] + " and lives there now"
+			}
+			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+			// A move changes the clock the speaker lives by: the time zone stated
+			// before it no longer holds. An explicit new zone in the same sentence wins.
+			if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) {
+				profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
 			}
 		}
 		if m := c.tzEN.FindStringSubmatch(s); m != nil && (selfish || strings.Contains(lowerText(s), "my")) {

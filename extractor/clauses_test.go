@@ -207,7 +207,7 @@ func TestGatePassesEveryClause(t *testing.T) {
 	for _, text := range []string{
 		"My husband Tomas is a pharmacist.", "我家的狗叫旺财。", "I moved from Lyon to Porto.", "我老公叫周明，是一名牙医。",
 		"每次上线前先跑一遍回归测试。", "I always run the linter before I push.", "My time zone is now Central European Time.",
-		"I went to Oslo.", "我上周去了青岛。",
+		"I went to Oslo.", "我上周去了青岛。", "The vet visit moved to May 9.", "体检改到下周三了。",
 	} {
 		if r := g.Check(memory.Turn{Role: memory.RoleUser, Content: text}); !r.Pass {
 			t.Errorf("gate skipped %q: %s", text, r.Reason)

@@ -21,6 +21,7 @@ const (
 	SignalTaskResult     = "task_result"
 	SignalTemporaryState = "temporary_state" // "this week I'm in Berlin"
 	SignalChange         = "change"          // "周五下午开会也可以了", "switch to the second floor"
+	SignalPlan           = "plan"            // a dated plan or appointment, or a new date for one
 	SignalClaim          = "claim"           // an assistant's price, offer or policy statement
 	SignalConfirmation   = "confirmation"    // a user's "yes" to an assistant claim
 	SignalToolFailure    = "tool_failure"

@@ -208,7 +208,7 @@ func (l *lexicon) turnSignals(text string, assistant bool) []string {
 	for _, c := range l.cues {
 		order = append(order, c.name)
 	}
-	order = append(order, SignalTemporaryState)
+	order = append(order, SignalTemporaryState, SignalPlan)
 	var out []string
 	for _, o := range order {
 		if containsString(found, o) {
@@ -231,8 +231,12 @@ func (l *lexicon) sentenceSignals(s string) []string {
 		}
 	}
 	// Any reference time will do: only the presence of a date expression matters here.
-	if l.stateCue.MatchString(lower) && len(l.temporal.Find(s, time.Time{})) > 0 {
+	dated := len(l.temporal.Find(s, time.Time{})) > 0
+	if l.stateCue.MatchString(lower) && dated {
 		out = append(out, SignalTemporaryState)
+	}
+	if (dated || absDate.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
+		out = append(out, SignalPlan)
 	}
 	return out
 }

@@ -29,6 +29,7 @@ type clauseRules struct {
 	school                                   *regexp.Regexp
 	petEN, petHaveEN, petZH, petHaveZH       *regexp.Regexp
 	deviceEN, deviceZH, healthEN, healthZH   *regexp.Regexp
+	workAsEN, nowJobEN, orgJobZH             *regexp.Regexp
 	tasteEN, tasteZH                         *regexp.Regexp
 	planEN, planZH                           *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN *regexp.Regexp
@@ -95,9 +96,12 @@ func newClauseRules() *clauseRules {
 		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{1,10}?(?:` + jobZH + `)|风控|开发|设计|运营|销售|市场|财务|人事|法务)`),
 		healthEN:      re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+)\b|[,.;!?]|$)`),
 		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
+		workAsEN:      re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
+		nowJobEN:      re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
+		orgJobZH:      re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
 		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
-		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
+		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
 	}
 	c.notName = map[string]bool{}
 	for _, w := range strings.Fields("So Really Happy Sorry Glad Fine Good Back Here Ready Done Sure Not Still Just Also Excited Busy Tired Okay Ok Well Home Free Great Thrilled Stoked Proud Grateful Thankful Blessed Lucky Totally Definitely Always Never Currently Now Actually Looking Going Trying Working Thinking Hoping Planning Off On In At The A An Very Super Pretty Kinda Bit Sick Better Fine Alive Curious Sad Nervous Worried Afraid Scared Confused Interested Keen New Doing Feeling Getting Taking Making Learning Reading Writing Calling Leaving Moving Staying Visiting Traveling Travelling English Chinese") {
@@ -123,7 +127,7 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH} {
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -215,6 +219,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) {
 				profile("user.role", "The user is "+article(m[1])+m[1])
 			}
+			for _, r := range []*regexp.Regexp{c.workAsEN, c.nowJobEN} {
+				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+					profile("user.role", "The user is "+article(m[1])+m[1])
+				}
+			}
 			if m := c.jobAt.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
 				profile("user.employer", "The user works at "+m[1])
 			}
@@ -301,6 +310,14 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				profile("user.employer", "用户在"+where+"工作")
 			}
 			profile("user.role", "用户是"+m[2])
+		}
+		if m := c.orgJobZH.FindStringSubmatch(s); m != nil {
+			if isPlace(m[1]) {
+				profile("user.location", "用户在"+m[1]+"工作和生活")
+			} else {
+				profile("user.employer", "用户在"+m[1]+"工作")
+			}
+			profile("user.role", "用户是"+m[1]+"的"+m[2])
 		}
 		if m := c.tzZH.FindStringSubmatch(s); m != nil {
 			v := m[1]

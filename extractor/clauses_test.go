@@ -72,6 +72,10 @@ func TestClauseFacts(t *testing.T) {
 		{"relation named by 'name is'", "My brother's name is Oskar.", map[string]string{"relation.brother.name": "Oskar"}},
 		{"a move resets the time zone", "I moved to Auckland in May.", map[string]string{"user.location": "Auckland", "user.timezone": "Auckland"}},
 		{"a move resets the time zone zh", "我搬到了昆明。", map[string]string{"user.location": "昆明", "user.timezone": "昆明"}},
+		{"work as", "These days I work as a site reliability engineer for Quillbank.",
+			map[string]string{"user.role": "site reliability engineer", "user.employer": "Quillbank"}},
+		{"a new job title", "I'm now a staff designer at Fernway.", map[string]string{"user.role": "staff designer", "user.employer": "Fernway"}},
+		{"employer and job zh", "我是一家连锁药店的区域经理。", map[string]string{"user.employer": "连锁药店", "user.role": "区域经理"}},
 		{"diagnosis en", "I was diagnosed with celiac disease last year.", map[string]string{"user.health.celiac_disease": "celiac disease"}},
 		{"diagnosis zh", "我去年确诊了糖尿病。", map[string]string{"user.health.糖尿病": "糖尿病"}},
 	}

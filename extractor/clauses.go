@@ -21,24 +21,24 @@ const maxClauseBytes = 600
 // clauseRules are the compiled clause patterns. They live in the lexicon, so the gate
 // passes every sentence one of them matches.
 type clauseRules struct {
-	intro, apposJob, jobAt, cityAfterJob     *regexp.Regexp
-	moveEN, moveZH, liveZH                   *regexp.Regexp
-	tzEN, tzOnEN, tzZH                       *regexp.Regexp
-	relNameEN, relJobEN, relWorkEN           *regexp.Regexp
-	relNameZH, relApposZH, relJobZH          *regexp.Regexp
-	school                                   *regexp.Regexp
-	petEN, petHaveEN, petZH, petHaveZH       *regexp.Regexp
-	deviceEN, deviceZH, healthEN, healthZH   *regexp.Regexp
-	workAsEN, nowJobEN, orgJobZH             *regexp.Regexp
-	tasteEN, tasteZH                         *regexp.Regexp
-	planEN, planZH                           *regexp.Regexp
-	procBeforeEN, procBefore2EN, procStepsEN *regexp.Regexp
-	procZH, procStepsZH                      *regexp.Regexp
-	workZH                                   *regexp.Regexp
-	selfStart, relAnyEN, relAnyZH            *regexp.Regexp
-	notName                                  map[string]bool
-	relWords                                 map[string]string
-	petWords                                 map[string]string
+	intro, apposJob, jobAt, cityAfterJob         *regexp.Regexp
+	moveEN, moveZH, liveZH                       *regexp.Regexp
+	tzEN, tzOnEN, tzZH                           *regexp.Regexp
+	relNameEN, relJobEN, relWorkEN               *regexp.Regexp
+	relNameZH, relApposZH, relJobZH              *regexp.Regexp
+	school                                       *regexp.Regexp
+	petEN, petHaveEN, petZH, petHaveZH           *regexp.Regexp
+	deviceEN, deviceZH, healthEN, healthZH       *regexp.Regexp
+	workAsEN, nowJobEN, orgJobZH, quitEN, quitZH *regexp.Regexp
+	tasteEN, tasteZH                             *regexp.Regexp
+	planEN, planZH                               *regexp.Regexp
+	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
+	procZH, procStepsZH                          *regexp.Regexp
+	workZH                                       *regexp.Regexp
+	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
+	notName                                      map[string]bool
+	relWords                                     map[string]string
+	petWords                                     map[string]string
 }
 
 const (
@@ -99,6 +99,8 @@ func newClauseRules() *clauseRules {
 		workAsEN:      re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
 		nowJobEN:      re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
 		orgJobZH:      re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
+		quitEN:        re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
+		quitZH:        re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
 		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
 		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
@@ -127,7 +129,7 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH} {
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -224,6 +226,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 					profile("user.role", "The user is "+article(m[1])+m[1])
 				}
 			}
+			if m := c.quitEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+				add(fact{key: "user.employer", content: "The user no longer works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
 			if m := c.jobAt.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
 				profile("user.employer", "The user works at "+m[1])
 			}
@@ -310,6 +315,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				profile("user.employer", "用户在"+where+"工作")
 			}
 			profile("user.role", "用户是"+m[2])
+		}
+		if m := c.quitZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.employer", content: "用户已经不在" + m[1] + m[2] + "工作了", cat: memory.CatProfile, replace: true})
 		}
 		if m := c.orgJobZH.FindStringSubmatch(s); m != nil {
 			if isPlace(m[1]) {

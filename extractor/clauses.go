@@ -508,7 +508,7 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：每次" + m[1] + "前，先" + trimEnd(m[2]),
 				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
-		if m := c.procStepsZH.FindStringSubmatch(s); m != nil {
+		if m := c.procStepsZH.FindStringSubmatch(s); m != nil && !o.lex.event.MatchString(s) {
 			return fact{content: "用户的步骤：先" + m[1] + "，再" + trimEnd(m[2]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
 		return fact{}, false
@@ -521,7 +521,8 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{key: "procedure." + slugify(firstWords(m[2], 3)), content: "The user's routine: before " + o.pronounsEN(trimEnd(m[2]), true) + ", first " + o.pronounsEN(m[1], true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
-	if c.procStepsEN.MatchString(s) && c.selfStart.MatchString(s) {
+	// "First X, then Y" is a procedure unless it tells what happened ("first we went …").
+	if c.procStepsEN.MatchString(s) && !o.lex.event.MatchString(lowerText(s)) {
 		return fact{content: "The user's steps: " + o.pronounsEN(lowerFirst(trimEnd(s)), true), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
 	return fact{}, false

@@ -140,10 +140,12 @@ func TestClauseRoutines(t *testing.T) {
 		{"I always run the linter before I push.", "procedure.push", "run the linter"},
 		{"Before every release, we always bump the version and write the changelog.", "procedure.release", "bump the version"},
 		{"每次上线前先跑一遍回归测试。", "procedure.上线", "回归测试"},
+		{"For hotfixes: first open a ticket, then branch from main, then ask for two reviews.", "", "branch from main"},
+		{"先备份数据库，再执行迁移脚本。", "", "执行迁移脚本"},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})
-		if len(got) != 1 || got[0].Type != memory.Procedural || got[0].Key != tt.key || !strings.Contains(got[0].Content, tt.piece) {
+		if len(got) < 1 || got[0].Type != memory.Procedural || got[0].Key != tt.key || !strings.Contains(got[0].Content, tt.piece) {
 			t.Errorf("%q:%s", tt.text, dump(got))
 		}
 	}
@@ -239,5 +241,23 @@ func TestAlwaysAsHabitOrInstruction(t *testing.T) {
 		if len(got) != 1 || got[0].Category != memory.CatPreference {
 			t.Errorf("%q:%s", text, dump(got))
 		}
+	}
+}
+
+func TestEventsAreNoProcedures(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"First we went to the aquarium, then we had dumplings by the river.", "我们先去了博物馆，然后去吃了火锅。"} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) != 1 || got[0].Type != memory.Episodic {
+			t.Errorf("%q:%s", text, dump(got))
+		}
+	}
+}
+
+func TestDecisionWithReason(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "We went with Redis for the queue because the team already runs it."})
+	if len(got) == 0 || got[0].Category != memory.CatDecision || got[0].Metadata["reason"] != "the team already runs it" {
+		t.Errorf("got%s", dump(got))
 	}
 }

@@ -14,7 +14,7 @@ import (
 // Offline extractor identity.
 const (
 	OfflineName    = "offline-rules"
-	OfflineVersion = "1.0.0"
+	OfflineVersion = "2.0.0" // 2: clause rules, the speaker's story, tool steps
 )
 
 // Importance by kind of memory: what constrains the agent or identifies the user matters
@@ -51,7 +51,11 @@ const (
 // notification.channel, travel.seat, response.style, user.name, user.location,
 // user.employer, user.work_location, user.origin, user.role, user.birthday, user.email,
 // user.phone, user.address, user.status (temporary, with expire_at),
-// relation.<x> (manager, spouse, child …), favorite.<x>, tool.<name>.recovery[.<error>].
+// relation.<x> (manager, spouse, child …), favorite.<x>, tool.<name>.recovery[.<error>];
+// from the clause rules (clauses.go): relation.<who>.name|job|employer|school,
+// pet.<kind>.name, user.device.<kind>, user.health.<x>, taste.<thing>, plan.<what>,
+// procedure.<what>. Statements about the speaker that no rule takes become one episodic
+// memory per turn; a turn's metadata "speaker" or "name" names the speaker in content.
 type Offline struct {
 	lex    *lexicon
 	topics topicLexicon

@@ -728,8 +728,36 @@ func enFunctionWord(w string) bool {
 	case "i", "me", "my", "we", "our", "us", "i'm", "im", "m", "ve", "ll", "d", "s", "a", "an", "the", "and", "or", "but",
 		"of", "to", "in", "on", "at", "for", "with", "by", "from", "is", "are", "was", "were", "be", "am", "been", "so",
 		"just", "also", "really", "very", "now", "actually", "hi", "hello", "hey", "oh", "well", "ok", "okay", "yes", "yeah",
-		"this", "that", "it", "its", "as", "here", "there", "name", "called", "named", "lives", "live", "work", "works":
+		"this", "that", "it", "its", "as", "here", "there", "name", "called", "named", "lives", "live", "work", "works",
+		"t", "don", "doesn", "isn", "can", "won", "please", "do", "not", "never", "always":
 		return true
+	}
+	return false
+}
+
+// changeable is the index of the first of ds that fills a slot whose value changes over
+// time (where the speaker lives or works, a plan's date, a taste …), or -1. The story must
+// not restate such a sentence: an episodic memory is never superseded, so the old value
+// would outlive the change. Names, origins, birthdays and diagnoses stay.
+func changeable(ds []draft) int {
+	for i, d := range ds {
+		switch k := d.key; {
+		case k == "", k == "user.name", k == "user.origin", k == "user.birthday", strings.HasSuffix(k, ".name"),
+			strings.HasPrefix(k, "user.health."):
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// toldWhole reports whether one of ds already holds its whole sentence: every rule but
+// the identity and clause rules (which keep only the value) words the sentence itself.
+func toldWhole(ds []draft) bool {
+	for _, d := range ds {
+		if r := strings.TrimPrefix(d.rule, "remember+"); r != "identity" && r != "clause" {
+			return true
+		}
 	}
 	return false
 }

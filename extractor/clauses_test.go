@@ -261,3 +261,20 @@ func TestDecisionWithReason(t *testing.T) {
 		t.Errorf("got%s", dump(got))
 	}
 }
+
+func TestChangeableSlotsAreNotRetold(t *testing.T) {
+	t.Parallel()
+	// The city must live only in its slot, so that a move supersedes every mention of it.
+	for _, text := range []string{"I live in Ghent with my partner and our two cats.", "我住在厦门，每天骑车去海边上班。"} {
+		detail := false
+		for _, c := range extractOne(t, memory.Turn{Content: text}) {
+			if c.Type == memory.Episodic {
+				t.Errorf("%q retold as an event: %q", text, c.Content)
+			}
+			detail = detail || c.Key == "user.location" && c.Metadata["rule"] == "detail"
+		}
+		if !detail {
+			t.Errorf("%q: the details are not kept in the location slot", text)
+		}
+	}
+}

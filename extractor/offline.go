@@ -241,7 +241,16 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			if !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
+			if toldWhole(ds) || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
+				continue
+			}
+			// The sentence says more than its rules took. Told in the slot of a value
+			// that may change, the whole sentence is superseded with that value; only
+			// what is stable goes into the story.
+			if i := changeable(ds); i >= 0 {
+				d := o.draft(o.clean(s), t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
+				d.key, d.expire = ds[i].key, ds[i].expire
+				out = append(out, d)
 				continue
 			}
 		}

@@ -176,7 +176,7 @@ func TestClauseStoryLeavesOutTheListener(t *testing.T) {
 		"Thanks, that's really kind.",
 		"I totally agree.",
 		"They always make the kids laugh.",
-		"I'm always here to help you out.",
+		"I'm always around to lend you a hand.",
 	} {
 		if got := extractOne(t, memory.Turn{Content: text}); len(got) != 0 {
 			t.Errorf("%q gave%s", text, dump(got))

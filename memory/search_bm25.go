@@ -1,0 +1,84 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Okapi BM25 parameters of the keyword side: the textbook values (Robertson et al.),
+// the same as the bm25-turns baseline of `engram eval locomo`.
+const (
+	BM25K1 = 1.2
+	BM25B  = 0.75
+)
+
+// bm25Spec is one keyword side ranked by Okapi BM25 over full-text rows.
+//
+// Terms are the lexemes of the search text under the 'english' configuration, the one
+// the tsv columns are made with: PostgreSQL's Snowball English stemmer and stopword
+// list, so "went"/"going" and "cities"/"city" meet and "the" is not a term. Chinese
+// reaches the parser as character bigrams (SearchText), so each bigram is a term. An
+// identifier such as INV-7731 or ORD-2024-88123 is one lexeme of its own (the parser
+// keeps a hyphenated word whole beside its parts), rare and so weighty: the exact id
+// outranks a neighbour that shares only its prefix.
+//
+// The statistics are those of the owner being searched, never of another tenant or
+// owner: N and the average length come from stats (one row: n, avgdl), and each term's
+// document frequency is counted over match, the owner's rows that hold at least one
+// term (every row holding a term is among them, so the count is exact).
+type bm25Spec struct {
+	prefix string // CTE name prefix, so two sides can share one statement
+	text   string // placeholder of the search text (already through SearchText)
+	// match selects id, tsv, tsv_len, keep and the order columns from the owner's rows
+	// matching <prefix>q.q: the candidates and the base of document frequencies; keep
+	// says whether the row passes the search's other filters (only kept rows are
+	// ranked).
+	match string
+	// stats selects n and avgdl, the owner's document count and mean length.
+	stats string
+	// order breaks ties among equal scores (columns of match, after the score).
+	order string
+	limit string // placeholder of the candidate count
+}
+
+// ctes returns the side's CTEs; the last, <prefix>top, holds id, kr (the BM25 score)
+// and rank (1 = best) of at most limit kept rows.
+func (s bm25Spec) ctes() []string {
+	p := s.prefix
+	// A lexeme becomes a tsquery operand by quoting it (tsquery input syntax doubles a
+	// quote and escapes a backslash), so it is matched as it is and never re-parsed.
+	return []string{
+		p + `terms AS MATERIALIZED (
+	SELECT u.lexeme AS term FROM unnest(to_tsvector('english', ` + s.text + `)) u)`,
+		p + `q AS MATERIALIZED (
+	SELECT string_agg(format('''%s''', replace(replace(term, '\', '\\'), '''', '''''')), ' | ')::tsquery AS q
+	FROM ` + p + `terms)`,
+		p + `match AS MATERIALIZED (` + s.match + `)`,
+		p + `stats AS MATERIALIZED (` + s.stats + `)`,
+		p + `post AS MATERIALIZED (
+	SELECT m.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+	FROM ` + p + `match m, unnest(m.tsv) u WHERE u.lexeme IN (SELECT term FROM ` + p + `terms))`,
+		p + `idf AS (
+	SELECT p.lexeme, ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+	FROM ` + p + `post p, ` + p + `stats s GROUP BY p.lexeme, s.n)`,
+		fmt.Sprintf(`%[1]stop AS (
+	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM (
+		SELECT %[3]s, sum(i.idf * p.tf * %[4]g / (p.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
+		FROM %[1]smatch m JOIN %[1]spost p ON p.id = m.id JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
+		WHERE m.keep
+		GROUP BY %[3]s) x
+	ORDER BY kr DESC, %[2]s LIMIT %[7]s)`, p, s.order, orderColumns(s.order), BM25K1+1, BM25K1, BM25B, s.limit),
+	}
+}
+
+// orderColumns turns "a DESC, id" into "m.id, m.a", the columns the scoring groups by.
+func orderColumns(order string) string {
+	cols := []string{"m.id"}
+	for _, c := range strings.Split(order, ",") {
+		f := strings.Fields(c)
+		if len(f) > 0 && f[0] != "id" {
+			cols = append(cols, "m."+f[0])
+		}
+	}
+	return strings.Join(cols, ", ")
+}

@@ -153,7 +153,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	ctes = append(ctes,
 		`rtop AS (
 	SELECT o.id, row_number() OVER (ORDER BY o.updated_at DESC, o.id) AS rank
-	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT ` + arg(q.RecentLimit) + `)`)
+	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT `+arg(q.RecentLimit)+`)`)
 	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
 	switch {
 	case q.KeywordOnly:

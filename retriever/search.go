@@ -186,6 +186,10 @@ type query struct {
 	memories   bool
 	turns      bool
 	now        time.Time // "now" of recency and expiry: as_of when given
+	// keepRecent keeps memories that only the recency side found (context layers);
+	// a search answers with matches only, so a query that matched nothing returns
+	// nothing rather than the owner's latest memories.
+	keepRecent bool
 }
 
 func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
@@ -373,6 +377,9 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 	sideNorm /= r.cfg.RRFK + 1
 	var out []Result
 	for _, h := range hits {
+		if h.VectorRank == 0 && h.KeywordRank == 0 && !q.keepRecent {
+			continue
+		}
 		m := h.Memory
 		res := memoryResult(m)
 		rrf := 0.0

@@ -306,6 +306,10 @@ type TurnSearch struct {
 	Model          string
 	MaxDistance    float64 // the largest cosine distance the vector side keeps
 	Limit          int     // candidates per side
+	// Neighbours is the share of a turn's keyword score that each adjacent turn of
+	// its session (the one before and the one after) receives; 0 ranks turns on their
+	// own text only. See turnCandidatesSQL.
+	Neighbours float64
 }
 
 // TurnHit is one turn candidate with its rank on each side (0 when that side did not
@@ -403,7 +407,34 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 			stats: `SELECT count(*)::float8 AS n, coalesce(avg(t.tsv_len), 0)::float8 AS avgdl
 	FROM turns t WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv_len > 0`,
 		}.ctes()...)
-		ctes = append(ctes, `ktopt AS (SELECT id AS turn_id, kr, rank FROM ktop)`)
+		if q.Neighbours > 0 {
+			// A reply often answers in words of its own ("yes, last Tuesday") what the
+			// turn before asked in the query's words: each of the best-scoring turns
+			// passes a share of its score to the turns just before and after it in its
+			// session (found through turns_session), which may then rank without
+			// matching a term themselves. Neighbours pass the same filters.
+			nb := fmt.Sprintf("%g", q.Neighbours)
+			ctes = append(ctes, `kseed AS MATERIALIZED (
+	SELECT id, kr FROM kscored ORDER BY kr DESC, occurred_at DESC, id LIMIT `+limit+`)`,
+				`knb AS (
+	SELECT nb.turn_id AS id, s.kr * `+nb+` AS kr FROM kseed s
+	JOIN turns t0 ON t0.tenant = $1 AND t0.turn_id = s.id
+	CROSS JOIN LATERAL (
+		(SELECT t.turn_id FROM turns t WHERE `+filter+` AND t.session_id = t0.session_id
+			AND (t.occurred_at, t.seq) < (t0.occurred_at, t0.seq) ORDER BY t.occurred_at DESC, t.seq DESC LIMIT 1)
+		UNION ALL
+		(SELECT t.turn_id FROM turns t WHERE `+filter+` AND t.session_id = t0.session_id
+			AND (t.occurred_at, t.seq) > (t0.occurred_at, t0.seq) ORDER BY t.occurred_at, t.seq LIMIT 1)) nb)`,
+				`kexp AS (
+	SELECT x.id, sum(x.kr) AS kr, max(t.occurred_at) AS occurred_at
+	FROM (SELECT id, kr FROM kseed UNION ALL SELECT id, kr FROM knb) x
+	JOIN turns t ON t.tenant = $1 AND t.turn_id = x.id GROUP BY x.id)`,
+				`ktopt AS (
+	SELECT id AS turn_id, kr, row_number() OVER (ORDER BY kr DESC, occurred_at DESC, id) AS rank
+	FROM kexp ORDER BY kr DESC, occurred_at DESC, id LIMIT `+limit+`)`)
+		} else {
+			ctes = append(ctes, `ktopt AS (SELECT id AS turn_id, kr, rank FROM ktop)`)
+		}
 		sides = append(sides, "SELECT turn_id FROM ktopt")
 		kcols = "ktopt.rank, ktopt.kr"
 		joins += "\nLEFT JOIN ktopt ON ktopt.turn_id = c.turn_id"

@@ -41,8 +41,9 @@ type bm25Spec struct {
 	limit string // placeholder of the candidate count
 }
 
-// ctes returns the side's CTEs; the last, <prefix>top, holds id, kr (the BM25 score)
-// and rank (1 = best) of at most limit kept rows.
+// ctes returns the side's CTEs: <prefix>scored holds id, the order columns and kr (the
+// BM25 score) of every kept row; the last, <prefix>top, id, kr and rank (1 = best) of
+// the best limit of them.
 func (s bm25Spec) ctes() []string {
 	p := s.prefix
 	// A lexeme becomes a tsquery operand by quoting it (tsquery input syntax doubles a
@@ -61,13 +62,14 @@ func (s bm25Spec) ctes() []string {
 		p + `idf AS (
 	SELECT p.lexeme, ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
 	FROM ` + p + `post p, ` + p + `stats s GROUP BY p.lexeme, s.n)`,
+		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
+	SELECT %[3]s, sum(i.idf * p.tf * %[4]g / (p.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
+	FROM %[1]smatch m JOIN %[1]spost p ON p.id = m.id JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
+	WHERE m.keep
+	GROUP BY %[3]s)`, p, s.order, orderColumns(s.order), BM25K1+1, BM25K1, BM25B),
 		fmt.Sprintf(`%[1]stop AS (
-	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM (
-		SELECT %[3]s, sum(i.idf * p.tf * %[4]g / (p.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
-		FROM %[1]smatch m JOIN %[1]spost p ON p.id = m.id JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
-		WHERE m.keep
-		GROUP BY %[3]s) x
-	ORDER BY kr DESC, %[2]s LIMIT %[7]s)`, p, s.order, orderColumns(s.order), BM25K1+1, BM25K1, BM25B, s.limit),
+	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM %[1]sscored
+	ORDER BY kr DESC, %[2]s LIMIT %[3]s)`, p, s.order, s.limit),
 	}
 }
 

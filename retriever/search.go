@@ -400,7 +400,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
 		// rank it above the turns it came from.
 		recencyAt := m.ValidFrom
-		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
 	return out, nil
@@ -571,7 +571,7 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 		return nil, nil
 	}
 	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID,
-		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates}
+		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates, Neighbours: max(r.cfg.TurnNeighbourWeight, 0)}
 	if vector {
 		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
 	}

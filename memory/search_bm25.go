@@ -50,36 +50,54 @@ func (s bm25Spec) ctes() []string {
 	// quote and escapes a backslash), so it is matched as it is and never re-parsed.
 	return []string{
 		p + `terms AS MATERIALIZED (
-	SELECT u.lexeme AS term FROM unnest(to_tsvector('english', ` + s.text + `)) u)`,
+	SELECT u.lexeme AS term,
+		format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq
+	FROM unnest(to_tsvector('english', ` + s.text + `)) u)`,
 		p + `q AS MATERIALIZED (
-	SELECT string_agg(format('''%s''', replace(replace(term, '\', '\\'), '''', '''''')), ' | ')::tsquery AS q
-	FROM ` + p + `terms)`,
+	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM ` + p + `terms)`,
 		p + `match AS MATERIALIZED (` + s.match + `)`,
 		p + `stats AS MATERIALIZED (` + s.stats + `)`,
-		p + `post AS MATERIALIZED (
-	SELECT m.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-	FROM ` + p + `match m, unnest(m.tsv) u WHERE u.lexeme IN (SELECT term FROM ` + p + `terms))`,
-		p + `idf AS (
+		// Which terms each match holds: one @@ per match and term, far cheaper than
+		// unnesting every match's tsvector when a term is common. The rows carry what
+		// the scoring reads, so no later stage joins back to match (CTE row counts are
+		// unknown to the planner, which would nest such a join).
+		fmt.Sprintf(`%[1]spost AS MATERIALIZED (
+	SELECT %[2]s, m.tsv, m.tsv_len, m.keep, w.term AS lexeme
+	FROM %[1]smatch m JOIN %[1]sterms w ON m.tsv @@ w.tq)`, p, orderColumns("m", s.order)),
+		p + `idf AS MATERIALIZED (
 	SELECT p.lexeme, ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
 	FROM ` + p + `post p, ` + p + `stats s GROUP BY p.lexeme, s.n)`,
+		// Stage one scores every kept match as if each term occurred once; stage two
+		// rescores the best 4×limit of them with their term frequencies. A row below
+		// stage one's cut reaches the top only through repeated terms, which short
+		// texts (turns, memories) rarely have.
+		fmt.Sprintf(`%[1]spre AS MATERIALIZED (
+	SELECT %[6]s, p.tsv_len, (array_agg(p.tsv))[1] AS tsv,
+		sum(i.idf) * %[2]g / (1 + %[3]g * (1 - %[4]g + %[4]g * p.tsv_len / greatest(s.avgdl, 1))) AS kr0
+	FROM %[1]spost p JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
+	WHERE p.keep
+	GROUP BY %[6]s, p.tsv_len, s.avgdl ORDER BY kr0 DESC, p.id LIMIT 4 * %[5]s)`,
+			p, BM25K1+1, BM25K1, BM25B, s.limit, orderColumns("p", s.order)),
 		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
-	SELECT %[3]s, sum(i.idf * p.tf * %[4]g / (p.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
-	FROM %[1]smatch m JOIN %[1]spost p ON p.id = m.id JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
-	WHERE m.keep
-	GROUP BY %[3]s)`, p, s.order, orderColumns(s.order), BM25K1+1, BM25K1, BM25B),
+	SELECT %[3]s, sum(i.idf * x.tf * %[4]g / (x.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
+	FROM %[1]spre m
+	CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(m.tsv) u) x
+	JOIN %[1]sidf i ON i.lexeme = x.lexeme, %[1]sstats s
+	GROUP BY %[3]s)`, p, s.order, orderColumns("m", s.order), BM25K1+1, BM25K1, BM25B),
 		fmt.Sprintf(`%[1]stop AS (
 	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM %[1]sscored
 	ORDER BY kr DESC, %[2]s LIMIT %[3]s)`, p, s.order, s.limit),
 	}
 }
 
-// orderColumns turns "a DESC, id" into "m.id, m.a", the columns the scoring groups by.
-func orderColumns(order string) string {
-	cols := []string{"m.id"}
+// orderColumns turns "a DESC, id" into "x.id, x.a" for alias x: the columns the
+// scoring carries and groups by.
+func orderColumns(alias, order string) string {
+	cols := []string{alias + ".id"}
 	for _, c := range strings.Split(order, ",") {
 		f := strings.Fields(c)
 		if len(f) > 0 && f[0] != "id" {
-			cols = append(cols, "m."+f[0])
+			cols = append(cols, alias+"."+f[0])
 		}
 	}
 	return strings.Join(cols, ", ")

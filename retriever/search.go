@@ -74,7 +74,7 @@ type SearchRequest struct {
 // Components are the parts a result's score is made of.
 type Components struct {
 	Vector     float64 `json:"vector"`  // cosine similarity to the query (0 when unknown)
-	Keyword    float64 `json:"keyword"` // ts_rank_cd of the OR-query (0 when no term matched)
+	Keyword    float64 `json:"keyword"` // Okapi BM25 score, a turn's with its neighbours' share (0: no term matched)
 	RRF        float64 `json:"rrf"`     // normalised reciprocal-rank fusion score
 	Recency    float64 `json:"recency"`
 	Importance float64 `json:"importance"`

@@ -132,7 +132,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			coalesce(v.key, '') AS key, v.importance::float8 AS importance, v.confidence::float8 AS confidence,
 			v.valid_from, v.valid_to, v.recorded_at AS updated_at,
 			m.tsv || to_tsvector('english', v.content) AS tsv,
-			engram_tsv_tokens(m.tsv || to_tsvector('english', v.content)) AS tsv_len
+			length(m.tsv || to_tsvector('english', v.content)) AS tsv_len
 		FROM memories m JOIN memory_versions v ON v.tenant = m.tenant AND v.memory_id = m.id
 		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
 		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)

@@ -456,3 +456,32 @@ func TestThresholdAndFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryLayerWeight checks that with both layers a memory's fused score is scaled
+// by MemoryLayerWeight, so a turn and a memory each ranked first on their keyword side
+// are ordered turn first by default, and equal with weight 1.
+func TestMemoryLayerWeight(t *testing.T) {
+	t.Parallel()
+	for _, w := range []float64{0, 1} { // 0: the default, 0.95
+		e := newEnv(t, nil, func(c *retriever.Config) { c.MemoryLayerWeight = w })
+		at := time.Now().Add(-time.Hour).UTC()
+		e.addTurn("acme", "u", "s1", "t1", memory.RoleUser, "The harbour ferry leaves at noon", at)
+		e.add("acme", mem{user: "u", content: "Takes the harbour ferry to work"})
+		resp := e.search("acme", retriever.SearchRequest{Query: "harbour ferry", UserID: "u",
+			Layers: []string{retriever.LayerMemories, retriever.LayerTurns}})
+		if len(resp.Results) != 2 {
+			t.Fatalf("weight %v: %v", w, ids(resp.Results))
+		}
+		rrf := map[string]float64{}
+		for _, r := range resp.Results {
+			rrf[r.Layer] = r.Components.RRF
+		}
+		want := 0.95
+		if w == 1 {
+			want = 1
+		}
+		if d := rrf[retriever.LayerMemories] - want; d > 1e-9 || d < -1e-9 || rrf[retriever.LayerTurns] != 1 {
+			t.Errorf("weight %v: rrf %v, want memories %v and turns 1", w, rrf, want)
+		}
+	}
+}

@@ -20,7 +20,12 @@ type Retrieval struct {
 	SessionID string
 	MemoryIDs []uuid.UUID
 	TurnIDs   []string
-	CreatedAt time.Time // set by the database
+	// MemoryScores and TurnScores are aligned with MemoryIDs and TurnIDs: the score an
+	// item was ranked by, nil where it was not ranked (a context's profile and session
+	// turns). Shorter than the ids in records written before they were kept.
+	MemoryScores []*float64
+	TurnScores   []*float64
+	CreatedAt    time.Time // set by the database
 }
 
 // RecordRetrieval writes a retrieval record. The commit is asynchronous
@@ -34,10 +39,16 @@ func (t *Tx) RecordRetrieval(ctx context.Context, r Retrieval) error {
 	if r.TurnIDs == nil {
 		r.TurnIDs = []string{}
 	}
+	if len(r.MemoryScores) != len(r.MemoryIDs) || len(r.TurnScores) != len(r.TurnIDs) {
+		return fmt.Errorf("recording the retrieval: %d memory scores for %d memories, %d turn scores for %d turns",
+			len(r.MemoryScores), len(r.MemoryIDs), len(r.TurnScores), len(r.TurnIDs))
+	}
 	_, err := t.tx.Exec(ctx, `WITH s AS (SELECT set_config('synchronous_commit', 'off', true))
-		INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM s`,
-		t.tenant, r.ID, r.Kind, r.QueryHash, r.UserID, r.SessionID, r.MemoryIDs, r.TurnIDs)
+		INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids,
+			memory_scores, turn_scores)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM s`,
+		t.tenant, r.ID, r.Kind, r.QueryHash, r.UserID, r.SessionID, r.MemoryIDs, r.TurnIDs,
+		nonNilScores(r.MemoryScores), nonNilScores(r.TurnScores))
 	if err != nil {
 		return fmt.Errorf("recording the retrieval: %w", err)
 	}
@@ -48,9 +59,11 @@ func (t *Tx) RecordRetrieval(ctx context.Context, r Retrieval) error {
 // that id.
 func (t *Tx) GetRetrieval(ctx context.Context, id uuid.UUID) (Retrieval, error) {
 	var r Retrieval
-	err := t.tx.QueryRow(ctx, `SELECT id, kind, query_hash, user_id, session_id, memory_ids, turn_ids, created_at
+	err := t.tx.QueryRow(ctx, `SELECT id, kind, query_hash, user_id, session_id, memory_ids, turn_ids,
+			memory_scores, turn_scores, created_at
 			FROM retrievals WHERE tenant = $1 AND id = $2`, t.tenant, id).
-		Scan(&r.ID, &r.Kind, &r.QueryHash, &r.UserID, &r.SessionID, &r.MemoryIDs, &r.TurnIDs, &r.CreatedAt)
+		Scan(&r.ID, &r.Kind, &r.QueryHash, &r.UserID, &r.SessionID, &r.MemoryIDs, &r.TurnIDs,
+			&r.MemoryScores, &r.TurnScores, &r.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Retrieval{}, fmt.Errorf("retrieval %s: %w", id, ErrNotFound)
 	}
@@ -58,6 +71,14 @@ func (t *Tx) GetRetrieval(ctx context.Context, id uuid.UUID) (Retrieval, error) 
 		return Retrieval{}, fmt.Errorf("reading retrieval %s: %w", id, err)
 	}
 	return r, nil
+}
+
+// nonNilScores sends an empty array, not NULL, for no scores (the columns are NOT NULL).
+func nonNilScores(s []*float64) []*float64 {
+	if s == nil {
+		return []*float64{}
+	}
+	return s
 }
 
 // GetRetrieval reads a retrieval record of tenant in its own transaction.

@@ -132,8 +132,9 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			return err
 		}
 		seen := map[uuid.UUID]bool{}
+		profileIDs := map[uuid.UUID]bool{}
 		for _, m := range profile {
-			seen[m.ID] = true
+			seen[m.ID], profileIDs[m.ID] = true, true
 			layers[3] = append(layers[3], memoryLine(m, now))
 		}
 		for _, res := range found {
@@ -153,7 +154,20 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			}
 		}
 		resp = r.assemble(layers, budget)
-		id, err := r.record(ctx, tx, "context", req.Query, req.UserID, req.SessionID, resp.MemoryIDs, resp.TurnIDs)
+		// The scores the search gave; profile memories and session turns were not ranked.
+		scoreOf := make(map[uuid.UUID]float64, len(found))
+		for _, res := range found {
+			scoreOf[res.memoryID] = res.Score
+		}
+		memScores := make([]*float64, len(resp.MemoryIDs))
+		for i, mid := range resp.MemoryIDs {
+			if sc, ok := scoreOf[mid]; ok && !profileIDs[mid] {
+				memScores[i] = &sc
+			}
+		}
+		id, err := r.record(ctx, tx, memory.Retrieval{Kind: "context", UserID: req.UserID, SessionID: req.SessionID,
+			MemoryIDs: resp.MemoryIDs, TurnIDs: resp.TurnIDs, MemoryScores: memScores,
+			TurnScores: make([]*float64, len(resp.TurnIDs))}, req.Query)
 		if err != nil {
 			return err
 		}

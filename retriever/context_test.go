@@ -190,6 +190,10 @@ func TestRetrievalRecords(t *testing.T) {
 	if rec.Kind != "search" || len(rec.MemoryIDs) != 1 || rec.MemoryIDs[0] != a.ID || rec.UserID != "u" || len(rec.QueryHash) != 64 {
 		t.Errorf("record %+v", rec)
 	}
+	// The record keeps the score each result was ranked by, aligned with the ids.
+	if len(rec.MemoryScores) != 1 || rec.MemoryScores[0] == nil || *rec.MemoryScores[0] != sr.Results[0].Score {
+		t.Errorf("recorded scores %v, want [%v]", rec.MemoryScores, sr.Results[0].Score)
+	}
 	if code := do(t, globex, "GET", "/v1/retrievals/"+sr.RetrievalID, "", nil); code != 404 {
 		t.Errorf("another tenant read the record: %d", code)
 	}
@@ -204,6 +208,9 @@ func TestRetrievalRecords(t *testing.T) {
 	if code := do(t, acme, "GET", "/v1/retrievals/"+cr.RetrievalID, "", &rec); code != 200 || rec.Kind != "context" ||
 		len(rec.MemoryIDs) != len(cr.MemoryIDs) || len(cr.MemoryIDs) != 1 {
 		t.Errorf("context record %d %+v (response ids %v)", code, rec, cr.MemoryIDs)
+	}
+	if len(rec.MemoryScores) != len(rec.MemoryIDs) || len(rec.TurnScores) != len(rec.TurnIDs) {
+		t.Errorf("context record scores %v / %v not aligned with %v / %v", rec.MemoryScores, rec.TurnScores, rec.MemoryIDs, rec.TurnIDs)
 	}
 }
 

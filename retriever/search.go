@@ -323,14 +323,19 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 			return err
 		}
 		var turnIDs []string
+		var memScores, turnScores []*float64
 		for _, x := range res {
+			score := x.Score
 			if x.Layer == LayerMemories {
 				ids = append(ids, x.memoryID)
+				memScores = append(memScores, &score)
 			} else {
 				turnIDs = append(turnIDs, x.TurnID)
+				turnScores = append(turnScores, &score)
 			}
 		}
-		id, err := r.record(ctx, tx, "search", q.Query, q.UserID, q.SessionID, ids, turnIDs)
+		id, err := r.record(ctx, tx, memory.Retrieval{Kind: "search", UserID: q.UserID, SessionID: q.SessionID,
+			MemoryIDs: ids, TurnIDs: turnIDs, MemoryScores: memScores, TurnScores: turnScores}, q.Query)
 		if err != nil {
 			return err
 		}
@@ -640,9 +645,9 @@ func (r *Retriever) attachLineage(ctx context.Context, tx *memory.Tx, res []Resu
 	return nil
 }
 
-// record writes the retrievals row (unless disabled) and returns its id; the store
-// commits it asynchronously (memory.Tx.RecordRetrieval).
-func (r *Retriever) record(ctx context.Context, tx *memory.Tx, kind, queryText, userID, sessionID string, ids []uuid.UUID, turnIDs []string) (string, error) {
+// record writes the retrievals row rec (unless disabled) and returns its id; the store
+// commits it asynchronously (memory.Tx.RecordRetrieval). Only the query's hash is kept.
+func (r *Retriever) record(ctx context.Context, tx *memory.Tx, rec memory.Retrieval, queryText string) (string, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return "", fmt.Errorf("generating a retrieval id: %w", err)
@@ -651,8 +656,8 @@ func (r *Retriever) record(ctx context.Context, tx *memory.Tx, kind, queryText, 
 		return id.String(), nil
 	}
 	h := sha256.Sum256([]byte(queryText))
-	if err := tx.RecordRetrieval(ctx, memory.Retrieval{ID: id, Kind: kind, QueryHash: h[:], UserID: userID,
-		SessionID: sessionID, MemoryIDs: ids, TurnIDs: turnIDs}); err != nil {
+	rec.ID, rec.QueryHash = id, h[:]
+	if err := tx.RecordRetrieval(ctx, rec); err != nil {
 		return "", err
 	}
 	return id.String(), nil
@@ -667,7 +672,11 @@ type Retrieval struct {
 	SessionID string      `json:"session_id,omitempty"`
 	MemoryIDs []uuid.UUID `json:"memory_ids"`
 	TurnIDs   []string    `json:"turn_ids"`
-	CreatedAt time.Time   `json:"created_at"`
+	// MemoryScores and TurnScores are aligned with the ids: the score each was ranked
+	// by, null where it was not ranked (a context's profile memories and session turns).
+	MemoryScores []*float64 `json:"memory_scores"`
+	TurnScores   []*float64 `json:"turn_scores"`
+	CreatedAt    time.Time  `json:"created_at"`
 }
 
 // GetRetrieval reads a retrieval record; memory.ErrNotFound when the tenant has none
@@ -679,5 +688,5 @@ func (r *Retriever) GetRetrieval(ctx context.Context, tenant string, id uuid.UUI
 	}
 	return Retrieval{ID: rec.ID.String(), Kind: rec.Kind, QueryHash: fmt.Sprintf("%x", rec.QueryHash),
 		UserID: rec.UserID, SessionID: rec.SessionID, MemoryIDs: rec.MemoryIDs, TurnIDs: rec.TurnIDs,
-		CreatedAt: rec.CreatedAt}, nil
+		MemoryScores: rec.MemoryScores, TurnScores: rec.TurnScores, CreatedAt: rec.CreatedAt}, nil
 }

@@ -206,6 +206,11 @@ func TestBrowser(t *testing.T) {
 	if m := text("#retrieval-memories"); !strings.Contains(m, "Alice") {
 		t.Errorf("retrieval memories %q", m)
 	}
+	// Each row says how it was ranked: a recorded score, or "profile" for the standing
+	// profile a context always includes.
+	if sc := text("#retrieval-memories td.score"); sc != "profile" && !strings.Contains(sc, ".") {
+		t.Errorf("retrieval score cell %q, want a score or profile", sc)
+	}
 
 	// Replay the dead letter.
 	run("replaying the dead letter",

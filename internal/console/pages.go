@@ -162,8 +162,9 @@ type versionView struct {
 }
 
 type turnSource struct {
-	ID   string
-	Turn *memory.Turn // nil when the tenant no longer has it
+	ID    string
+	Turn  *memory.Turn // nil when the tenant no longer has it
+	Score *float64     // in a retrieval: the score it was ranked by, nil when not ranked
 }
 
 func (c *Console) memory(w http.ResponseWriter, r *http.Request, s session) error {
@@ -324,6 +325,16 @@ type rankedMemory struct {
 	Rank   int
 	ID     uuid.UUID
 	Memory *memory.Memory // nil when the memory is gone (deleted since)
+	Score  *float64       // the score it was ranked by, nil when not ranked (profile)
+}
+
+// scoreAt is the i-th recorded score, nil when there is none (not ranked, or a record
+// older than the scores).
+func scoreAt(scores []*float64, i int) *float64 {
+	if i < len(scores) {
+		return scores[i]
+	}
+	return nil
 }
 
 func (c *Console) retrieval(w http.ResponseWriter, r *http.Request, s session) error {
@@ -366,7 +377,7 @@ func (c *Console) fillRetrieval(r *http.Request, s session, id uuid.UUID, v *ret
 		byID[ms[i].ID] = &ms[i]
 	}
 	for i, mid := range rec.MemoryIDs {
-		v.Memories = append(v.Memories, rankedMemory{Rank: i + 1, ID: mid, Memory: byID[mid]})
+		v.Memories = append(v.Memories, rankedMemory{Rank: i + 1, ID: mid, Memory: byID[mid], Score: scoreAt(rec.MemoryScores, i)})
 	}
 	turns, err := c.cfg.Reader.ConsoleTurns(ctx, s.tenant, rec.TurnIDs)
 	if err != nil {
@@ -376,8 +387,8 @@ func (c *Console) fillRetrieval(r *http.Request, s session, id uuid.UUID, v *ret
 	for i := range turns {
 		byTurn[turns[i].TurnID] = &turns[i]
 	}
-	for _, tid := range rec.TurnIDs {
-		v.Turns = append(v.Turns, turnSource{ID: tid, Turn: byTurn[tid]})
+	for i, tid := range rec.TurnIDs {
+		v.Turns = append(v.Turns, turnSource{ID: tid, Turn: byTurn[tid], Score: scoreAt(rec.TurnScores, i)})
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ type versionView struct {
 type turnSource struct {
 	ID    string
 	Turn  *memory.Turn // nil when the tenant no longer has it
-	Score *float64     // in a retrieval: the score it was ranked by, nil when not ranked
+	Score string       // in a retrieval: the score it was ranked by, "" when not ranked
 }
 
 func (c *Console) memory(w http.ResponseWriter, r *http.Request, s session) error {
@@ -325,16 +325,16 @@ type rankedMemory struct {
 	Rank   int
 	ID     uuid.UUID
 	Memory *memory.Memory // nil when the memory is gone (deleted since)
-	Score  *float64       // the score it was ranked by, nil when not ranked (profile)
+	Score  string         // the score it was ranked by, "" when not ranked (profile)
 }
 
-// scoreAt is the i-th recorded score, nil when there is none (not ranked, or a record
+// scoreAt is the i-th recorded score, "" when there is none (not ranked, or a record
 // older than the scores).
-func scoreAt(scores []*float64, i int) *float64 {
-	if i < len(scores) {
-		return scores[i]
+func scoreAt(scores []*float64, i int) string {
+	if i < len(scores) && scores[i] != nil {
+		return strconv.FormatFloat(*scores[i], 'f', 4, 64)
 	}
-	return nil
+	return ""
 }
 
 func (c *Console) retrieval(w http.ResponseWriter, r *http.Request, s session) error {

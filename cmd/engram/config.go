@@ -53,7 +53,8 @@ type Config struct {
 	// (conv-26, conv-30) hash-embedded turn vectors lowered hybrid recall@10 from 49.1%
 	// to 38.1%, because word-overlap vectors add noise to what keyword search already finds.
 	EmbedTurns bool
-	// SearchWeights (ENGRAM_SEARCH_WEIGHTS, "rrf=…,importance=…,recency=…,confidence=…")
+	// SearchWeights (ENGRAM_SEARCH_WEIGHTS, "rrf=…,importance=…,recency=…,confidence=…",
+	// and memory_layer=…, turn_neighbour=… for the fusion of memories and turns)
 	// overrides the rerank weights; nil keeps the retriever's measured defaults.
 	SearchWeights map[string]float64
 	// ConsolidateCron (ENGRAM_CONSOLIDATE_CRON, default "0 3 * * *"; "off" disables)
@@ -199,7 +200,8 @@ func or(v, def string) string {
 	return v
 }
 
-// parseWeights reads "name=value,…" with names rrf, importance, recency, confidence.
+// parseWeights reads "name=value,…" with names rrf, importance, recency, confidence
+// (the rerank) and memory_layer, turn_neighbour (the layers' fusion).
 func parseWeights(v string) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, item := range strings.Split(v, ",") {
@@ -208,9 +210,9 @@ func parseWeights(v string) (map[string]float64, error) {
 			return nil, fmt.Errorf("want name=value items, got %q", item)
 		}
 		switch name {
-		case "rrf", "importance", "recency", "confidence":
+		case "rrf", "importance", "recency", "confidence", "memory_layer", "turn_neighbour":
 		default:
-			return nil, fmt.Errorf("unknown weight %q: want rrf, importance, recency or confidence", name)
+			return nil, fmt.Errorf("unknown weight %q: want rrf, importance, recency, confidence, memory_layer or turn_neighbour", name)
 		}
 		f, err := strconv.ParseFloat(val, 64)
 		if err != nil || f < 0 || f > 10 {

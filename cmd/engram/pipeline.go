@@ -78,8 +78,20 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	rcfg.Tasks = tasks
 	rcfg.EmbedTurns = app.Config.EmbedTurns
 	if w := app.Config.SearchWeights; w != nil {
-		rcfg.WeightRRF, rcfg.WeightImportance, rcfg.WeightRecency, rcfg.WeightConfidence =
-			w["rrf"], w["importance"], w["recency"], w["confidence"]
+		_, r1 := w["rrf"]
+		_, r2 := w["importance"]
+		_, r3 := w["recency"]
+		_, r4 := w["confidence"]
+		if r1 || r2 || r3 || r4 { // the rerank weights are set together; the others stay default
+			rcfg.WeightRRF, rcfg.WeightImportance, rcfg.WeightRecency, rcfg.WeightConfidence =
+				w["rrf"], w["importance"], w["recency"], w["confidence"]
+		}
+		if v, ok := w["memory_layer"]; ok {
+			rcfg.MemoryLayerWeight = v
+		}
+		if v, ok := w["turn_neighbour"]; ok {
+			rcfg.TurnNeighbourWeight = v
+		}
 	}
 	retr, err := retriever.NewRetriever(app.Store, emb, rcfg, app.Logger)
 	if err != nil {

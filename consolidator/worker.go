@@ -60,7 +60,11 @@ func RunResolverWorker(ctx context.Context, js jetstream.JetStream, r *Resolver,
 }
 
 // ResolverHandler is the worker's message handler, exposed for custom runtimes.
-func ResolverHandler(r *Resolver) streams.Handler {
+func ResolverHandler(r *Resolver) streams.Handler { return ObservedResolverHandler(r, nil) }
+
+// ObservedResolverHandler is ResolverHandler telling observe (when not nil) what each
+// resolved candidate became and how long resolving it took, for metrics.
+func ObservedResolverHandler(r *Resolver, observe func(d Decision, took time.Duration, err error)) streams.Handler {
 	return func(ctx context.Context, m *streams.Msg) error {
 		ev, err := streams.DecodeCandidateEvent(m.Data)
 		if err != nil {
@@ -72,7 +76,11 @@ func ResolverHandler(r *Resolver) streams.Handler {
 			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q differs from message tenant %q",
 				ev.Candidate.ID, ev.Candidate.Tenant, t))
 		}
-		_, err = r.Resolve(ctx, ev.Candidate)
+		start := time.Now()
+		d, err := r.Resolve(ctx, ev.Candidate)
+		if observe != nil {
+			observe(d, time.Since(start), err)
+		}
 		return err
 	}
 }

@@ -61,6 +61,14 @@ type Config struct {
 	ConsolidateCron string
 	// LogLevel (ENGRAM_LOG_LEVEL: debug, info, warn, error; default info).
 	LogLevel slog.Level
+	// LogFormat (ENGRAM_LOG_FORMAT: text or json; default text) is the log handler.
+	LogFormat string
+	// WorkerHTTPAddr (ENGRAM_WORKER_HTTP_ADDR, default ":9090"; "off" disables) is where
+	// `engram worker` serves /healthz, /readyz and /metrics.
+	WorkerHTTPAddr string
+	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
+	// gauge (one grouped count per tenant) is refreshed.
+	MetricsInterval time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -92,6 +100,9 @@ var envVars = []envVar{
 	{"ENGRAM_SEARCH_WEIGHTS", "(measured)", "rerank weights, e.g. rrf=0.95,importance=0,recency=0.05,confidence=0"},
 	{"ENGRAM_CONSOLIDATE_CRON", "0 3 * * *", "nightly consolidation schedule (cron; CRON_TZ= prefix allowed; off disables)"},
 	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
+	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
+	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -111,6 +122,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		EmbedAPIKey:     getenv("ENGRAM_EMBED_API_KEY"),
 		EmbedModel:      getenv("ENGRAM_EMBED_MODEL"),
 		ConsolidateCron: or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
+		WorkerHTTPAddr:  or(getenv("ENGRAM_WORKER_HTTP_ADDR"), ":9090"),
 	}
 	var errs []string
 	intVar := func(name string, def, min, max int) int {
@@ -159,6 +171,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.SearchWeights = w
 	}
 	c.TurnsMaxAge = durVar("ENGRAM_TURNS_MAX_AGE", 30*24*time.Hour, time.Minute)
+	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
+	case "", "text":
+		c.LogFormat = "text"
+	case "json":
+		c.LogFormat = "json"
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_LOG_FORMAT=%q: want text or json", getenv("ENGRAM_LOG_FORMAT")))
+	}
 	c.DuplicateWindow = durVar("ENGRAM_DUPLICATE_WINDOW", 10*time.Minute, 10*time.Minute)
 	switch strings.ToLower(getenv("ENGRAM_LOG_LEVEL")) {
 	case "", "info":

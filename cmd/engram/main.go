@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "engram: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := newLogger(stderr, cfg)
 	env := &Env{Config: cfg, Stdout: stdout, Stderr: stderr, Logger: logger}
 	if err := cmd.run(ctx, env, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -147,4 +147,15 @@ func newFlagSet(env *Env, name, synopsis string) *flag.FlagSet {
 		}
 	}
 	return fs
+}
+
+// newLogger is the process logger: ENGRAM_LOG_FORMAT text or json, ENGRAM_LOG_LEVEL.
+// Keys are stable across both formats (tenant, stream, consumer, turn_id, memory_id,
+// retrieval_id, error); at info level engram logs ids and counts, never content.
+func newLogger(w io.Writer, cfg Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -51,6 +51,7 @@ func commands() map[string]command {
 		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
 		"users":       {"delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
+		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
 	}
 }
 

@@ -150,13 +150,3 @@ func newFlagSet(env *Env, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// newLogger is the process logger: ENGRAM_LOG_FORMAT text or json, ENGRAM_LOG_LEVEL.
-// Keys are stable across both formats (tenant, stream, consumer, turn_id, memory_id,
-// retrieval_id, error); at info level engram logs ids and counts, never content.
-func newLogger(w io.Writer, cfg Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}

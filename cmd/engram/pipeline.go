@@ -59,6 +59,12 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
+		if app.Config.LLMFallback == "offline" {
+			fb := extractor.NewFallback(ex, extractor.NewOffline(), app.Config.LLMFallbackAfter, app.Logger)
+			m.WatchCounter("engram_extractor_fallback_batches_total",
+				"Batches the offline rules extracted because the chat model was unavailable (ENGRAM_LLM_FALLBACK=offline).", fb.Fallbacks)
+			ex = fb
+		}
 	}
 	emb, err := app.embedder()
 	if err != nil {

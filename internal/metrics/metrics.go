@@ -138,6 +138,12 @@ func (m *Metrics) WatchWorker(stage string, w interface{ Stats() streams.Stats }
 	m.workers[stage] = w.Stats
 }
 
+// WatchCounter exposes a monotonic count read at scrape time.
+func (m *Metrics) WatchCounter(name, help string, read func() int64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+		func() float64 { return float64(read()) }))
+}
+
 // WatchExtractor reads the extractor pipeline's counters at every scrape.
 func (m *Metrics) WatchExtractor(p interface{ Stats() extractor.Stats }) {
 	m.mu.Lock()

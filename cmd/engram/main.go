@@ -149,4 +149,3 @@ func newFlagSet(env *Env, name, synopsis string) *flag.FlagSet {
 	}
 	return fs
 }
-

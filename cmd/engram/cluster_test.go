@@ -169,6 +169,13 @@ func clusterTurns(t *testing.T) int {
 	return 1000
 }
 
+// fault is what a failover test does to a dependency mid-ingest.
+type fault struct {
+	name    string
+	kill    func(ctx context.Context, app *App) error // at a third of the turns
+	restart func() error                             // at two thirds, once the outage lasted minOutage
+}
+
 // TestJetStreamClusterFailover: engram on a three-node JetStream cluster with R3
 // streams. Turns go through POST /v1/turns with the workers running; the TURNS
 // stream's leader is shut down a third of the way through and restarted at two
@@ -177,15 +184,80 @@ func clusterTurns(t *testing.T) int {
 // the workers got there on their own.
 func TestJetStreamClusterFailover(t *testing.T) {
 	t.Parallel()
+	var cl *cluster
+	leader := -1
+	runFailover(t, func(ctx context.Context, c *cluster) { cl = c }, nil, fault{
+		name: "the TURNS stream leader",
+		kill: func(ctx context.Context, app *App) error {
+			st, err := app.JS.Stream(ctx, streams.TurnsStream)
+			if err != nil {
+				return err
+			}
+			si, err := st.Info(ctx)
+			if err != nil || si.Cluster == nil {
+				return fmt.Errorf("reading the TURNS leader: %v", err)
+			}
+			if leader = cl.index(si.Cluster.Leader); leader < 0 {
+				return fmt.Errorf("leader %q is not a node", si.Cluster.Leader)
+			}
+			t.Logf("shutting down %s, the TURNS leader", si.Cluster.Leader)
+			cl.stop(leader)
+			return nil
+		},
+		restart: func() error {
+			cl.start(leader)
+			return nil
+		},
+	})
+}
+
+// TestPostgresRestartMidIngest: the same on the three-node cluster, with PostgreSQL
+// unreachable for a few seconds mid-ingest. The shared PostgreSQL of the test machine
+// is not stopped: engram reaches it through a loopback TCP proxy that the test closes
+// (refusing new connections and cutting every open one, as a restart does) and
+// reopens on the same port.
+func TestPostgresRestartMidIngest(t *testing.T) {
+	t.Parallel()
+	var px *tcpProxy
+	runFailover(t, nil, func(url string) string {
+		var err error
+		px, url, err = proxyURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(px.stop)
+		return url
+	}, fault{
+		name: "PostgreSQL",
+		kill: func(context.Context, *App) error {
+			t.Logf("stopping PostgreSQL (the proxy)")
+			px.stop()
+			return nil
+		},
+		restart: func() error { return px.startAgain() },
+	})
+}
+
+// failoverOutage is the least time a fault lasts.
+const failoverOutage = 3 * time.Second
+
+func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL func(string) string, f fault) {
 	total := clusterTurns(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cl := startCluster(t)
+	if onCluster != nil {
+		onCluster(ctx, cl)
+	}
 	if err := cl.waitMeta(ctx); err != nil {
 		t.Fatal(err)
 	}
+	url := pgtest.URL(t)
+	if dbURL != nil {
+		url = dbURL(url)
+	}
 	cfg, err := LoadConfig(envMap(map[string]string{
-		"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_NATS_URL": cl.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
+		"ENGRAM_DATABASE_URL": url, "ENGRAM_NATS_URL": cl.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
 		"ENGRAM_DATA_DIR": t.TempDir(), "ENGRAM_DB_MAX_CONNS": "24", "ENGRAM_STREAM_REPLICAS": "3",
 		"ENGRAM_CONSOLIDATE_CRON": "off",
 	}))
@@ -193,7 +265,7 @@ func TestJetStreamClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
+	if testing.Verbose() && os.Getenv("ENGRAM_CLUSTER_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	app := &App{Config: cfg, Logger: logger}
@@ -234,7 +306,8 @@ func TestJetStreamClusterFailover(t *testing.T) {
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	var sent, accepted, retried atomic.Int64
 	var killed, restarted atomic.Bool
-	var leader string
+	var killedAt time.Time
+	started := time.Now()
 	batches := make(chan []client.Turn)
 	go func() {
 		defer close(batches)
@@ -254,6 +327,7 @@ func TestJetStreamClusterFailover(t *testing.T) {
 	}()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
+	var restartWG sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for b := range batches {
@@ -273,39 +347,36 @@ func TestJetStreamClusterFailover(t *testing.T) {
 				s := sent.Add(int64(len(b)))
 				switch {
 				case s >= int64(total)/3 && killed.CompareAndSwap(false, true):
-					info, err := app.JS.Stream(ctx, streams.TurnsStream)
-					if err != nil {
+					t.Logf("fault on %s after %d turns", f.name, s)
+					killedAt = time.Now()
+					if err := f.kill(ctx, app); err != nil {
 						errs <- err
 						return
 					}
-					si, err := info.Info(ctx)
-					if err != nil || si.Cluster == nil {
-						errs <- fmt.Errorf("reading the TURNS leader: %v", err)
-						return
-					}
-					leader = si.Cluster.Leader
-					i := cl.index(leader)
-					if i < 0 {
-						errs <- fmt.Errorf("leader %q is not a node", leader)
-						return
-					}
-					t.Logf("shutting down %s, the TURNS leader, after %d turns", leader, s)
-					cl.stop(i)
 				case s >= 2*int64(total)/3 && killed.Load() && restarted.CompareAndSwap(false, true):
-					t.Logf("restarting %s after %d turns", leader, s)
-					cl.start(cl.index(leader))
+					// The restart waits out the least outage without holding up the sender.
+					wait := time.Until(killedAt.Add(failoverOutage))
+					restartWG.Go(func() {
+						time.Sleep(wait)
+						t.Logf("%s back after %d turns, %s down", f.name, sent.Load(), time.Since(killedAt).Round(time.Millisecond))
+						if err := f.restart(); err != nil {
+							errs <- err
+						}
+					})
 				}
 			}
 		})
 	}
 	wg.Wait()
+	restartWG.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
 	if !killed.Load() || !restarted.Load() {
-		t.Fatalf("the leader was not cycled (killed %v, restarted %v)", killed.Load(), restarted.Load())
+		t.Fatalf("the fault was not cycled (killed %v, restarted %v)", killed.Load(), restarted.Load())
 	}
+	ingested := time.Since(started)
 	if err := waitDrained(ctx, app.JS); err != nil {
 		t.Fatal(err)
 	}
@@ -325,10 +396,10 @@ func TestJetStreamClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := n.p.extract.Stats()
-	t.Logf("turns: %d sent, %d acknowledged (202), %d requests resent after the SDK gave up; stored %d (%d distinct); "+
-		"memories %d for %d users, %d duplicated contents, ledger %d; DLQ %d; extractor saw %d deliveries, %d already stored",
-		total, accepted.Load(), retried.Load(), turns, distinctTurns, memories, users, dupContent, ledger,
-		dinfo.State.Msgs, st.TurnsReceived, st.TurnsRedelivered)
+	t.Logf("turns: %d sent in %s, %d acknowledged (202), %d requests resent after the SDK gave up; stored %d (%d distinct); "+
+		"memories %d for %d users, %d duplicated contents, ledger %d; DLQ %d; extractor saw %d deliveries, %d already stored; %s in all",
+		total, ingested.Round(time.Millisecond), accepted.Load(), retried.Load(), turns, distinctTurns, memories, users, dupContent, ledger,
+		dinfo.State.Msgs, st.TurnsReceived, st.TurnsRedelivered, time.Since(started).Round(time.Millisecond))
 	if accepted.Load() != int64(total) || turns != total || distinctTurns != total {
 		t.Errorf("turns: %d acknowledged, %d stored (%d distinct), want %d", accepted.Load(), turns, distinctTurns, total)
 	}

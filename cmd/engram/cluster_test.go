@@ -173,7 +173,7 @@ func clusterTurns(t *testing.T) int {
 type fault struct {
 	name    string
 	kill    func(ctx context.Context, app *App) error // at a third of the turns
-	restart func() error                             // at two thirds, once the outage lasted minOutage
+	restart func() error                              // at two thirds, once the outage lasted minOutage
 }
 
 // TestJetStreamClusterFailover: engram on a three-node JetStream cluster with R3

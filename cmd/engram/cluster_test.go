@@ -173,7 +173,7 @@ func clusterTurns(t *testing.T) int {
 type fault struct {
 	name    string
 	kill    func(ctx context.Context, app *App) error // at a third of the turns
-	restart func() error                              // at two thirds, once the outage lasted minOutage
+	restart func() error                              // at two thirds, once the outage lasted failoverOutage
 }
 
 // TestJetStreamClusterFailover: engram on a three-node JetStream cluster with R3
@@ -376,8 +376,32 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 	if !killed.Load() || !restarted.Load() {
 		t.Fatalf("the fault was not cycled (killed %v, restarted %v)", killed.Load(), restarted.Load())
 	}
+	select {
+	case err := <-n.failed:
+		t.Fatalf("a worker stopped: %v", err)
+	default:
+	}
 	ingested := time.Since(started)
-	if err := waitDrained(ctx, app.JS); err != nil {
+	dctx, dcancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer dcancel()
+	if err := waitDrained(dctx, app.JS); err != nil {
+		// Say where it is stuck: the consumers' state and the workers' counters.
+		for _, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
+			if cons, cerr := app.JS.Consumer(ctx, s[0], s[1]); cerr == nil {
+				if ci, ierr := cons.Info(ctx); ierr == nil {
+					t.Logf("%s/%s: pending %d, ack pending %d, redelivered %d, waiting %d, delivered %+v, ack floor %+v, leader %v",
+						s[0], s[1], ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered, ci.AckFloor, ci.Cluster)
+				} else {
+					t.Logf("%s/%s: %v", s[0], s[1], ierr)
+				}
+			} else {
+				t.Logf("%s/%s: %v", s[0], s[1], cerr)
+			}
+		}
+		t.Logf("extractor %+v", n.p.extract.Stats())
+		for len(n.failed) > 0 {
+			t.Logf("node failure: %v", <-n.failed)
+		}
 		t.Fatal(err)
 	}
 	turns := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM turns")

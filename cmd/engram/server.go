@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/httpapi"
@@ -259,15 +260,19 @@ func waitDrained(ctx context.Context, js jetstream.JetStream) error {
 	for {
 		idle := true
 		for _, s := range stages {
-			c, err := js.Consumer(ctx, s.stream, s.consumer)
+			// Each read has its own short timeout: on a cluster a request can go
+			// unanswered while a leader moves, and would otherwise wait for ctx.
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			info, err := consumerInfo(rctx, js, s.stream, s.consumer)
+			cancel()
 			if errors.Is(err, jetstream.ErrConsumerNotFound) {
 				idle = false // the worker has not created its consumer yet
 				continue
 			}
-			if err != nil {
-				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
+			if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+				idle = false // unanswered: ask again
+				continue
 			}
-			info, err := c.Info(ctx)
 			if err != nil {
 				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
 			}
@@ -289,4 +294,12 @@ func waitDrained(ctx context.Context, js jetstream.JetStream) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func consumerInfo(ctx context.Context, js jetstream.JetStream, stream, consumer string) (*jetstream.ConsumerInfo, error) {
+	c, err := js.Consumer(ctx, stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	return c.Info(ctx)
 }

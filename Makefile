@@ -40,9 +40,9 @@ test: services vet
 test-short: services
 	$(GO) test -short ./...
 
-## test-cluster: the three-node JetStream failover test at full size (10,000 turns; 1,000 run in `make test`).
+## test-cluster: the failover tests on a three-node JetStream cluster at full size (10,000 turns; 1,000 in `make test`).
 test-cluster: services
-	ENGRAM_CLUSTER_TURNS=10000 $(GO) test -count=1 -run '^TestJetStreamClusterFailover$$' -v -timeout 15m ./cmd/engram/
+	ENGRAM_CLUSTER_TURNS=10000 $(GO) test -count=1 -parallel 1 -run '^(TestJetStreamClusterFailover|TestPostgresRestartMidIngest)$$' -v -timeout 20m ./cmd/engram/
 
 ## image: the container image (needs a Docker engine).
 image:

@@ -7,7 +7,7 @@ RACE ?= -race
 TEST_TIMEOUT ?= 20m
 FUZZTIME ?= 5s
 
-.PHONY: all build services services-stop services-status test test-short test-cluster vet fmt dev demo bench image clean
+.PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean
 
 all: build
 
@@ -24,8 +24,12 @@ services-stop:
 services-status:
 	@bash scripts/services.sh status
 
+## chromium: install Debian's Chromium if missing (the console's browser test drives it headless).
+chromium:
+	@bash scripts/chromium.sh
+
 ## test: set up what is missing, then run every test against real PostgreSQL and JetStream.
-test: services vet
+test: services chromium vet
 	@# No evaluation sentence (golden, holdout, ../shared/data) may be copied into the extractor,
 	@# resolver or lifecycle code or their tests; CI has ../shared beside the clone.
 	@if [ -x ../shared/tools/test-phrases-in-code ]; then \

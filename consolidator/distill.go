@@ -31,9 +31,9 @@ import (
 // supersedes what the owner already knows. Its sources are then marked consolidated
 // and down-weighted — never deleted.
 
-// DistillVersion is part of every distilled candidate's id: changing how clusters
+// distillVersion is part of every distilled candidate's id: changing how clusters
 // are turned into candidates must change the ids.
-const DistillVersion = "distill-v1"
+const distillVersion = "distill-v1"
 
 // episode is one distillable memory with its vector.
 type episode struct {
@@ -291,8 +291,8 @@ func distillID(members []episode) string {
 		ids[i] = m.id.String()
 	}
 	sort.Strings(ids)
-	h := sha256.Sum256([]byte(strings.Join(ids, ",") + "|" + DistillVersion))
-	return DistillVersion + ":" + hex.EncodeToString(h[:16])
+	h := sha256.Sum256([]byte(strings.Join(ids, ",") + "|" + distillVersion))
+	return distillVersion + ":" + hex.EncodeToString(h[:16])
 }
 
 // distilCluster proposes the cluster's candidate to the resolver and marks the sources
@@ -417,7 +417,7 @@ func (c *Consolidator) baseCandidate(o owner, members []episode) memory.Candidat
 		// pattern then never looks stale to the resolver.
 		ValidFrom: latest,
 		Source:    memory.SourceConsolidation, Trusted: true,
-		Extractor: "distill", ExtractorVersion: DistillVersion,
+		Extractor: "distill", ExtractorVersion: distillVersion,
 		CreatedAt: time.Now().UTC(),
 	}
 }

@@ -61,7 +61,7 @@ var ErrInvalidVerdict = errors.New("invalid judge verdict")
 // judged is a validated verdict, tied to the neighbour set it was made on.
 type judged struct {
 	fingerprint string
-	rel         Relation
+	rel         relation
 	noop        bool
 	target      uuid.UUID
 	merged      string
@@ -157,15 +157,15 @@ func (r *Resolver) validVerdict(ctx context.Context, c memory.Candidate, vec []f
 	needTarget := true
 	switch strings.ToLower(strings.TrimSpace(v.Decision)) {
 	case VerdictAdd:
-		j.rel, needTarget = Unrelated, false
+		j.rel, needTarget = relUnrelated, false
 	case VerdictNoop:
 		j.noop, needTarget = true, false
 	case VerdictConfirm:
-		j.rel = Duplicate
+		j.rel = relDuplicate
 	case VerdictUpdate:
-		j.rel = Refinement
+		j.rel = relRefinement
 	case VerdictSupersede:
-		j.rel = Contradiction
+		j.rel = relContradiction
 	default:
 		return nil, fmt.Errorf("%w: decision %q", ErrInvalidVerdict, v.Decision)
 	}
@@ -176,7 +176,7 @@ func (r *Resolver) validVerdict(ctx context.Context, c memory.Candidate, vec []f
 		}
 		j.target = n.mem.ID
 	}
-	if j.rel == Refinement {
+	if j.rel == relRefinement {
 		j.merged = strings.TrimSpace(v.MergedContent)
 		if j.merged == "" || utf8.RuneCountInString(j.merged) > 8000 {
 			return nil, fmt.Errorf("%w: update without usable merged content", ErrInvalidVerdict)

@@ -151,9 +151,6 @@ func NewConsolidator(store *memory.Store, resolver *Resolver, emb Embedder, chat
 		log: logger.With("component", "nightly")}
 }
 
-// Config returns the configuration in force.
-func (c *Consolidator) Config() NightlyConfig { return c.cfg }
-
 // RunOptions narrow a run. Zero values: every tenant and owner, for real.
 type RunOptions struct {
 	Tenant string // only this tenant
@@ -195,7 +192,7 @@ func (c *Consolidator) Run(ctx context.Context, opts RunOptions) (RunReport, err
 	}
 	defer lock.Release(ctx)
 
-	rep := RunReport{Status: RunRunning, DryRun: opts.DryRun, Tenant: opts.Tenant, User: opts.User, StartedAt: time.Now().UTC()}
+	rep := RunReport{Status: memory.RunRunning, DryRun: opts.DryRun, Tenant: opts.Tenant, User: opts.User, StartedAt: time.Now().UTC()}
 	var root int64
 	rep.RunID, rep.Resumes, root, err = c.startRun(ctx, lock, opts)
 	if err != nil {
@@ -203,7 +200,7 @@ func (c *Consolidator) Run(ctx context.Context, opts RunOptions) (RunReport, err
 	}
 	owners, skipped, err := listOwners(ctx, lock, root, opts)
 	if err != nil {
-		rep.Status, rep.FinishedAt = RunFailed, time.Now().UTC()
+		rep.Status, rep.FinishedAt = memory.RunFailed, time.Now().UTC()
 		rep.Errors = append(rep.Errors, RunError{Error: err.Error()})
 		return rep, errors.Join(err, c.finishRun(ctx, rep))
 	}
@@ -260,14 +257,14 @@ feed:
 	var runErr error
 	switch {
 	case ctx.Err() != nil:
-		rep.Status = RunInterrupted
+		rep.Status = memory.RunInterrupted
 		runErr = fmt.Errorf("consolidation run %d interrupted after %d of %d owners: %w", rep.RunID, rep.OwnersDone, rep.Owners, ctx.Err())
 	case len(rep.Errors) > 0:
-		rep.Status = RunFailed
+		rep.Status = memory.RunFailed
 		runErr = fmt.Errorf("consolidation run %d: %d of %d owners failed (first: %s: %s)", rep.RunID, len(rep.Errors),
 			rep.Owners, owner{rep.Errors[0].Tenant, rep.Errors[0].UserID}, rep.Errors[0].Error)
 	default:
-		rep.Status = RunCompleted
+		rep.Status = memory.RunCompleted
 	}
 	if err := c.finishRun(ctx, rep); err != nil {
 		runErr = errors.Join(runErr, err)

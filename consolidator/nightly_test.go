@@ -237,7 +237,7 @@ func TestDistilWithLLM(t *testing.T) {
 	sources := e.seedPayments("acme", "u1")
 
 	rep := e.run(RunOptions{})
-	if rep.Status != RunCompleted || rep.Counts.Clusters != 1 || rep.Counts.Distilled != 1 || rep.Counts.Consolidated != 5 || rep.LLMCalls != 1 {
+	if rep.Status != memory.RunCompleted || rep.Counts.Clusters != 1 || rep.Counts.Distilled != 1 || rep.Counts.Consolidated != 5 || rep.LLMCalls != 1 {
 		t.Fatalf("report %+v", rep)
 	}
 	if n := fake.ChatCalls(); n != 1 {
@@ -374,7 +374,7 @@ func TestResumeAfterInterruption(t *testing.T) {
 		}
 	}
 	rep1, err := e.c.Run(ctx, RunOptions{})
-	if !errors.Is(err, context.Canceled) || rep1.Status != RunInterrupted || rep1.OwnersDone != 1 {
+	if !errors.Is(err, context.Canceled) || rep1.Status != memory.RunInterrupted || rep1.OwnersDone != 1 {
 		t.Fatalf("run 1: %v, %+v", err, rep1)
 	}
 	e.c.afterOwner = nil
@@ -398,7 +398,7 @@ func TestResumeAfterInterruption(t *testing.T) {
 	}
 
 	rep2 := e.run(RunOptions{})
-	if rep2.Status != RunCompleted || rep2.Resumes != rep1.RunID || rep2.OwnersSkipped != 1 || rep2.Owners != 2 ||
+	if rep2.Status != memory.RunCompleted || rep2.Resumes != rep1.RunID || rep2.OwnersSkipped != 1 || rep2.Owners != 2 ||
 		rep2.Counts.Replayed != 1 || rep2.Counts.Distilled != 1 || rep2.Counts.Decayed != 2 {
 		t.Fatalf("run 2 %+v", rep2)
 	}
@@ -412,7 +412,7 @@ func TestResumeAfterInterruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 || runs[0].Status != RunCompleted || runs[1].Status != RunInterrupted ||
+	if len(runs) != 2 || runs[0].Status != memory.RunCompleted || runs[1].Status != memory.RunInterrupted ||
 		runs[0].RootID != runs[1].ID || runs[1].OwnersDone != 1 || runs[0].Counts.Distilled != 1 {
 		t.Fatalf("runs %+v", runs)
 	}
@@ -441,7 +441,7 @@ func TestStaleRunningRowIsInterruptedAndResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs[1].Status != RunInterrupted || runs[1].FinishedAt == nil || runs[1].Counts.Expired != 2 || runs[1].OwnersDone != 1 {
+	if runs[1].Status != memory.RunInterrupted || runs[1].FinishedAt == nil || runs[1].Counts.Expired != 2 || runs[1].OwnersDone != 1 {
 		t.Fatalf("stale run %+v", runs[1])
 	}
 }

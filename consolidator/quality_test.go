@@ -76,7 +76,7 @@ func pairCases(t *testing.T, path string) []pairCase {
 }
 
 // predict runs the rules on one pair as the resolver would with a single neighbour.
-func (cfg ResolverConfig) predict(p pairCase) Relation {
+func (cfg ResolverConfig) predict(p pairCase) relation {
 	typ := memory.Semantic
 	if p.Type == string(memory.Episodic) {
 		typ = memory.Episodic
@@ -86,7 +86,7 @@ func (cfg ResolverConfig) predict(p pairCase) Relation {
 		sim: p.sim, sameKey: p.NewKey != "" && p.NewKey == p.OldKey}
 	i, m := cfg.chooseRule(c, []scored{n})
 	if i < 0 {
-		return Unrelated
+		return relUnrelated
 	}
 	return m.rel
 }

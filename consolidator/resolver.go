@@ -180,9 +180,6 @@ func NewResolver(store *memory.Store, emb Embedder, judge Judge, cfg ResolverCon
 	return &Resolver{store: store, emb: emb, judge: judge, cfg: cfg.withDefaults(), log: logger.With("component", "resolver")}
 }
 
-// Config returns the configuration in force.
-func (r *Resolver) Config() ResolverConfig { return r.cfg }
-
 const module = "consolidator"
 
 // errLedgerRace means another transaction recorded the same candidate first (only
@@ -479,7 +476,7 @@ func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, ve
 // plan is what to do: a relation to one neighbour (target −1 for none).
 type plan struct {
 	target    int
-	rel       Relation
+	rel       relation
 	noop      bool
 	merged    string    // content of an update
 	mergedVec []float32 // its vector
@@ -501,7 +498,7 @@ func (r *Resolver) plan(c memory.Candidate, vec []float32, ns []scored, jv *judg
 				}
 			}
 		}
-		if p.rel != Unrelated && p.target < 0 {
+		if p.rel != relUnrelated && p.target < 0 {
 			return plan{}, errStaleVerdict
 		}
 		return p, nil
@@ -511,7 +508,7 @@ func (r *Resolver) plan(c memory.Candidate, vec []float32, ns []scored, jv *judg
 	if i >= 0 {
 		p.reason = fmt.Sprintf("%s of %s: %s", m.rel, ns[i].mem.ID, m.reason)
 	}
-	if m.rel == Refinement {
+	if m.rel == relRefinement {
 		p.merged, p.mergedVec = c.Content, vec
 	}
 	return p, nil
@@ -538,7 +535,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Kind = KindNoop
 		return d, nil
 	}
-	if p.target < 0 || p.rel == Unrelated {
+	if p.target < 0 || p.rel == relUnrelated {
 		status, kind := memory.StatusActive, KindAdd
 		if doubt {
 			status, kind = memory.StatusPending, KindPending
@@ -562,12 +559,12 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 	active := memory.StatusActive
 
 	switch {
-	case p.rel == Duplicate && !pending && doubt:
+	case p.rel == relDuplicate && !pending && doubt:
 		// An unconfirmed restatement of something already believed is no evidence.
 		d.Kind = KindNoop
 		d.Reason = "doubtful restatement of an active memory (" + doubtReason(c) + "); " + d.Reason
 		return d, nil
-	case p.rel == Duplicate && !pending:
+	case p.rel == relDuplicate && !pending:
 		if _, err := tx.Confirm(ctx, t.ID, conf, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
@@ -575,19 +572,19 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 			return Decision{}, err
 		}
 		d.Kind = KindConfirm
-	case p.rel == Duplicate && doubt:
+	case p.rel == relDuplicate && doubt:
 		// Another unconfirmed mention of a pending memory: lineage grows, it stays pending.
 		if _, err := tx.Confirm(ctx, t.ID, t.Confidence, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
 		d.Kind = KindPending
-	case p.rel == Duplicate: // trusted confirmation of a pending memory
+	case p.rel == relDuplicate: // trusted confirmation of a pending memory
 		upd.Change, upd.Status, upd.Confidence = memory.ChangePromote, &active, &conf
 		if _, err := tx.Apply(ctx, t.ID, upd); err != nil {
 			return Decision{}, err
 		}
 		d.Kind = KindPromote
-	case p.rel == Refinement && !pending && doubt:
+	case p.rel == relRefinement && !pending && doubt:
 		// An unconfirmed detail must not rewrite a believed memory: it waits on its own.
 		m, err := tx.CreateMemory(ctx, r.newMemory(c, vec, memory.StatusPending, d.Reason))
 		if err != nil {
@@ -595,7 +592,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		}
 		d.Kind, d.MemoryID = KindPending, m.ID
 		d.Reason = "doubtful refinement (" + doubtReason(c) + "); " + d.Reason
-	case p.rel == Refinement:
+	case p.rel == relRefinement:
 		imp := math.Max(t.Importance, c.Importance)
 		upd.Change, upd.Content, upd.Importance = memory.ChangeUpdate, &p.merged, &imp
 		upd.Embeddings = []memory.Embedding{{Model: r.emb.Model(), Vector: p.mergedVec}}
@@ -620,14 +617,14 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		if err := tx.DropOtherEmbeddings(ctx, t.ID, r.emb.Model()); err != nil {
 			return Decision{}, err
 		}
-	case p.rel == Contradiction && !c.ValidFrom.IsZero() && c.ValidFrom.Before(t.ValidFrom):
+	case p.rel == relContradiction && !c.ValidFrom.IsZero() && c.ValidFrom.Before(t.ValidFrom):
 		// Older news than what the memory holds (candidates of one owner may be
 		// resolved out of order): the newer statement stands.
 		d.Kind = KindNoop
 		d.Reason = fmt.Sprintf("stale: the memory holds a newer statement (valid from %s); %s",
 			t.ValidFrom.Format(time.RFC3339), d.Reason)
 		return d, nil
-	case p.rel == Contradiction && !pending && doubt:
+	case p.rel == relContradiction && !pending && doubt:
 		// An unconfirmed claim cannot overturn a believed memory: it waits on its own.
 		m, err := tx.CreateMemory(ctx, r.newMemory(c, vec, memory.StatusPending, d.Reason))
 		if err != nil {
@@ -635,7 +632,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		}
 		d.Kind, d.MemoryID = KindPending, m.ID
 		d.Reason = "doubtful contradiction (" + doubtReason(c) + "); " + d.Reason
-	case p.rel == Contradiction:
+	case p.rel == relContradiction:
 		content, conf, imp, cat := c.Content, c.Confidence, c.Importance, c.Category
 		upd.Change, upd.Content, upd.Confidence, upd.Importance, upd.Category = memory.ChangeSupersede, &content, &conf, &imp, &cat
 		upd.ValidFrom = validFrom(c)

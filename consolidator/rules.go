@@ -10,23 +10,23 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-// Relation is how a candidate relates to one memory the owner already has.
-type Relation int
+// relation is how a candidate relates to one memory the owner already has.
+type relation int
 
 const (
-	Unrelated     Relation = iota // a different fact: add
-	Duplicate                     // the same meaning: confirm
-	Refinement                    // the same fact with more or corrected detail: update
-	Contradiction                 // the new statement replaces the old: supersede
+	relUnrelated     relation = iota // a different fact: add
+	relDuplicate                     // the same meaning: confirm
+	relRefinement                    // the same fact with more or corrected detail: update
+	relContradiction                 // the new statement replaces the old: supersede
 )
 
-func (r Relation) String() string {
+func (r relation) String() string {
 	switch r {
-	case Duplicate:
+	case relDuplicate:
 		return "duplicate"
-	case Refinement:
+	case relRefinement:
 		return "refinement"
-	case Contradiction:
+	case relContradiction:
 		return "contradiction"
 	}
 	return "unrelated"
@@ -52,7 +52,7 @@ type scored struct {
 
 // ruleMatch is the rules' verdict on one neighbour.
 type ruleMatch struct {
-	rel    Relation
+	rel    relation
 	reason string
 }
 
@@ -83,38 +83,38 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	switch {
 	case diffKey && sim < cfg.DuplicateSim:
 		// Keys name single-valued slots: two different slots never replace each other.
-		return ruleMatch{Unrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
+		return ruleMatch{relUnrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
 	case episodic:
 		// Events do not contradict or refine each other: two trips to Tokyo are two
 		// events. Only a restatement of the same event is merged.
 		if !flip && (sim >= cfg.DuplicateSim || (oldIn >= cfg.Containment && newIn >= cfg.Containment)) {
-			return ruleMatch{Duplicate, why("restates the same event")}
+			return ruleMatch{relDuplicate, why("restates the same event")}
 		}
-		return ruleMatch{Unrelated, why("a different event")}
+		return ruleMatch{relUnrelated, why("a different event")}
 	case flip && (sameKey || sim >= cfg.ContradictSim):
-		return ruleMatch{Contradiction, why("polarity flips (negation or opposite verb)")}
+		return ruleMatch{relContradiction, why("polarity flips (negation or opposite verb)")}
 	case flip:
-		return ruleMatch{Unrelated, why("opposite polarity but not similar enough to be the same fact")}
+		return ruleMatch{relUnrelated, why("opposite polarity but not similar enough to be the same fact")}
 	case cf.change && extraNew > 0 && (sameKey || sim >= cfg.ContradictSim):
 		// "now", "instead", 改成 … with something new: the value changed.
-		return ruleMatch{Contradiction, why("change cue with a new value")}
+		return ruleMatch{relContradiction, why("change cue with a new value")}
 	case numbersConflict(cf, nf) && (sameKey || sim >= cfg.ContradictSim):
-		return ruleMatch{Contradiction, why("a number changed")}
+		return ruleMatch{relContradiction, why("a number changed")}
 	case namesConflict(cf, nf) && !sameKey:
 		// Another person or place ("plays tennis with Alice" / "with Bob"): without a
 		// shared slot both can be true.
-		return ruleMatch{Unrelated, why("names a different person or place")}
+		return ruleMatch{relUnrelated, why("names a different person or place")}
 	case sim >= cfg.RefineSim && oldIn >= cfg.Containment && extraNew >= minExtraTokens &&
 		float64(cf.runes) >= refineGrowth*float64(nf.runes) && !namesConflict(cf, nf):
-		return ruleMatch{Refinement, why("contains the memory and adds %d tokens", extraNew)}
+		return ruleMatch{relRefinement, why("contains the memory and adds %d tokens", extraNew)}
 	case !namesConflict(cf, nf) && (sim >= cfg.DuplicateSim ||
 		sim >= cfg.RefineSim && newIn >= cfg.Containment ||
 		oldIn >= cfg.Containment && newIn >= cfg.Containment):
-		return ruleMatch{Duplicate, why("same meaning")}
+		return ruleMatch{relDuplicate, why("same meaning")}
 	case sameKey:
-		return ruleMatch{Contradiction, why("same key %s with a different value", c.Key)}
+		return ruleMatch{relContradiction, why("same key %s with a different value", c.Key)}
 	}
-	return ruleMatch{Unrelated, why("different fact")}
+	return ruleMatch{relUnrelated, why("different fact")}
 }
 
 func ratio(a, b int) float64 {
@@ -363,14 +363,14 @@ func undoubled(w string) string {
 // that is related at all.
 func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, ruleMatch) {
 	cf := features(c.Content)
-	best, bestMatch := -1, ruleMatch{rel: Unrelated, reason: "no similar memory"}
+	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
 		if n.sim < cfg.NeighbourFloor && !n.sameKey {
 			continue
 		}
 		m := cfg.relate(c, cf, n, features(n.mem.Content))
-		if m.rel == Unrelated {
+		if m.rel == relUnrelated {
 			if best < 0 {
 				bestMatch = m
 			}

@@ -70,17 +70,17 @@ func TestRelate(t *testing.T) {
 	for _, tc := range []struct {
 		old, oldKey, new, newKey string
 		typ                      memory.Type
-		want                     Relation
+		want                     relation
 	}{
-		{"The user plays tennis with Alice on Mondays.", "", "The user plays tennis with Bob on Mondays.", "", memory.Semantic, Unrelated},
-		{"用户每天早上7点起床", "schedule.sleep", "用户每天早上6点起床", "schedule.sleep", memory.Semantic, Contradiction},
-		{"The user lives in Berlin.", "user.location", "The user lives in Munich.", "user.location", memory.Semantic, Contradiction},
-		{"The user likes tea.", "drink.tea", "The user likes coffee.", "drink.coffee", memory.Semantic, Unrelated},
-		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-03-02.", "", memory.Episodic, Unrelated},
-		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-01-10.", "", memory.Episodic, Duplicate},
-		{"I love Chinese food", "", "I hate Chinese food", "", memory.Semantic, Contradiction},
-		{"The user likes coffee.", "", "The user likes coffee, especially oat milk lattes.", "", memory.Semantic, Refinement},
-		{"The user prefers dark mode in every app.", "", "The user prefers dark mode.", "", memory.Semantic, Duplicate},
+		{"The user plays tennis with Alice on Mondays.", "", "The user plays tennis with Bob on Mondays.", "", memory.Semantic, relUnrelated},
+		{"用户每天早上7点起床", "schedule.sleep", "用户每天早上6点起床", "schedule.sleep", memory.Semantic, relContradiction},
+		{"The user lives in Berlin.", "user.location", "The user lives in Munich.", "user.location", memory.Semantic, relContradiction},
+		{"The user likes tea.", "drink.tea", "The user likes coffee.", "drink.coffee", memory.Semantic, relUnrelated},
+		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-03-02.", "", memory.Episodic, relUnrelated},
+		{"The user flew to Tokyo on 2026-01-10.", "", "The user flew to Tokyo on 2026-01-10.", "", memory.Episodic, relDuplicate},
+		{"I love Chinese food", "", "I hate Chinese food", "", memory.Semantic, relContradiction},
+		{"The user likes coffee.", "", "The user likes coffee, especially oat milk lattes.", "", memory.Semantic, relRefinement},
+		{"The user prefers dark mode in every app.", "", "The user prefers dark mode.", "", memory.Semantic, relDuplicate},
 	} {
 		vs, err := emb.Embed(context.Background(), []string{tc.old, tc.new})
 		if err != nil {

@@ -16,14 +16,6 @@ import (
 // schedule fires in every replica, and exactly one of them should do the work.
 var ErrRunInProgress = errors.New("another consolidation run is in progress")
 
-// Run statuses, as stored in consolidation_runs.
-const (
-	RunRunning     = memory.RunRunning
-	RunCompleted   = memory.RunCompleted
-	RunFailed      = memory.RunFailed
-	RunInterrupted = memory.RunInterrupted
-)
-
 // Counts are what a run (or one owner) did, per action. They are stored as jsonb in
 // consolidation_runs.counts and consolidation_progress.counts.
 type Counts struct {

@@ -10,25 +10,25 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// DefaultSchedule runs the nightly consolidation at 03:00 (server local time).
-const DefaultSchedule = "0 3 * * *"
+// defaultSchedule runs the nightly consolidation at 03:00 (server local time).
+const defaultSchedule = "0 3 * * *"
 
 // ParseSchedule checks a cron spec: five fields (minute hour day-of-month month
 // day-of-week) or a descriptor such as @daily or @every 6h. Empty means
-// DefaultSchedule. Errors name ENGRAM_CONSOLIDATE_CRON, where the spec comes from.
+// defaultSchedule (03:00). Errors name ENGRAM_CONSOLIDATE_CRON, where the spec comes from.
 func ParseSchedule(spec string) (cron.Schedule, error) {
 	if spec == "" {
-		spec = DefaultSchedule
+		spec = defaultSchedule
 	}
 	s, err := cron.ParseStandard(spec)
 	if err != nil {
 		return nil, fmt.Errorf("ENGRAM_CONSOLIDATE_CRON %q is not a valid cron schedule (want 5 fields, e.g. %q, or @daily): %w",
-			spec, DefaultSchedule, err)
+			spec, defaultSchedule, err)
 	}
 	return s, nil
 }
 
-// RunSchedule runs c.Run on the cron schedule spec (DefaultSchedule when empty) until
+// RunSchedule runs c.Run on the cron schedule spec (defaultSchedule when empty) until
 // ctx ends; it returns nil then, and an error at once when spec is invalid. Every
 // replica may run it: the run lock lets one of them work, and a replica whose timer
 // fires just after another replica's run finished skips the tick (see skipTick). A

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/memory"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -48,7 +50,7 @@ func TestRunSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 1 && runs[0].Status == RunCompleted {
+		if len(runs) == 1 && runs[0].Status == memory.RunCompleted {
 			break
 		}
 		if time.Now().After(deadline) {

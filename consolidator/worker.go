@@ -26,13 +26,13 @@ type WorkerConfig struct {
 	Logger         *slog.Logger
 }
 
-// DefaultWorkerConcurrency is the resolver worker's default concurrency.
-const DefaultWorkerConcurrency = 8
+// defaultWorkerConcurrency is the resolver worker's default concurrency.
+const defaultWorkerConcurrency = 8
 
-// StreamsConfig is the streams.WorkerConfig the resolver worker runs with.
-func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
+// streamsConfig is the streams.WorkerConfig the resolver worker runs with.
+func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultWorkerConcurrency
+		c.Concurrency = defaultWorkerConcurrency
 	}
 	return streams.WorkerConfig{
 		Stream:         streams.CandidatesStream,
@@ -56,14 +56,22 @@ func (c WorkerConfig) StreamsConfig() streams.WorkerConfig {
 // runtime acks when the handler returns nil); transient failures are redelivered
 // with backoff, and candidates that can never apply go to the DLQ.
 func RunResolverWorker(ctx context.Context, js jetstream.JetStream, r *Resolver, cfg WorkerConfig) error {
-	return streams.RunWorker(ctx, js, cfg.StreamsConfig(), ResolverHandler(r))
+	return streams.RunWorker(ctx, js, cfg.streamsConfig(), resolverHandler(r))
 }
 
-// ResolverHandler is the worker's message handler, exposed for custom runtimes.
-func ResolverHandler(r *Resolver) streams.Handler { return ObservedResolverHandler(r, nil) }
+// resolverHandler is the worker's message handler.
+func resolverHandler(r *Resolver) streams.Handler { return ObservedResolverHandler(r, nil) }
 
-// ObservedResolverHandler is ResolverHandler telling observe (when not nil) what each
-// resolved candidate became and how long resolving it took, for metrics.
+// NewResolverWorker is the resolver worker RunResolverWorker runs, with observe (when
+// not nil) told each resolved candidate's decision and latency, for metrics; the
+// caller runs it (Run) and may read its Stats.
+func NewResolverWorker(js jetstream.JetStream, r *Resolver, cfg WorkerConfig,
+	observe func(d Decision, took time.Duration, err error)) (*streams.Worker, error) {
+	return streams.NewWorker(js, cfg.streamsConfig(), ObservedResolverHandler(r, observe))
+}
+
+// ObservedResolverHandler is the resolver's message handler telling observe (when not
+// nil) what each resolved candidate became and how long resolving it took.
 func ObservedResolverHandler(r *Resolver, observe func(d Decision, took time.Duration, err error)) streams.Handler {
 	return func(ctx context.Context, m *streams.Msg) error {
 		ev, err := streams.DecodeCandidateEvent(m.Data)

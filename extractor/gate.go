@@ -21,10 +21,12 @@ const (
 	SignalTaskResult     = "task_result"
 	SignalTemporaryState = "temporary_state" // "this week I'm in Berlin"
 	SignalChange         = "change"          // "周五下午开会也可以了", "switch to the second floor"
+	SignalPlan           = "plan"            // a dated plan or appointment, or a new date for one
 	SignalClaim          = "claim"           // an assistant's price, offer or policy statement
 	SignalConfirmation   = "confirmation"    // a user's "yes" to an assistant claim
 	SignalToolFailure    = "tool_failure"
 	SignalToolRecovery   = "tool_recovery"
+	SignalToolStep       = "tool_step" // a call that succeeded while another tool's failure was pending: maybe the fix
 	// SignalFirstPerson is weak: a substantive first-person statement without an explicit cue.
 	SignalFirstPerson = "first_person"
 )
@@ -87,7 +89,7 @@ func (g *Gate) CheckBatch(b Batch) []GateResult {
 }
 
 func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
-	text := strings.TrimSpace(t.Content)
+	text := spokenText(t)
 	if text == "" {
 		return skip("empty turn")
 	}
@@ -123,6 +125,8 @@ func (g *Gate) checkTool(t memory.Turn, earlier []memory.Turn) GateResult {
 		var sigs []string
 		if pendingFailure(earlier, t.Tool.Name) {
 			sigs = append(sigs, SignalToolRecovery)
+		} else if otherPendingFailure(earlier, t.Tool.Name) {
+			sigs = append(sigs, SignalToolStep)
 		}
 		if task {
 			sigs = append(sigs, SignalTaskResult)
@@ -167,6 +171,30 @@ func pendingFailure(earlier []memory.Turn, name string) bool {
 	}
 	return false
 }
+
+// otherPendingFailure reports whether, among the latest turns of earlier, a tool other
+// than name failed and has not succeeded since: a success of name may be what fixes it.
+func otherPendingFailure(earlier []memory.Turn, name string) bool {
+	last := map[string]bool{} // tool → its latest call failed (latest first, so first seen wins)
+	for i, n := len(earlier)-1, 0; i >= 0 && n < maxStepLookback; i-- {
+		t := earlier[i]
+		if t.Role != memory.RoleTool || t.Tool == nil {
+			continue
+		}
+		n++
+		if _, seen := last[t.Tool.Name]; seen {
+			continue
+		}
+		last[t.Tool.Name] = toolFailed(t.Tool)
+		if t.Tool.Name != name && last[t.Tool.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// maxStepLookback bounds how many earlier tool turns a step looks back over.
+const maxStepLookback = 20
 
 // lastSpoken is the latest user or assistant turn of turns.
 func lastSpoken(turns []memory.Turn) (memory.Turn, bool) {

@@ -112,7 +112,7 @@ func TestGateCheckBatch(t *testing.T) {
 		pass   bool
 		signal string
 	}{
-		{false, ""},                // another tool's success
+		{true, SignalToolStep},     // another tool's success between a failure and its retry: the step that may have fixed it
 		{true, SignalToolRecovery}, // success after the window's failure
 		{false, ""},                // a second success recovers nothing
 		{true, SignalClaim},        // a price

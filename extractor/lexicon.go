@@ -14,11 +14,15 @@ type signalCue struct {
 	name     string
 	re       *regexp.Regexp
 	excludes []string
+	unless   *regexp.Regexp // like excludes, as a pattern
 }
 
 func (c signalCue) match(lower string) bool {
 	for _, x := range c.excludes {
 		lower = strings.ReplaceAll(lower, x, " ")
+	}
+	if c.unless != nil {
+		lower = c.unless.ReplaceAllString(lower, " ")
 	}
 	return c.re.MatchString(lower)
 }
@@ -27,6 +31,7 @@ func (c signalCue) match(lower string) bool {
 // definition, so a sentence the extractor has a rule for is never gated out before it.
 type lexicon struct {
 	idents      []identRule    // identity facts; a match is also the gate's identity signal
+	clauses     *clauseRules   // clause facts (relations, pets, moves, routines …): also identity signals
 	relax       *regexp.Regexp // a constraint relaxed ("也可以了", "fine now"): part of the change cue
 	cues        []signalCue    // user signals, in priority order
 	claim       signalCue
@@ -37,7 +42,14 @@ type lexicon struct {
 	requestEN   *regexp.Regexp
 	requestZH   *regexp.Regexp
 	smallTalk   map[string]struct{}
-	smallMax    int // longest small-talk phrase, in runes
+	selfFillers *regexp.Regexp // first-person stock phrases that tell nothing ("i think", "我觉得")
+	command     *regexp.Regexp // a request or order to the assistant ("help me …", "帮我…")
+	listener    *regexp.Regexp // the second person: a sentence about the listener
+	interject   *regexp.Regexp // a sentence's leading interjection ("wow,", "yeah!")
+	directive   *regexp.Regexp // an instruction that names the listener ("you should always …", "你以后…")
+	event       *regexp.Regexp // a first-person event, plan or possession ("I adopted …", "我上周去了…")
+	ourselves   *regexp.Regexp // a generic "we" ("we all", "each other"): a remark about people, not news
+	smallMax    int            // longest small-talk phrase, in runes
 	temporal    *Temporal
 }
 
@@ -51,22 +63,34 @@ func newLexicon() *lexicon {
 			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))`)},
 			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b`),
 				excludes: []string{"我记得", "不记得", "还记得", "记得吗", "你记得", "do you remember", "i remember", "don't remember", "can't remember", "do not remember"}},
-			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
+			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\b(?:we|i)\s+(?:finally\s+|eventually\s+)?(?:went with|chose|picked|opted for)\b|选了|选择了|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
 				excludes: []string{"你决定", "你来决定", "还没决定", "没决定", "不决定", "预定了", "一定了", "haven't decided", "not decided", "undecided", "didn't decide", "you decide"}},
 			{name: SignalIdentity, re: re(`我叫|我的名字|我住在|我住|我家在|我在[^，。,.]{1,15}(?:工作|上班)|我就职于|我来自|我是|我的[^，。,.!！?？]{1,10}(?:是|叫)|\bmy name is\b|\bcall me\b|\bi'm called\b|\bi live in\b|\bi(?:'m| am) based in\b|\bi work (?:at|for|as)\b|\bi(?:'m| am) from\b|\bi come from\b|\bi(?:'m| am) an? \b|\bmy [a-z' -]{1,30} (?:is|are)\b`),
 				excludes: []string{"我是说", "我是不是", "我是想", "我是在问", "我是问", "我是觉得", "我的意思是", "我的问题是", "我的天", "i'm a bit", "i am a bit", "i'm a little", "i am a little", "i'm a fan", "i'm a big fan", "i'm a huge fan", "my bad", "my pleasure", "my point is", "my question is", "my guess is"}},
 			{name: SignalProhibition, re: re(`不要|别|不能|禁止|不许|不准|避开|避免|从不|从来不|绝不|决不|不可以|千万别|不吃|不喝|不用|\bnever\b|\bdon't\b|\bdo not\b|\bavoid\b|\bcan't\b|\bcannot\b|\bcan not\b|\bmust not\b|\bmustn't\b|\bno more\b|\bstop \w+ing\b`),
 				excludes: []string{"要不要", "能不能", "不能不", "别忘了", "别人", "特别", "区别", "分别", "类别", "告别", "性别", "级别", "个别", "识别", "辨别", "差别", "别的", "别处", "别墅", "别名", "鉴别", "派别", "离别", "道别", "送别", "惜别", "别致", "不要紧", "不要客气", "别客气", "别担心", "不要担心", "别着急", "别急", "不用谢", "不用客气", "不用了",
 					"never mind", "don't worry", "don't know", "don't think so", "don't understand", "don't remember", "can't remember", "can't wait", "can't believe", "can't thank", "don't mention it", "don't get me wrong", "don't forget", "do not forget",
+					"can't beat", "can't deny", "can't agree more", "couldn't have done", "can't get enough", "never forget", "never give up",
+					"never been", "never shy", "don't let", "don't give up", "never stop", "don't stop",
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
 			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
-				excludes: []string{"have to go", "need to go", "has to go"}},
+				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",
+					"must be so", "must be really", "must be nice", "must be fun", "must be hard", "must be tough", "must be great", "must be awesome",
+					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
 			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
 			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
-				excludes: []string{"最好的", "i'd like to", "i would like to"}},
+				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
+					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
+					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
+					"always make me", "always makes me", "always make us", "always makes us", "always remind me", "always reminds me",
+					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun"},
+				// A habit of someone or something else ("they always make us laugh"), or a
+				// promise to the listener ("always around when you need me"), is no preference of
+				// the speaker's.
+				unless: re(`\b(?:they|he|she|it|those|these|that|this|there|everyone|people)(?:'s|'re| is| are| was| were)?(?:\s+\w+)?\s+(?:always|usually)\b|\b(?:i'm|i am|i'll|i will|we're|we are|we'll|i've|we've)\s+(?:\w+\s+)?always\b[^.,;!?]{0,25}\b(?:you|your|ya)\b|\bthanks for always\b|\byou(?:'re| are)?\s+always\b|\balways (?:being|having)\b`)},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
 				excludes: []string{"well done", "are you done", "when done"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
@@ -78,7 +102,14 @@ func newLexicon() *lexicon {
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
+		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
+		event:       re(`\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|am (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|'m (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
+		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
+		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
+		interject:   re(`^(?:(?:wow|yeah|yes|yep|aw+|oh|hey|haha|omg|thanks|thank you|totally|absolutely|definitely|cool|great|nice|so|well)\b[,!. ]*)+`),
+		command:     re(`^(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:help|write|make|find|give|tell|show|draft|create|plan|book|send|summari[sz]e|translate|explain|list|recommend|suggest|check|fix|get|set up|schedule|order|pick|remind|let me know|look up|search|compare|calculate|generate|prepare|update|add|remove|delete|review|edit|rewrite|convert)\b|^(?:请|麻烦|劳驾)?(?:你|您)?(?:帮我|给我|替我|帮忙|为我|帮)`),
 		idents:      newIdentRules(),
+		clauses:     newClauseRules(),
 		relax:       re(relaxPattern),
 	}
 	for _, c := range l.cues {
@@ -89,6 +120,7 @@ func newLexicon() *lexicon {
 			l.task = c
 		}
 	}
+	l.selfFillers = re(`\bi (?:\w+ )?(?:think|guess|mean|see|know|bet|agree|hope you|can imagine|can't imagine)\b|\bi(?:'m| am) (?:so |really |sure |glad |happy for you|proud of you)|\blet me know\b|\btell me\b|\bi hear you\b|我觉得|我知道|我明白|我想想|我看看|告诉我|我同意|我猜|我的意思是|我是说|我是想问`)
 	l.smallTalk = make(map[string]struct{})
 	for _, p := range smallTalkPhrases() {
 		l.smallTalk[p] = struct{}{}
@@ -176,7 +208,7 @@ func (l *lexicon) turnSignals(text string, assistant bool) []string {
 	for _, c := range l.cues {
 		order = append(order, c.name)
 	}
-	order = append(order, SignalTemporaryState)
+	order = append(order, SignalTemporaryState, SignalPlan)
 	var out []string
 	for _, o := range order {
 		if containsString(found, o) {
@@ -194,13 +226,17 @@ func (l *lexicon) sentenceSignals(s string) []string {
 	lower := lowerText(s)
 	var out []string
 	for _, c := range l.cues {
-		if c.match(lower) || (c.name == SignalIdentity && l.identityFact(s)) {
+		if c.match(lower) || (c.name == SignalIdentity && (l.identityFact(s) || l.clauses.matchAny(s))) {
 			out = append(out, c.name)
 		}
 	}
 	// Any reference time will do: only the presence of a date expression matters here.
-	if l.stateCue.MatchString(lower) && len(l.temporal.Find(s, time.Time{})) > 0 {
+	dated := len(l.temporal.Find(s, time.Time{})) > 0
+	if l.stateCue.MatchString(lower) && dated {
 		out = append(out, SignalTemporaryState)
+	}
+	if (dated || absDate.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
+		out = append(out, SignalPlan)
 	}
 	return out
 }
@@ -208,7 +244,7 @@ func (l *lexicon) sentenceSignals(s string) []string {
 // statement turns a polite request into its content ("can you remember that …?" →
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(clipSentence(s))
 	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""
@@ -226,28 +262,85 @@ func (l *lexicon) statement(s string) (string, bool) {
 func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
 
 // weakFirstPerson reports a substantive statement in the first person: worth a model's look
-// even without an explicit cue.
+// even without an explicit cue, and what the offline extractor keeps as the speaker's story.
 func (l *lexicon) weakFirstPerson(text string) bool {
 	for _, s := range splitSentences(text) {
-		s, ok := l.statement(s)
-		if !ok {
-			continue
-		}
-		lower := lowerText(s)
-		if !l.firstPerson.MatchString(lower) {
-			continue
-		}
-		han := 0
-		for _, r := range s {
-			if unicode.Is(unicode.Han, r) {
-				han++
-			}
-		}
-		if han >= 10 || len(strings.Fields(s)) >= 6 {
+		if s, ok := l.statement(s); ok && l.aboutSelf(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// aboutListener reports a statement about the listener and not the speaker ("You never
+// shy away from a challenge"): in a conversation between people it tells nothing about the
+// speaker. An instruction to the listener ("you should always …") is not one of them.
+func (l *lexicon) aboutListener(s string) bool {
+	lower := lowerText(s)
+	return l.listener.MatchString(lower) && !l.firstPerson.MatchString(lower) && !l.directive.MatchString(lower)
+}
+
+// selfStory keeps, of a turn's statements that no rule took, the ones that tell about the
+// speaker: those in the first person, and when there is one, the substantive sentences
+// around it that describe the same news ("It was so powerful."), but nothing said about
+// or to the listener.
+func (l *lexicon) selfStory(ss []string) []string {
+	self := false
+	for _, s := range ss {
+		if l.aboutSelf(s) {
+			self = true
+			break
+		}
+	}
+	if !self {
+		return nil
+	}
+	var out []string
+	for _, s := range ss {
+		lower := lowerText(s)
+		if l.aboutSelf(s) {
+			out = append(out, s)
+			continue
+		}
+		if l.listener.MatchString(lower) || l.command.MatchString(lower) || l.isSmallTalk(s) {
+			continue
+		}
+		rest := l.interject.ReplaceAllString(lower, "")
+		han := 0
+		for _, r := range rest {
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		if han >= 6 || len(strings.Fields(rest)) >= 4 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// aboutSelf reports a statement in which the speaker tells something about themselves (an
+// event, a plan, a feeling, something they have or do): first person, long enough to hold
+// a fact, not small talk and not a stock phrase ("I see", "我知道了").
+func (l *lexicon) aboutSelf(s string) bool {
+	lower := lowerText(s)
+	if !l.firstPerson.MatchString(lower) || l.isSmallTalk(s) {
+		return false
+	}
+	if l.command.MatchString(lower) || l.listener.MatchString(lower) || l.ourselves.MatchString(lower) {
+		return false // a request to the listener, or about them: not news about the speaker
+	}
+	lower = l.selfFillers.ReplaceAllString(lower, " ")
+	if !l.firstPerson.MatchString(lower) {
+		return false
+	}
+	han := 0
+	for _, r := range lower {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	return han >= 5 || len(strings.Fields(lower)) >= 4
 }
 
 // identityFact reports whether an identity rule of the extractor matches s.

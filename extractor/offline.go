@@ -14,7 +14,7 @@ import (
 // Offline extractor identity.
 const (
 	OfflineName    = "offline-rules"
-	OfflineVersion = "1.0.0"
+	OfflineVersion = "2.0.0" // 2: clause rules, the speaker's story, tool steps
 )
 
 // Importance by kind of memory: what constrains the agent or identifies the user matters
@@ -51,7 +51,11 @@ const (
 // notification.channel, travel.seat, response.style, user.name, user.location,
 // user.employer, user.work_location, user.origin, user.role, user.birthday, user.email,
 // user.phone, user.address, user.status (temporary, with expire_at),
-// relation.<x> (manager, spouse, child …), favorite.<x>, tool.<name>.recovery[.<error>].
+// relation.<x> (manager, spouse, child …), favorite.<x>, tool.<name>.recovery[.<error>];
+// from the clause rules (clauses.go): relation.<who>.name|job|employer|school,
+// pet.<kind>.name, user.device.<kind>, user.health.<x>, taste.<thing>, plan.<what>,
+// procedure.<what>. Statements about the speaker that no rule takes become one episodic
+// memory per turn; a turn's metadata "speaker" or "name" names the speaker in content.
 type Offline struct {
 	lex    *lexicon
 	topics topicLexicon
@@ -85,7 +89,7 @@ func NewOffline() *Offline {
 		letsEN:       re(`(?i)^let's\s+`),
 		conclusionZH: re(`^(?:最终)?结论(?:是|：|:)`),
 		pronounEN:    re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
-		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even)\s+)*)([a-z']+)\b`),
+		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each)\s+)*)([a-z']+)\b`),
 		reason:       re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
 	}
 }
@@ -146,7 +150,11 @@ func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, err
 		case memory.RoleTool:
 			drafts = o.fromTool(timeline, base+i, recs)
 		}
+		name := speakerName(t)
 		for _, d := range drafts {
+			if t.Role == memory.RoleUser && d.source == "" {
+				d.content = personalize(d.content, name)
+			}
 			out = append(out, o.candidate(b, t, d))
 		}
 	}
@@ -215,16 +223,41 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// fromUser extracts per sentence: each statement yields at most one memory, except
-// identity facts, which yield one per fact.
+// fromUser extracts per sentence: each statement yields the memories of its rules (one
+// per fact), and the speaker's statements about themselves that no rule took become one
+// episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	for _, s := range splitSentences(t.Content) {
-		s, ok := o.lex.statement(s)
+	var story []string
+	for _, s := range splitSentences(spokenText(t)) {
+		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
 			continue
 		}
-		out = append(out, o.classify(s, t.OccurredAt, true)...)
+		if o.lex.aboutListener(o.clean(s)) {
+			continue
+		}
+		ds := o.classify(s, t.OccurredAt, true)
+		ds = o.addClauses(ds, s, t.OccurredAt)
+		if len(ds) > 0 {
+			out = append(out, ds...)
+			if toldWhole(ds) || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
+				continue
+			}
+			// The sentence says more than its rules took. Told in the slot of a value
+			// that may change, the whole sentence is superseded with that value; only
+			// what is stable goes into the story.
+			if i := changeable(ds); i >= 0 {
+				d := o.draft(o.clean(s), t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
+				d.key, d.expire = ds[i].key, ds[i].expire
+				out = append(out, d)
+				continue
+			}
+		}
+		story = append(story, s)
+	}
+	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
+		out = append(out, d)
 	}
 	return out
 }
@@ -443,6 +476,9 @@ func (o *Offline) fromTool(timeline []memory.Turn, p int, recs []recovery) []dra
 			for _, f := range g.fails {
 				ids = append(ids, timeline[f].TurnID)
 			}
+			for _, st := range toolSteps(timeline, g) {
+				ids = append(ids, timeline[st].TurnID)
+			}
 			ids = append(ids, timeline[g.success].TurnID)
 		}
 		conf := confOneRecovery
@@ -474,9 +510,19 @@ func (o *Offline) fromTool(timeline []memory.Turn, p int, recs []recovery) []dra
 	return out
 }
 
-// whatWorked describes the fix: the latest user or assistant turn between a failure and the
-// success after it that reads like one, else the retry and its result.
+// whatWorked describes the fix: the calls of other tools that succeeded between the last
+// failure and the success ("call report.queue first, then retry report.export"), else the
+// latest user or assistant turn in between that reads like one, else the retry and its
+// result.
 func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
+	if steps := toolSteps(timeline, group[len(group)-1]); len(steps) > 0 {
+		var names []string
+		for _, i := range steps {
+			names = append(names, quote(timeline[i].Tool.Name))
+		}
+		tool := group[len(group)-1].tool
+		return "call " + strings.Join(names, ", then ") + " first, then retry " + quote(tool)
+	}
 	for g := len(group) - 1; g >= 0; g-- {
 		r := group[g]
 		for i := r.success - 1; i > r.fails[len(r.fails)-1]; i-- {
@@ -494,6 +540,20 @@ func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// toolSteps are the turns, between a recovery's last failure and its success, of other
+// tools' calls that succeeded: the steps that made the retry work. Bounded by
+// maxStepLookback.
+func toolSteps(timeline []memory.Turn, r recovery) []int {
+	var out []int
+	for i := r.fails[len(r.fails)-1] + 1; i < r.success && len(out) < maxStepLookback; i++ {
+		t := timeline[i]
+		if t.Role == memory.RoleTool && t.Tool != nil && !t.Deleted && t.Tool.Name != r.tool && toolSucceeded(t.Tool) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -851,6 +911,7 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		if !ok {
 			return draft{}, false
 		}
+		key = o.relationNameKey(key, attr, m[0], v)
 		d := draft{typ: memory.Semantic, cat: cat, key: key, importance: impIdentity, confidence: confExplicit}
 		switch cat {
 		case memory.CatPreference:

@@ -67,7 +67,7 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "user_id", Message: "user_id is required"}
 	}
 	for field, v := range map[string]string{"user_id": req.UserID, "agent_id": req.AgentID, "session_id": req.SessionID, "id": req.ID} {
-		if v != "" && !ValidID(v, s.limits.MaxIDLen) {
+		if v != "" && !memory.ValidID(v, s.limits.MaxIDLen) {
 			return memory.Candidate{}, bad(field, field+" must be 1-128 characters of [A-Za-z0-9._:@-]")
 		}
 	}

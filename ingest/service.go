@@ -34,8 +34,8 @@ const CodeUnavailable = "unavailable"
 // write (same id) may be retried.
 var ErrUnavailable = errors.New("JetStream did not acknowledge the write")
 
-// DefaultAckTimeout bounds how long a request waits for JetStream's acks.
-const DefaultAckTimeout = 10 * time.Second
+// defaultAckTimeout bounds how long a request waits for JetStream's acks.
+const defaultAckTimeout = 10 * time.Second
 
 // Config configures the write service.
 type Config struct {
@@ -51,7 +51,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (receive time, occurred_at default); nil means time.Now.
 	Now func() time.Time
-	// AckTimeout bounds the wait for JetStream's acks. Default DefaultAckTimeout.
+	// AckTimeout bounds the wait for JetStream's acks. Default 10s.
 	AckTimeout time.Duration
 }
 
@@ -97,7 +97,7 @@ func NewService(cfg Config) (*Service, error) {
 		s.now = time.Now
 	}
 	if s.ackTimeout <= 0 {
-		s.ackTimeout = DefaultAckTimeout
+		s.ackTimeout = defaultAckTimeout
 	}
 	return s, nil
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-// DefaultAgentID is the agent_id of a turn that does not name its agent: most
+// defaultAgentID is the agent_id of a turn that does not name its agent: most
 // deployments have one agent per user, and memories scoped to "agent" still need
 // a stable owner.
-const DefaultAgentID = "default"
+const defaultAgentID = "default"
 
 // Limits bounds what one request may carry. A zero field means its default.
 type Limits struct {
@@ -193,7 +193,7 @@ func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *
 		return t, err
 	}
 	if t.AgentID == "" {
-		t.AgentID = DefaultAgentID
+		t.AgentID = defaultAgentID
 	}
 	if t.SessionID, err = obj.requiredID(p("session_id"), "session_id", l); err != nil {
 		return t, err
@@ -407,10 +407,6 @@ func checkText(path, s string, maxBytes int) *memory.FieldError {
 	return nil
 }
 
-// ValidID reports whether s is an acceptable id of at most maxLen characters
-// (memory.ValidID).
-func ValidID(s string, maxLen int) bool { return memory.ValidID(s, maxLen) }
-
 // object is a JSON object's members in order, kept raw so that every field is
 // decoded (and its error reported) on its own, and duplicates are visible.
 type object struct {
@@ -540,7 +536,7 @@ func (o object) optionalID(path, key string, l Limits) (string, *memory.FieldErr
 	if err != nil || s == "" {
 		return "", err
 	}
-	if !ValidID(s, l.MaxIDLen) {
+	if !memory.ValidID(s, l.MaxIDLen) {
 		return "", invalidID(path, s, l)
 	}
 	return s, nil

@@ -82,13 +82,13 @@ func TestDecodeSingleTurn(t *testing.T) {
 				if err != nil || id.Version() != 7 {
 					t.Errorf("turn id %q: want a UUIDv7 (%v)", got.TurnID, err)
 				}
-				if !got.OccurredAt.Equal(testNow) || got.AgentID != DefaultAgentID {
-					t.Errorf("occurred_at %v agent %q: want now and %q", got.OccurredAt, got.AgentID, DefaultAgentID)
+				if !got.OccurredAt.Equal(testNow) || got.AgentID != defaultAgentID {
+					t.Errorf("occurred_at %v agent %q: want now and %q", got.OccurredAt, got.AgentID, defaultAgentID)
 				}
 			}},
 		{name: "empty strings mean absent", body: turnJSON(t, map[string]any{"turn_id": "", "agent_id": "", "task_id": "", "occurred_at": ""}),
 			check: func(t *testing.T, got memory.Turn) {
-				if got.TurnID == "" || got.AgentID != DefaultAgentID || got.TaskID != "" || !got.OccurredAt.Equal(testNow) {
+				if got.TurnID == "" || got.AgentID != defaultAgentID || got.TaskID != "" || !got.OccurredAt.Equal(testNow) {
 					t.Errorf("got %+v", got)
 				}
 			}},
@@ -299,8 +299,8 @@ func TestValidID(t *testing.T) {
 		{"", false}, {"a b", false}, {"a/b", false}, {"ä", false}, {"a\x00", false},
 		{strings.Repeat("z", 128), true}, {strings.Repeat("z", 129), false},
 	} {
-		if got := ValidID(tt.id, 128); got != tt.want {
-			t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
+		if got := memory.ValidID(tt.id, 128); got != tt.want {
+			t.Errorf("memory.ValidID(%q) = %v, want %v", tt.id, got, tt.want)
 		}
 	}
 }
@@ -310,16 +310,16 @@ func TestValidID(t *testing.T) {
 func assertValidTurn(t *testing.T, turn memory.Turn, l Limits, now time.Time) {
 	t.Helper()
 	// A generated turn id is a 36-character UUID whatever MaxIDLen says.
-	if !ValidID(turn.TurnID, max(l.MaxIDLen, 36)) {
+	if !memory.ValidID(turn.TurnID, max(l.MaxIDLen, 36)) {
 		t.Fatalf("turn_id %q invalid", turn.TurnID)
 	}
 	for name, id := range map[string]string{"user_id": turn.UserID,
 		"agent_id": turn.AgentID, "session_id": turn.SessionID} {
-		if !ValidID(id, l.MaxIDLen) {
+		if !memory.ValidID(id, l.MaxIDLen) {
 			t.Fatalf("%s %q invalid", name, id)
 		}
 	}
-	if turn.TaskID != "" && !ValidID(turn.TaskID, l.MaxIDLen) {
+	if turn.TaskID != "" && !memory.ValidID(turn.TaskID, l.MaxIDLen) {
 		t.Fatalf("task_id %q invalid", turn.TaskID)
 	}
 	if turn.Tenant != "" {

@@ -14,9 +14,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// DefaultBaseURL is OpenAI's API; any OpenAI-compatible server works (DeepSeek, Qwen, Ollama's
+// defaultBaseURL is OpenAI's API; any OpenAI-compatible server works (DeepSeek, Qwen, Ollama's
 // /v1, vLLM).
-const DefaultBaseURL = "https://api.openai.com/v1"
+const defaultBaseURL = "https://api.openai.com/v1"
 
 // JSON output modes, from most to least enforced.
 const (
@@ -93,14 +93,6 @@ type ChatResponse struct {
 	Attempts         int // HTTP attempts made, including fallbacks
 }
 
-// ChatStats counts calls since the client was made.
-type ChatStats struct {
-	Calls     int64 // Complete calls
-	Retries   int64 // attempts beyond the first, fallbacks excluded
-	Failures  int64 // Complete calls that returned an error
-	Fallbacks int64 // times a rejected parameter was dropped (response_format, temperature)
-}
-
 // ChatClient talks to an OpenAI-compatible chat completions endpoint. It is safe for
 // concurrent use.
 type ChatClient struct {
@@ -170,7 +162,7 @@ func NewChat(cfg ChatConfig, logger *slog.Logger) (*ChatClient, error) {
 
 func newOpenAIClient(baseURL, apiKey string) (*openai.Client, error) {
 	if baseURL == "" {
-		baseURL = DefaultBaseURL
+		baseURL = defaultBaseURL
 	}
 	if !strings.HasPrefix(baseURL, "http://") && !strings.HasPrefix(baseURL, "https://") {
 		return nil, fmt.Errorf("base URL %q must start with http:// or https://", baseURL)
@@ -183,17 +175,6 @@ func newOpenAIClient(baseURL, apiKey string) (*openai.Client, error) {
 
 // Model is the configured model name.
 func (c *ChatClient) Model() string { return c.model }
-
-// JSONMode is the JSON mode currently in force (it may have degraded from the configured one).
-func (c *ChatClient) JSONMode() string { return levelName(c.mode.Load()) }
-
-// Stats returns a snapshot of the call counters.
-func (c *ChatClient) Stats() ChatStats {
-	return ChatStats{
-		Calls: c.calls.Load(), Retries: c.retries.Load(),
-		Failures: c.failures.Load(), Fallbacks: c.fallbacks.Load(),
-	}
-}
 
 // Complete runs one chat completion, retrying transient failures. Errors for which retrying
 // cannot help wrap ErrPermanent.

@@ -14,10 +14,10 @@ import (
 // any text would change: stored vectors are keyed by it.
 const HashModel = "engram-hash-v1"
 
-// DefaultHashDims is the HashEmbedder's default vector length; MinHashDims the smallest allowed.
+// defaultHashDims is the HashEmbedder's default vector length; minHashDims the smallest allowed.
 const (
-	DefaultHashDims = 384
-	MinHashDims     = 16
+	defaultHashDims = 384
+	minHashDims     = 16
 )
 
 // Feature kinds. Each is hashed as a leading byte, so features of different kinds never collide
@@ -60,13 +60,13 @@ type HashEmbedder struct {
 
 var _ Embedder = (*HashEmbedder)(nil)
 
-// NewHashEmbedder makes a hashing embedder; dims 0 means DefaultHashDims.
+// NewHashEmbedder makes a hashing embedder; dims 0 means 384 (defaultHashDims).
 func NewHashEmbedder(dims int) (*HashEmbedder, error) {
 	if dims == 0 {
-		dims = DefaultHashDims
+		dims = defaultHashDims
 	}
-	if dims < MinHashDims {
-		return nil, fmt.Errorf("llm: hash embedder: dims must be at least %d, got %d", MinHashDims, dims)
+	if dims < minHashDims {
+		return nil, fmt.Errorf("llm: hash embedder: dims must be at least %d, got %d", minHashDims, dims)
 	}
 	return &HashEmbedder{dims: dims}, nil
 }

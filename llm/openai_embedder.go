@@ -12,13 +12,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// DefaultEmbedBatchSize is how many texts go in one embeddings request by default.
-const DefaultEmbedBatchSize = 64
+// defaultEmbedBatchSize is how many texts go in one embeddings request by default.
+const defaultEmbedBatchSize = 64
 
 // EmbedConfig configures an OpenAIEmbedder. Zero values take the documented defaults; the
 // retry fields mean what they mean in ChatConfig.
 type EmbedConfig struct {
-	BaseURL string // default DefaultBaseURL
+	BaseURL string // default OpenAI's API (defaultBaseURL)
 	APIKey  string
 	Model   string // required
 	// Dims is the expected vector length; 0 learns it from the first response. Every response
@@ -27,19 +27,12 @@ type EmbedConfig struct {
 	// SendDims sends Dims as the "dimensions" request parameter (text-embedding-3 models can
 	// shorten their vectors); many other servers reject the parameter.
 	SendDims  bool
-	BatchSize int // texts per request, default DefaultEmbedBatchSize
+	BatchSize int // texts per request, default 64
 
 	Timeout                    time.Duration // per attempt, default 60s
 	MaxRetries                 int           // default 4; negative disables retries
 	InitialBackoff, MaxBackoff time.Duration // defaults 500ms, 30s
 	MaxRetryAfter              time.Duration // default 2m
-}
-
-// EmbedStats counts requests since the embedder was made.
-type EmbedStats struct {
-	Calls    int64 // HTTP requests (batches) made, first attempts only
-	Retries  int64
-	Failures int64 // batches that failed after retries
 }
 
 // OpenAIEmbedder calls an OpenAI-compatible /embeddings endpoint. Safe for concurrent use.
@@ -73,7 +66,7 @@ func NewOpenAIEmbedder(cfg EmbedConfig, logger *slog.Logger) (*OpenAIEmbedder, e
 		return nil, fmt.Errorf("llm: embed config: batch size must not be negative, got %d", cfg.BatchSize)
 	}
 	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultEmbedBatchSize
+		cfg.BatchSize = defaultEmbedBatchSize
 	}
 	policy, err := newRetryPolicy(cfg.Timeout, cfg.MaxRetries, cfg.InitialBackoff, cfg.MaxBackoff, cfg.MaxRetryAfter)
 	if err != nil {
@@ -99,11 +92,6 @@ func (e *OpenAIEmbedder) Model() string { return e.model }
 
 // Dims is the vector length: configured, or learnt from the first response (0 before it).
 func (e *OpenAIEmbedder) Dims() int { return int(e.dims.Load()) }
-
-// Stats returns a snapshot of the request counters.
-func (e *OpenAIEmbedder) Stats() EmbedStats {
-	return EmbedStats{Calls: e.calls.Load(), Retries: e.retries.Load(), Failures: e.failures.Load()}
-}
 
 // Embed embeds texts in batches, one request per batch in sequence, and returns the vectors in
 // input order. Retry waits are reported to a WithWaitNotifier callback in ctx.

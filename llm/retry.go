@@ -18,14 +18,14 @@ import (
 
 // Defaults shared by the chat client and the OpenAI embedder.
 const (
-	DefaultTimeout        = 60 * time.Second
-	DefaultMaxRetries     = 4
-	DefaultInitialBackoff = 500 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	// DefaultMaxRetryAfter caps how long a server's Retry-After is obeyed within one call; a
+	defaultTimeout        = 60 * time.Second
+	defaultMaxRetries     = 4
+	defaultInitialBackoff = 500 * time.Millisecond
+	defaultMaxBackoff     = 30 * time.Second
+	// defaultMaxRetryAfter caps how long a server's Retry-After is obeyed within one call; a
 	// longer request ends the call with a retryable error so the caller can reschedule the work
 	// instead of holding it.
-	DefaultMaxRetryAfter = 2 * time.Minute
+	defaultMaxRetryAfter = 2 * time.Minute
 )
 
 // retryPolicy is the resolved retry configuration of one client.
@@ -50,25 +50,25 @@ func newRetryPolicy(timeout time.Duration, maxRetries int, initial, maxB, maxRet
 		return p, errors.New("max retry-after must not be negative")
 	}
 	if p.timeout == 0 {
-		p.timeout = DefaultTimeout
+		p.timeout = defaultTimeout
 	}
 	switch {
 	case p.maxRetries == 0:
-		p.maxRetries = DefaultMaxRetries
+		p.maxRetries = defaultMaxRetries
 	case p.maxRetries < 0:
 		p.maxRetries = 0
 	}
 	if p.initialBackoff == 0 {
-		p.initialBackoff = DefaultInitialBackoff
+		p.initialBackoff = defaultInitialBackoff
 	}
 	if p.maxBackoff == 0 {
-		p.maxBackoff = DefaultMaxBackoff
+		p.maxBackoff = defaultMaxBackoff
 	}
 	if p.maxBackoff < p.initialBackoff {
 		p.maxBackoff = p.initialBackoff
 	}
 	if p.maxRetryAfter == 0 {
-		p.maxRetryAfter = DefaultMaxRetryAfter
+		p.maxRetryAfter = defaultMaxRetryAfter
 	}
 	return p, nil
 }

@@ -48,9 +48,9 @@ type Migrator struct {
 
 var fileName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 
-// New reads migrations from fsys (files named NNNN_name.sql at its root). Versions
+// newMigrator reads migrations from fsys (files named NNNN_name.sql at its root). Versions
 // must start at 1 and have no gap or duplicate.
-func New(fsys fs.FS) (*Migrator, error) {
+func newMigrator(fsys fs.FS) (*Migrator, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("reading migrations: %w", err)
@@ -89,7 +89,7 @@ func New(fsys fs.FS) (*Migrator, error) {
 
 // Default returns the migrator over engram's embedded migrations.
 func Default() *Migrator {
-	m, err := New(embedded)
+	m, err := newMigrator(embedded)
 	if err != nil {
 		// The embedded set is fixed at build time and covered by tests.
 		panic(fmt.Sprintf("engram's embedded migrations are invalid: %v", err))
@@ -102,9 +102,6 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	_, err := Default().Up(ctx, conn)
 	return err
 }
-
-// Migrations lists the migrations in order.
-func (m *Migrator) Migrations() []Migration { return append([]Migration(nil), m.migrations...) }
 
 // Fingerprint identifies the whole migration set; test templates are keyed by it.
 func (m *Migrator) Fingerprint() string {

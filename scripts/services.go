@@ -14,9 +14,9 @@ import (
 	"strconv"
 )
 
-// ServicesScript walks up from the working directory (the checkout, or a package
+// servicesScript walks up from the working directory (the checkout, or a package
 // directory under go test) to scripts/services.sh.
-func ServicesScript() (string, error) {
+func servicesScript() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("finding scripts/services.sh: %w", err)
@@ -37,7 +37,7 @@ func ServicesScript() (string, error) {
 // StartPostgres runs `services.sh start` for the cluster on port, writing the
 // script's progress to out.
 func StartPostgres(ctx context.Context, port int, out io.Writer) error {
-	script, err := ServicesScript()
+	script, err := servicesScript()
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func (d deadLetter) message() (*nats.Msg, error) {
 	tenantTok := unknownTenantToken
 	if t := d.Headers.Get(HeaderTenant); ValidateID("tenant", t) == nil {
 		tenantTok = EncodeToken(t)
-	} else if t, err := TenantFromSubject(d.Subject); err == nil && ValidateID("tenant", t) == nil {
+	} else if t, err := tenantFromSubject(d.Subject); err == nil && ValidateID("tenant", t) == nil {
 		tenantTok = EncodeToken(t)
 	}
 	m := nats.NewMsg(DLQSubjectPrefix + stageTok + "." + tenantTok)
@@ -156,7 +156,7 @@ func entryFrom(seq uint64, subject string, ts time.Time, h nats.Header, data []b
 		e.Stage, _ = stageFromDLQSubject(subject)
 	}
 	if e.Tenant = h.Get(HeaderTenant); e.Tenant == "" {
-		e.Tenant, _ = TenantFromSubject(subject)
+		e.Tenant, _ = tenantFromSubject(subject)
 	}
 	for k, vs := range h {
 		if strings.HasPrefix(k, dlqHeaderPrefix) || strings.HasPrefix(k, natsHeaderPrefix) {
@@ -231,7 +231,7 @@ func (d *DLQ) List(ctx context.Context, f DLQFilter) ([]DLQEntry, error) {
 		}
 		return out, nil
 	}
-	filter, err := DLQStageFilter(f.Stage)
+	filter, err := dlqStageFilter(f.Stage)
 	if err != nil {
 		return nil, fmt.Errorf("listing dead letters: %w", err)
 	}
@@ -317,10 +317,10 @@ type ReplayResult struct {
 	Outcomes []ReplayOutcome `json:"outcomes"`
 }
 
-// ReplayMsgID is the Nats-Msg-Id a replayed message gets: fresh, so the original's
+// replayMsgID is the Nats-Msg-Id a replayed message gets: fresh, so the original's
 // dedupe entry does not swallow it, yet deterministic, so replaying the same dead letter
 // twice (a crash before its deletion) is deduplicated.
-func ReplayMsgID(originalMsgID string, dlqID uint64) string {
+func replayMsgID(originalMsgID string, dlqID uint64) string {
 	if originalMsgID == "" {
 		return "replay:" + strconv.FormatUint(dlqID, 10)
 	}
@@ -374,7 +374,7 @@ func (d *DLQ) replayOne(ctx context.Context, s jetstream.Stream, e DLQEntry) Rep
 	for k, vs := range e.Headers {
 		m.Header[k] = slices.Clone(vs)
 	}
-	m.Header.Set(HeaderMsgID, ReplayMsgID(e.MsgID, e.ID))
+	m.Header.Set(HeaderMsgID, replayMsgID(e.MsgID, e.ID))
 	ack, err := d.js.PublishMsg(ctx, m)
 	if err != nil {
 		out.Error = fmt.Sprintf("republishing to %s: %v", e.Subject, err)
@@ -391,7 +391,7 @@ func (d *DLQ) replayOne(ctx context.Context, s jetstream.Stream, e DLQEntry) Rep
 // Purge deletes the dead letters of stage (every stage when empty) that were
 // dead-lettered before before (all of them when before is zero), and returns how many.
 func (d *DLQ) Purge(ctx context.Context, before time.Time, stage string) (int, error) {
-	filter, err := DLQStageFilter(stage)
+	filter, err := dlqStageFilter(stage)
 	if err != nil {
 		return 0, fmt.Errorf("purging dead letters: %w", err)
 	}

@@ -46,11 +46,11 @@ type CandidateEvent struct {
 	Candidate memory.Candidate
 }
 
-// TurnMsgID is the Nats-Msg-Id of a turn: tenant + ":" + turn id.
-func TurnMsgID(tenant, turnID string) string { return tenant + ":" + turnID }
+// turnMsgID is the Nats-Msg-Id of a turn: tenant + ":" + turn id.
+func turnMsgID(tenant, turnID string) string { return tenant + ":" + turnID }
 
-// CandidateMsgID is the Nats-Msg-Id of a candidate: tenant + ":" + candidate id.
-func CandidateMsgID(tenant, candidateID string) string { return tenant + ":" + candidateID }
+// candidateMsgID is the Nats-Msg-Id of a candidate: tenant + ":" + candidate id.
+func candidateMsgID(tenant, candidateID string) string { return tenant + ":" + candidateID }
 
 // Validate checks that the event has a known version and everything needed to route
 // and deduplicate it.
@@ -79,7 +79,7 @@ func (ev TurnEvent) Validate() error {
 func (ev TurnEvent) Subject() (string, error) { return TurnSubject(ev.Tenant, ev.Turn.UserID) }
 
 // MsgID is the event's Nats-Msg-Id.
-func (ev TurnEvent) MsgID() string { return TurnMsgID(ev.Tenant, ev.Turn.TurnID) }
+func (ev TurnEvent) MsgID() string { return turnMsgID(ev.Tenant, ev.Turn.TurnID) }
 
 // Validate checks that the event has a known version and a routable, well-formed
 // candidate.
@@ -112,9 +112,9 @@ func (ev CandidateEvent) Validate() error {
 	return nil
 }
 
-// Subject is engram.candidates.<tenant>.<user>; candidates without a user (global or
+// subject is engram.candidates.<tenant>.<user>; candidates without a user (global or
 // agent scope) use "_" as the user token, which no encoded id can equal.
-func (ev CandidateEvent) Subject() (string, error) {
+func (ev CandidateEvent) subject() (string, error) {
 	c := ev.Candidate
 	if c.UserID == "" {
 		tok, err := idToken("candidate.tenant", c.Tenant)
@@ -126,8 +126,8 @@ func (ev CandidateEvent) Subject() (string, error) {
 	return CandidateSubject(c.Tenant, c.UserID)
 }
 
-// MsgID is the event's Nats-Msg-Id.
-func (ev CandidateEvent) MsgID() string { return CandidateMsgID(ev.Candidate.Tenant, ev.Candidate.ID) }
+// msgID is the event's Nats-Msg-Id.
+func (ev CandidateEvent) msgID() string { return candidateMsgID(ev.Candidate.Tenant, ev.Candidate.ID) }
 
 // DecodeTurnEvent parses and validates a TURNS payload. An error means the payload is
 // poison: retrying cannot fix it. A payload without a version is v1; an unknown
@@ -241,7 +241,7 @@ func (ev CandidateEvent) message() (*nats.Msg, error) {
 	if err := ev.Validate(); err != nil {
 		return nil, err
 	}
-	subj, err := ev.Subject()
+	subj, err := ev.subject()
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func (ev CandidateEvent) message() (*nats.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding candidate event: %w", err)
 	}
-	return newMsg(subj, ev.Candidate.Tenant, ev.MsgID(), CandidateEventType, data), nil
+	return newMsg(subj, ev.Candidate.Tenant, ev.msgID(), CandidateEventType, data), nil
 }
 
 // PublishTurn publishes one turn and waits for JetStream's ack. duplicate reports that
@@ -271,11 +271,11 @@ func PublishTurn(ctx context.Context, p Publisher, ev TurnEvent) (duplicate bool
 func PublishCandidate(ctx context.Context, p Publisher, ev CandidateEvent) (duplicate bool, err error) {
 	m, err := ev.message()
 	if err != nil {
-		return false, fmt.Errorf("publishing candidate %s: %w", ev.MsgID(), err)
+		return false, fmt.Errorf("publishing candidate %s: %w", ev.msgID(), err)
 	}
 	ack, err := p.PublishMsg(ctx, m)
 	if err != nil {
-		return false, fmt.Errorf("publishing candidate %s: %w", ev.MsgID(), err)
+		return false, fmt.Errorf("publishing candidate %s: %w", ev.msgID(), err)
 	}
 	return ack.Duplicate, nil
 }
@@ -299,7 +299,7 @@ func PublishCandidates(ctx context.Context, p Publisher, evs []CandidateEvent) (
 	msgs := make([]*nats.Msg, len(evs))
 	res := make([]PublishResult, len(evs))
 	for i, ev := range evs {
-		res[i].MsgID = ev.MsgID()
+		res[i].MsgID = ev.msgID()
 		msgs[i], res[i].Err = ev.message()
 	}
 	return publishBatch(ctx, p, "candidate", msgs, res)

@@ -142,15 +142,9 @@ func CandidateSubject(tenant, user string) (string, error) {
 	return twoTokenSubject(CandidateSubjectPrefix, "tenant", tenant, "user", user)
 }
 
-// DLQSubject is the subject dead letters of a stage for a tenant go to:
-// engram.dlq.<stage>.<tenant>.
-func DLQSubject(stage, tenant string) (string, error) {
-	return twoTokenSubject(DLQSubjectPrefix, "stage", stage, "tenant", tenant)
-}
-
-// DLQStageFilter is the subject filter matching every dead letter of stage, or of
+// dlqStageFilter is the subject filter matching every dead letter of stage, or of
 // every stage when stage is empty.
-func DLQStageFilter(stage string) (string, error) {
+func dlqStageFilter(stage string) (string, error) {
 	if stage == "" {
 		return DLQSubjectPrefix + ">", nil
 	}
@@ -173,8 +167,8 @@ func twoTokenSubject(prefix, f1, v1, f2, v2 string) (string, error) {
 	return prefix + t1 + "." + t2, nil
 }
 
-// TenantFromSubject extracts the tenant from a turn, candidate or DLQ subject.
-func TenantFromSubject(subject string) (string, error) {
+// tenantFromSubject extracts the tenant from a turn, candidate or DLQ subject.
+func tenantFromSubject(subject string) (string, error) {
 	var tok string
 	toks := strings.Split(subject, ".")
 	switch {

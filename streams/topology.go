@@ -27,10 +27,10 @@ const (
 
 // Defaults for Config.
 const (
-	DefaultReplicas        = 1
-	DefaultTurnsMaxAge     = 30 * 24 * time.Hour
-	DefaultCandidateMaxAge = 30 * 24 * time.Hour
-	DefaultDuplicateWindow = 10 * time.Minute
+	defaultReplicas        = 1
+	defaultTurnsMaxAge     = 30 * 24 * time.Hour
+	defaultCandidateMaxAge = 30 * 24 * time.Hour
+	defaultDuplicateWindow = 10 * time.Minute
 )
 
 // Config describes the streams EnsureTopology creates. The zero value is the
@@ -56,19 +56,19 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Replicas <= 0 {
-		c.Replicas = DefaultReplicas
+		c.Replicas = defaultReplicas
 	}
 	if c.TurnsMaxAge <= 0 {
-		c.TurnsMaxAge = DefaultTurnsMaxAge
+		c.TurnsMaxAge = defaultTurnsMaxAge
 	}
 	if c.CandidatesMaxAge <= 0 {
-		c.CandidatesMaxAge = DefaultCandidateMaxAge
+		c.CandidatesMaxAge = defaultCandidateMaxAge
 	}
 	if c.DLQMaxAge < 0 {
 		c.DLQMaxAge = 0
 	}
-	if c.DuplicateWindow < DefaultDuplicateWindow {
-		c.DuplicateWindow = DefaultDuplicateWindow
+	if c.DuplicateWindow < defaultDuplicateWindow {
+		c.DuplicateWindow = defaultDuplicateWindow
 	}
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = -1

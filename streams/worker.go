@@ -17,15 +17,15 @@ import (
 
 // Defaults for WorkerConfig.
 const (
-	DefaultConcurrency    = 1
-	DefaultMaxDeliver     = 5
-	DefaultAckWait        = 30 * time.Second
-	DefaultMaxAckPending  = 1000
-	DefaultInitialBackoff = time.Second
-	DefaultMaxBackoff     = 5 * time.Minute
-	DefaultBackoffJitter  = 0.2
-	DefaultFetchWait      = 5 * time.Second
-	DefaultShutdownGrace  = 30 * time.Second
+	defaultConcurrency    = 1
+	defaultMaxDeliver     = 5
+	defaultAckWait        = 30 * time.Second
+	defaultMaxAckPending  = 1000
+	defaultInitialBackoff = time.Second
+	defaultMaxBackoff     = 5 * time.Minute
+	defaultBackoffJitter  = 0.2
+	defaultFetchWait      = 5 * time.Second
+	defaultShutdownGrace  = 30 * time.Second
 )
 
 // Tuning constants that need no configuration.
@@ -53,7 +53,7 @@ type Msg struct {
 // apply to subjects, so a publisher allowed only engram.turns.A.> cannot claim tenant
 // B through a header or the body. Empty when the subject carries none.
 func (m *Msg) Tenant() string {
-	t, _ := TenantFromSubject(m.Subject)
+	t, _ := tenantFromSubject(m.Subject)
 	return t
 }
 
@@ -93,7 +93,7 @@ type WorkerConfig struct {
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	// BackoffJitter is the randomization factor of the delay. 0 means
-	// DefaultBackoffJitter (0.2); negative disables jitter.
+	// 0.2; negative disables jitter.
 	BackoffJitter float64
 	// FetchWait is how long one pull request waits for messages. Default 5s.
 	FetchWait time.Duration
@@ -122,38 +122,38 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 		return c, err
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency
 	}
 	if c.MaxDeliver <= 0 {
-		c.MaxDeliver = DefaultMaxDeliver
+		c.MaxDeliver = defaultMaxDeliver
 	}
 	if c.AckWait <= 0 {
-		c.AckWait = DefaultAckWait
+		c.AckWait = defaultAckWait
 	}
 	if c.MaxAckPending <= 0 {
-		c.MaxAckPending = DefaultMaxAckPending
+		c.MaxAckPending = defaultMaxAckPending
 	}
 	c.MaxAckPending = max(c.MaxAckPending, c.Concurrency)
 	if c.InitialBackoff <= 0 {
-		c.InitialBackoff = DefaultInitialBackoff
+		c.InitialBackoff = defaultInitialBackoff
 	}
 	if c.MaxBackoff <= 0 {
-		c.MaxBackoff = DefaultMaxBackoff
+		c.MaxBackoff = defaultMaxBackoff
 	}
 	c.MaxBackoff = max(c.MaxBackoff, c.InitialBackoff)
 	switch {
 	case c.BackoffJitter == 0:
-		c.BackoffJitter = DefaultBackoffJitter
+		c.BackoffJitter = defaultBackoffJitter
 	case c.BackoffJitter < 0:
 		c.BackoffJitter = 0
 	case c.BackoffJitter >= 1:
 		return c, fmt.Errorf("worker config: BackoffJitter %v must be below 1", c.BackoffJitter)
 	}
 	if c.FetchWait <= 0 {
-		c.FetchWait = DefaultFetchWait
+		c.FetchWait = defaultFetchWait
 	}
 	if c.ShutdownGrace <= 0 {
-		c.ShutdownGrace = DefaultShutdownGrace
+		c.ShutdownGrace = defaultShutdownGrace
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -161,8 +161,8 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	return c, nil
 }
 
-// ConsumerConfig is the durable consumer configuration the worker creates or updates.
-func (c WorkerConfig) ConsumerConfig() jetstream.ConsumerConfig {
+// consumerConfig is the durable consumer configuration the worker creates or updates.
+func (c WorkerConfig) consumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.Durable,
 		Description:   "engram worker " + c.Stage,
@@ -230,9 +230,6 @@ func RunWorker(ctx context.Context, js jetstream.JetStream, cfg WorkerConfig, h 
 	}
 	return w.Run(ctx)
 }
-
-// Config returns the worker's configuration with defaults applied.
-func (w *Worker) Config() WorkerConfig { return w.cfg }
 
 // Stats returns a snapshot of the worker's counters.
 func (w *Worker) Stats() Stats {
@@ -326,7 +323,7 @@ func (w *Worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, wg *sy
 			}
 			w.log.Warn("pull failed", "err", err)
 			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-				if c, cerr := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.ConsumerConfig()); cerr == nil {
+				if c, cerr := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.consumerConfig()); cerr == nil {
 					cons = c
 				}
 			}

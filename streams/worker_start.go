@@ -15,7 +15,7 @@ import (
 func (w *Worker) createConsumer(ctx context.Context) (jetstream.Consumer, error) {
 	wait := 250 * time.Millisecond
 	for {
-		cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.ConsumerConfig())
+		cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.consumerConfig())
 		if err == nil || ctx.Err() != nil {
 			return cons, err
 		}

@@ -71,8 +71,9 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 }
 
 func runEvalGolden(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "eval golden", "eval golden FILE|DIR... [--json]")
+	fs := newFlagSet(env, "eval golden", "eval golden FILE|DIR... [--json] [--html FILE]")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page to FILE")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -98,6 +99,9 @@ func runEvalGolden(ctx context.Context, env *Env, args []string) error {
 	if err := writeReport(env.Stdout, *asJSON, rep); err != nil {
 		return err
 	}
+	if err := writeHTMLReport(*htmlOut, rep); err != nil {
+		return err
+	}
 	if failed := rep.Cases - rep.CasesPassed; failed > 0 {
 		return fmt.Errorf("%d of %d golden cases failed", failed, rep.Cases)
 	}
@@ -105,7 +109,7 @@ func runEvalGolden(ctx context.Context, env *Env, args []string) error {
 }
 
 func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "eval locomo", "eval locomo --data FILE [--conversations conv-26,conv-30] [--k 5,10,20] [--layers memories,turns] [--budget N] [--details] [--explain] [--answer] [--json]")
+	fs := newFlagSet(env, "eval locomo", "eval locomo --data FILE [--conversations conv-26,conv-30] [--k 5,10,20] [--layers memories,turns] [--budget N] [--details] [--explain] [--answer] [--json] [--html FILE]")
 	data := fs.String("data", "", "the LoCoMo file (locomo10.json or a subset of it); required")
 	convs := fs.String("conversations", "", "comma-separated conversation ids (default: all in the file)")
 	ks := fs.String("k", "5,10,20", "comma-separated recall cut-offs")
@@ -115,6 +119,7 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	explain := fs.Bool("explain", false, "print a few observations no memory matched, with their turns and memories (not for held-out data)")
 	answer := fs.Bool("answer", false, "also answer and grade the questions with the chat model (ENGRAM_LLM_*)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (recall@k curves, per-category table) to FILE")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -174,7 +179,29 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "locomo: %d turns, %d questions in %s\n", rep.Turns, rep.Questions, time.Since(start).Round(time.Second))
-	return writeReport(env.Stdout, *asJSON, rep)
+	if err := writeReport(env.Stdout, *asJSON, rep); err != nil {
+		return err
+	}
+	return writeHTMLReport(*htmlOut, rep)
+}
+
+// writeHTMLReport writes the report's HTML page to path; nothing when path is empty.
+func writeHTMLReport(path string, rep interface{ WriteHTML(io.Writer) error }) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--html: writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // explainMisses is how many missed observations --explain keeps per conversation.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,10 +86,14 @@ func TestEvalLoCoMoCommand(t *testing.T) {
 	defer cancel()
 	getenv := envMap(map[string]string{"ENGRAM_DATABASE_URL": pgtest.URL(t), "ENGRAM_LOG_LEVEL": "error"})
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"eval", "locomo", "--data", "../../internal/eval/testdata/locomo_tiny.json", "--json", "--k", "1,5"},
-		getenv, &stdout, &stderr)
+	page := filepath.Join(t.TempDir(), "locomo.html")
+	code := run(ctx, []string{"eval", "locomo", "--data", "../../internal/eval/testdata/locomo_tiny.json", "--json", "--k", "1,5",
+		"--html", page}, getenv, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("--html wrote no page with a chart (%v)", err)
 	}
 	var rep eval.LoCoMoReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/ingest"
+	"github.com/engramhq/engram/internal/console"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/internal/metrics"
@@ -117,10 +118,15 @@ func (p *pipeline) workers() []func(context.Context) error {
 }
 
 // edge is the HTTP API over the pipeline's services.
-func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) http.Handler {
+func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) (http.Handler, error) {
+	con, err := console.New(console.Config{Tokens: tokens, Reader: p.app.Store, Memories: p.ops, Lifecycle: p.life,
+		Retriever: p.retr, DLQ: streams.NewDLQ(p.app.JS), Logger: p.app.Logger})
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
-		Retriever: p.retr, Tasks: p.tasks, Health: health, Metrics: p.metrics.Handler(), Observer: p.metrics,
-		Logger: p.app.Logger})
+		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Metrics: p.metrics.Handler(), Observer: p.metrics,
+		Logger: p.app.Logger}), nil
 }
 
 // opsEdge is the HTTP edge of a worker process: only /healthz, /readyz and /metrics
@@ -143,12 +149,11 @@ func (p *pipeline) runExtractor(ctx context.Context) error {
 // runResolver is consolidator.RunResolverWorker with decisions, latency and the
 // worker runtime's counters exposed as metrics.
 func (p *pipeline) runResolver(ctx context.Context) error {
-	cfg := consolidator.WorkerConfig{Logger: p.app.Logger}.StreamsConfig()
-	w, err := streams.NewWorker(p.app.JS, cfg, consolidator.ObservedResolverHandler(p.resolver, p.metrics.ObserveDecision))
+	w, err := consolidator.NewResolverWorker(p.app.JS, p.resolver, consolidator.WorkerConfig{Logger: p.app.Logger}, p.metrics.ObserveDecision)
 	if err != nil {
 		return err
 	}
-	p.metrics.WatchWorker(cfg.Stage, w)
+	p.metrics.WatchWorker("resolve", w)
 	return w.Run(ctx)
 }
 

@@ -126,7 +126,7 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz)\n", n.URL)
+	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz, console: /console/)\n", n.URL)
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -173,7 +173,12 @@ func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bo
 			})
 		}
 	}
-	n.srv = &http.Server{Handler: p.edge(tokens, n), ReadHeaderTimeout: 10 * time.Second}
+	h, err := p.edge(tokens, n)
+	if err != nil {
+		n.Stop()
+		return nil, err
+	}
+	n.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", app.Config.HTTPAddr)
 	if err != nil {
 		n.Stop()

@@ -33,19 +33,19 @@ type AnswerReport struct {
 	Errors          int             `json:"errors"`            // answer or judge failures, counted as wrong
 }
 
-// AnswerSystemPrompt instructs the answering model. It follows the spirit of
+// answerSystemPrompt instructs the answering model. It follows the spirit of
 // Mem0's ANSWER_PROMPT (use the dates, prefer recent memories, answer in a few
 // words) for a single context block.
-const AnswerSystemPrompt = `You answer questions about two people using only the memory context you are given, which was retrieved from their past conversations.
+const answerSystemPrompt = `You answer questions about two people using only the memory context you are given, which was retrieved from their past conversations.
 - Look for direct evidence in the context; if memories contradict each other, prefer the most recent one.
 - The context may carry dates. For questions about time, answer with a specific date, month or year: turn relative references ("last year", "yesterday") into absolute ones using the dates in the context.
 - Answer with a short phrase of at most 6 words, without explanation.`
 
-// JudgePrompt is the LLM judge of Mem0's LoCoMo evaluation (mem0ai/mem0,
+// judgePrompt is the LLM judge of Mem0's LoCoMo evaluation (mem0ai/mem0,
 // evaluation/metrics/llm_judge.py, ACCURACY_PROMPT; Apache-2.0), reproduced
 // verbatim, typographic quotes included, so that J is comparable with published
 // numbers. It is sent as the user message with no system prompt, as Mem0 does.
-const JudgePrompt = `
+const judgePrompt = `
 Your task is to label an answer to a question as ’CORRECT’ or ’WRONG’. You will be given the following data:
     (1) a question (posed by one user to another user), 
     (2) a ’gold’ (ground truth) answer, 
@@ -73,29 +73,29 @@ Just return the label CORRECT or WRONG in a json format with the key as "label".
 
 // Judge labels.
 const (
-	LabelCorrect = "CORRECT"
-	LabelWrong   = "WRONG"
+	labelCorrect = "CORRECT"
+	labelWrong   = "WRONG"
 )
 
-// AnswerUserPrompt is the user message for one question.
-func AnswerUserPrompt(contextText, question string) string {
+// answerUserPrompt is the user message for one question.
+func answerUserPrompt(contextText, question string) string {
 	if strings.TrimSpace(contextText) == "" {
 		contextText = "(no memories)"
 	}
 	return "Memory context:\n" + contextText + "\n\nQuestion: " + question + "\nAnswer:"
 }
 
-// JudgeUserPrompt fills the judge prompt.
-func JudgeUserPrompt(question, gold, generated string) string {
-	return strings.NewReplacer("{question}", question, "{gold_answer}", gold, "{generated_answer}", generated).Replace(JudgePrompt)
+// judgeUserPrompt fills the judge prompt.
+func judgeUserPrompt(question, gold, generated string) string {
+	return strings.NewReplacer("{question}", question, "{gold_answer}", gold, "{generated_answer}", generated).Replace(judgePrompt)
 }
 
 var labelJSON = regexp.MustCompile(`(?i)"label"\s*:\s*"\s*(correct|wrong)\s*"`)
 
-// ParseJudgeLabel reads the judge's verdict: the "label" of its JSON, else the
+// parseJudgeLabel reads the judge's verdict: the "label" of its JSON, else the
 // one label word the reply contains. A reply with neither, or both words and no
 // JSON, is an error.
-func ParseJudgeLabel(reply string) (string, error) {
+func parseJudgeLabel(reply string) (string, error) {
 	if m := labelJSON.FindStringSubmatch(reply); m != nil {
 		return strings.ToUpper(m[1]), nil
 	}
@@ -105,18 +105,18 @@ func ParseJudgeLabel(reply string) (string, error) {
 	if i, j := strings.Index(reply, "{"), strings.LastIndex(reply, "}"); i >= 0 && j > i {
 		if json.Unmarshal([]byte(reply[i:j+1]), &v) == nil {
 			switch l := strings.ToUpper(strings.TrimSpace(v.Label)); l {
-			case LabelCorrect, LabelWrong:
+			case labelCorrect, labelWrong:
 				return l, nil
 			}
 		}
 	}
 	up := strings.ToUpper(reply)
-	c, w := strings.Contains(up, LabelCorrect), strings.Contains(up, LabelWrong)
+	c, w := strings.Contains(up, labelCorrect), strings.Contains(up, labelWrong)
 	switch {
 	case c && !w:
-		return LabelCorrect, nil
+		return labelCorrect, nil
 	case w && !c:
-		return LabelWrong, nil
+		return labelWrong, nil
 	}
 	return "", fmt.Errorf("judge reply has no clear label: %q", clip(reply, 120))
 }
@@ -141,29 +141,29 @@ func newAnswerAcc(o AnswerOptions) *answerAcc {
 // counted as wrong answers (and as errors); only a cancelled ctx is returned.
 func (a *answerAcc) grade(ctx context.Context, q QA, contextText string) (answer, label string, err error) {
 	a.n[q.Category]++
-	answer, err = a.opts.Chat.Complete(ctx, AnswerSystemPrompt, AnswerUserPrompt(contextText, q.Question))
+	answer, err = a.opts.Chat.Complete(ctx, answerSystemPrompt, answerUserPrompt(contextText, q.Question))
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", fmt.Errorf("answering: %w", err)
 		}
 		a.errs++
-		return "", LabelWrong, nil
+		return "", labelWrong, nil
 	}
 	answer = strings.TrimSpace(answer)
 	a.answers++
 	a.words += len(strings.Fields(answer))
-	reply, err := a.opts.Judge.Complete(ctx, "", JudgeUserPrompt(q.Question, q.Answer, answer))
+	reply, err := a.opts.Judge.Complete(ctx, "", judgeUserPrompt(q.Question, q.Answer, answer))
 	if err == nil {
-		label, err = ParseJudgeLabel(reply)
+		label, err = parseJudgeLabel(reply)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return answer, "", fmt.Errorf("judging: %w", errors.Join(err, ctx.Err()))
 		}
 		a.errs++
-		return answer, LabelWrong, nil
+		return answer, labelWrong, nil
 	}
-	if label == LabelCorrect {
+	if label == labelCorrect {
 		a.ok[q.Category]++
 	}
 	return answer, label, nil

@@ -9,12 +9,12 @@ import (
 
 // Okapi BM25 parameters of the bm25-turns baseline: the textbook values, not tuned.
 const (
-	BM25K1 = 1.2
-	BM25B  = 0.75
+	bm25k1 = 1.2
+	bm25b  = 0.75
 )
 
-// BM25Tokenisation says how the bm25-turns baseline cuts text, for reports.
-const BM25Tokenisation = "lower-cased runs of letters and digits, split at apostrophes; NLTK's English " +
+// bm25Tokenisation says how the bm25-turns baseline cuts text, for reports.
+const bm25Tokenisation = "lower-cased runs of letters and digits, split at apostrophes; NLTK's English " +
 	"stopword list removed; Han characters as overlapping bigrams; no stemming. A turn is indexed as " +
 	"\"<speaker>: <text> <image caption>\", as engram ingests it"
 
@@ -73,9 +73,9 @@ func bm25Tokens(s string, stop map[string]bool) []string {
 	return out
 }
 
-// BM25Index is an in-memory Okapi BM25 index over a fixed set of documents,
+// bm25Index is an in-memory Okapi BM25 index over a fixed set of documents,
 // built without engram: the baseline a memory layer has to beat.
-type BM25Index struct {
+type bm25Index struct {
 	stop   map[string]bool
 	ids    []string
 	tf     []map[string]int
@@ -84,13 +84,13 @@ type BM25Index struct {
 	avgLen float64
 }
 
-// NewBM25Index indexes docs (texts) under ids (same length, same order).
-func NewBM25Index(ids, docs []string) *BM25Index {
+// newBM25Index indexes docs (texts) under ids (same length, same order).
+func newBM25Index(ids, docs []string) *bm25Index {
 	stop := map[string]bool{}
 	for _, w := range strings.Fields(bm25Stopwords) {
 		stop[w] = true
 	}
-	x := &BM25Index{stop: stop, ids: ids, tf: make([]map[string]int, len(docs)), length: make([]int, len(docs)), df: map[string]int{}}
+	x := &bm25Index{stop: stop, ids: ids, tf: make([]map[string]int, len(docs)), length: make([]int, len(docs)), df: map[string]int{}}
 	total := 0
 	for i, d := range docs {
 		toks := bm25Tokens(d, x.stop)
@@ -110,9 +110,9 @@ func NewBM25Index(ids, docs []string) *BM25Index {
 	return x
 }
 
-// Search returns the ids of the k best documents for query, best first. Ties keep
+// search returns the ids of the k best documents for query, best first. Ties keep
 // document order; documents that share no term with the query are not returned.
-func (x *BM25Index) Search(query string, k int) []string {
+func (x *bm25Index) search(query string, k int) []string {
 	terms := map[string]int{}
 	for _, t := range bm25Tokens(query, x.stop) {
 		terms[t]++
@@ -139,9 +139,9 @@ func (x *BM25Index) Search(query string, k int) []string {
 }
 
 // score is document i's Okapi BM25 score for the query terms (term → count).
-func (x *BM25Index) score(i int, terms map[string]int) float64 {
+func (x *bm25Index) score(i int, terms map[string]int) float64 {
 	n := float64(len(x.ids))
-	norm := 1 - BM25B + BM25B*float64(x.length[i])/max(x.avgLen, 1)
+	norm := 1 - bm25b + bm25b*float64(x.length[i])/max(x.avgLen, 1)
 	var score float64
 	for t, qf := range terms {
 		f := float64(x.tf[i][t])
@@ -152,7 +152,7 @@ func (x *BM25Index) score(i int, terms map[string]int) float64 {
 		// The "+1" form of IDF (Lucene's) stays positive for terms in most documents.
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		// A term repeated in the query counts once per repetition, as in the classic formula.
-		score += float64(qf) * idf * f * (BM25K1 + 1) / (f + BM25K1*norm)
+		score += float64(qf) * idf * f * (bm25k1 + 1) / (f + bm25k1*norm)
 	}
 	return score
 }
@@ -168,20 +168,20 @@ func bm25TurnText(d Dialog) string {
 }
 
 // newTurnsBM25 indexes a conversation's raw turns under their engram turn ids.
-func newTurnsBM25(c Conversation) *BM25Index {
+func newTurnsBM25(c Conversation) *bm25Index {
 	var ids, docs []string
 	for _, s := range c.Sessions {
 		for _, d := range s.Turns {
-			ids = append(ids, LoCoMoTurnID(c.ID, d.DiaID))
+			ids = append(ids, locomoTurnID(c.ID, d.DiaID))
 			docs = append(docs, bm25TurnText(d))
 		}
 	}
-	return NewBM25Index(ids, docs)
+	return newBM25Index(ids, docs)
 }
 
 // bm25Ranking is the baseline's ranking for a question, in the harness's form.
-func bm25Ranking(x *BM25Index, question string, k int) [][]string {
-	ids := x.Search(strings.TrimSpace(question), k)
+func bm25Ranking(x *bm25Index, question string, k int) [][]string {
+	ids := x.search(strings.TrimSpace(question), k)
 	out := make([][]string, len(ids))
 	for i, id := range ids {
 		out[i] = []string{id}

@@ -36,27 +36,27 @@ func TestBM25Search(t *testing.T) {
 		"a kayak kayak kayak and a kayak",
 		"nothing in common here",
 	}
-	x := NewBM25Index(ids, docs)
+	x := newBM25Index(ids, docs)
 	// One query term in three documents of four: the rare term decides.
-	if got := strings.Join(x.Search("kayak lake", 10), ","); got != "a,c,b" {
+	if got := strings.Join(x.search("kayak lake", 10), ","); got != "a,c,b" {
 		t.Errorf("ranking = %s, want a,c,b", got)
 	}
-	if got := x.Search("kayak lake", 1); len(got) != 1 || got[0] != "a" {
+	if got := x.search("kayak lake", 1); len(got) != 1 || got[0] != "a" {
 		t.Errorf("top 1 = %v", got)
 	}
-	if got := x.Search("the and a", 10); len(got) != 0 {
+	if got := x.search("the and a", 10); len(got) != 0 {
 		t.Errorf("stopwords alone matched %v", got)
 	}
 	// Scores by hand. Lengths after stopwords: 3 (kayak trip lake), 2 (lake cold),
 	// 4 (kayak ×4), 2 (nothing common): average 2.75. "kayak" is in 2 of 4.
 	idf := math.Log(1 + (4-2+0.5)/(2+0.5))
-	norm := func(dl float64) float64 { return 1 - BM25B + BM25B*dl/2.75 }
+	norm := func(dl float64) float64 { return 1 - bm25b + bm25b*dl/2.75 }
 	for _, c := range []struct {
 		doc int
 		f   float64
 		dl  float64
 	}{{0, 1, 3}, {2, 4, 4}} {
-		want := idf * c.f * (BM25K1 + 1) / (c.f + BM25K1*norm(c.dl))
+		want := idf * c.f * (bm25k1 + 1) / (c.f + bm25k1*norm(c.dl))
 		if got := x.score(c.doc, map[string]int{"kayak": 1}); math.Abs(got-want) > 1e-12 {
 			t.Errorf("score of %s = %v, want %v", ids[c.doc], got, want)
 		}

@@ -89,7 +89,7 @@ func (t *fakeTenant) Search(_ context.Context, q SearchQuery) (SearchResult, err
 	t.queries = append(t.queries, q)
 	mode := q.Mode
 	if mode == "" {
-		mode = ModeHybrid
+		mode = modeHybrid
 	}
 	if len(q.Layers) == 1 && q.Layers[0] == LayerMemories {
 		if byQuery, ok := t.sys.scripted[mode+"/"+LayerMemories]; ok {

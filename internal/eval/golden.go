@@ -29,7 +29,7 @@ type Case struct {
 }
 
 // CaseSession is a session of a case. Its turns get consecutive times, one
-// TurnGap apart, from OccurredAt.
+// minute apart (turnGap), from OccurredAt.
 type CaseSession struct {
 	SessionID string `json:"session_id"`
 	UserID    string `json:"user_id"`
@@ -83,16 +83,16 @@ type CaseQuery struct {
 
 // Query routes.
 const (
-	ViaContext = "context"
-	ViaSearch  = "search"
+	viaContext = "context"
+	viaSearch  = "search"
 )
 
 // Defaults of a golden run.
 const (
-	DefaultGoldenBudget = 1500
-	DefaultGoldenTopK   = 10
-	// TurnGap separates consecutive turns of a session.
-	TurnGap = time.Minute
+	defaultGoldenBudget = 1500
+	defaultGoldenTopK   = 10
+	// turnGap separates consecutive turns of a session.
+	turnGap = time.Minute
 )
 
 // idPattern is what engram accepts as an id; case names become parts of turn ids.
@@ -236,12 +236,12 @@ func (c *Case) validate() error {
 			return fmt.Errorf("%s: user_id and query are required", where)
 		}
 		switch q.Via {
-		case "", ViaContext, ViaSearch:
+		case "", viaContext, viaSearch:
 		default:
 			return fmt.Errorf("%s.via: %q, want context or search", where, q.Via)
 		}
 		switch q.Mode {
-		case "", ModeHybrid, ModeKeyword, ModeVector:
+		case "", modeHybrid, modeKeyword, modeVector:
 		default:
 			return fmt.Errorf("%s.mode: %q, want hybrid, keyword or vector", where, q.Mode)
 		}
@@ -315,9 +315,9 @@ func resolveTime(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// Turns returns the case's turns in ingestion order, with ids, owners and times
+// turns returns the case's turns in ingestion order, with ids, owners and times
 // filled in. now anchors relative times.
-func (c Case) Turns(now time.Time) ([][]Turn, error) {
+func (c Case) turns(now time.Time) ([][]Turn, error) {
 	out := make([][]Turn, len(c.Sessions))
 	for i, s := range c.Sessions {
 		start, err := resolveTime(s.OccurredAt, now)
@@ -336,7 +336,7 @@ func (c Case) Turns(now time.Time) ([][]Turn, error) {
 				TaskID:     ct.TaskID,
 				Role:       ct.Role,
 				Content:    ct.Content,
-				OccurredAt: start.Add(time.Duration(j) * TurnGap).UTC(),
+				OccurredAt: start.Add(time.Duration(j) * turnGap).UTC(),
 				Metadata:   ct.Metadata,
 			}
 			if ct.Tool != nil {
@@ -507,7 +507,7 @@ func RunGolden(ctx context.Context, sys System, cases []Case, opts GoldenOptions
 
 func runCase(ctx context.Context, sys System, c Case, now time.Time, tokens TokenCounter, opts GoldenOptions) GoldenCaseResult {
 	res := GoldenCaseResult{Name: c.Name, File: c.File, Tags: c.Tags, Passed: true}
-	sessions, err := c.Turns(now)
+	sessions, err := c.turns(now)
 	var all []Turn
 	for _, s := range sessions {
 		all = append(all, s...)
@@ -579,10 +579,10 @@ func ingestCase(ctx context.Context, sys System, c Case, sessions [][]Turn, res 
 // ask runs one query through engram and returns the text handed to the agent and
 // its tokens as engram counted them (0: unknown).
 func ask(ctx context.Context, tn Tenant, q CaseQuery, opts GoldenOptions) (string, int, error) {
-	if q.Via == ViaSearch {
+	if q.Via == viaSearch {
 		k := q.TopK
 		if k == 0 {
-			k = or0(opts.TopK, DefaultGoldenTopK)
+			k = or0(opts.TopK, defaultGoldenTopK)
 		}
 		r, err := tn.Search(ctx, SearchQuery{UserID: q.UserID, Query: q.Query, TopK: k, Layers: q.Layers, Mode: q.Mode})
 		if err != nil {
@@ -599,7 +599,7 @@ func ask(ctx context.Context, tn Tenant, q CaseQuery, opts GoldenOptions) (strin
 	}
 	budget := q.BudgetTokens
 	if budget == 0 {
-		budget = or0(opts.BudgetTokens, DefaultGoldenBudget)
+		budget = or0(opts.BudgetTokens, defaultGoldenBudget)
 	}
 	r, err := tn.Context(ctx, ContextQuery{UserID: q.UserID, AgentID: q.AgentID, SessionID: q.SessionID,
 		TaskID: q.TaskID, Query: q.Query, BudgetTokens: budget})
@@ -620,11 +620,11 @@ func or0(a, b int) int {
 func baselineQuery(q CaseQuery, all []Turn, tokens TokenCounter) GoldenQueryResult {
 	via := q.Via
 	if via == "" {
-		via = ViaContext
+		via = viaContext
 	}
 	qr := GoldenQueryResult{Query: q.Query, UserID: q.UserID, Via: via, Facts: len(q.Expect)}
 	qr.NoMemoryHits = judge(q.Query, q.Expect, nil, false).hits
-	replay := Transcript(all, q.UserID)
+	replay := transcript(all, q.UserID)
 	r := judge(replay, q.Expect, q.Forbid, false)
 	qr.ReplayHits, qr.ReplayMissing, qr.ReplayForbid = r.hits, r.missing, r.forbidden
 	qr.ReplayTokens = 0
@@ -634,9 +634,9 @@ func baselineQuery(q CaseQuery, all []Turn, tokens TokenCounter) GoldenQueryResu
 	return qr
 }
 
-// Transcript renders the turns of userID ("" for all) as "role: content" lines,
+// transcript renders the turns of userID ("" for all) as "role: content" lines,
 // the full-replay baseline: what an agent would paste without a memory layer.
-func Transcript(turns []Turn, userID string) string {
+func transcript(turns []Turn, userID string) string {
 	var b strings.Builder
 	for _, t := range turns {
 		if userID != "" && t.UserID != userID {

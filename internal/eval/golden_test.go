@@ -149,13 +149,13 @@ func TestCaseTurns(t *testing.T) {
 		{SessionID: "b", UserID: "u1", AgentID: "ag", OccurredAt: "now-1d", Turns: []CaseTurn{{Role: "user", Content: "z", UserID: "u2"}}},
 	}}
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	got, err := c.Turns(now)
+	got, err := c.turns(now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]Turn{
 		{{TurnID: "c1-a-1", UserID: "u1", SessionID: "a", Role: "user", Content: "x", OccurredAt: now.AddDate(0, 0, -2)},
-			{TurnID: "mine", UserID: "u1", SessionID: "a", Role: "assistant", Content: "y", OccurredAt: now.AddDate(0, 0, -2).Add(TurnGap)}},
+			{TurnID: "mine", UserID: "u1", SessionID: "a", Role: "assistant", Content: "y", OccurredAt: now.AddDate(0, 0, -2).Add(turnGap)}},
 		{{TurnID: "c1-b-1", UserID: "u2", AgentID: "ag", SessionID: "b", Role: "user", Content: "z", OccurredAt: now.AddDate(0, 0, -1)}},
 	}
 	gj, _ := json.Marshal(got)
@@ -220,7 +220,7 @@ func goldenCases() []Case {
 			sess("a2", "u2", "now-6d", "I prefer black coffee", "Noted"),
 		}, Queries: []CaseQuery{
 			{SessionID: "q", UserID: "u1", Query: "what should I drink", Expect: [][]string{{"green tea"}}, Forbid: [][]string{{"coffee"}}},
-			{SessionID: "q", UserID: "u1", Query: "tea please", Via: ViaSearch, Expect: [][]string{{"tea"}}},
+			{SessionID: "q", UserID: "u1", Query: "tea please", Via: viaSearch, Expect: [][]string{{"tea"}}},
 		}},
 		{Name: "fail", Sessions: []CaseSession{sess("a", "u1", "now-2d", "I live in Paris", "ok", "The weather is nice")},
 			Queries: []CaseQuery{{UserID: "u1", Query: "where do I live, Paris?", Expect: [][]string{{"Paris"}, {"London"}},
@@ -273,7 +273,7 @@ func TestRunGolden(t *testing.T) {
 		!tn.turns[1].OccurredAt.Equal(now.AddDate(0, 0, -7).Add(time.Minute)) {
 		t.Errorf("tenant = %+v", tn)
 	}
-	if len(tn.queries) != 1 || tn.queries[0].TopK != DefaultGoldenTopK {
+	if len(tn.queries) != 1 || tn.queries[0].TopK != defaultGoldenTopK {
 		t.Errorf("search queries = %+v", tn.queries)
 	}
 	if !strings.Contains(progress.String(), "golden 2/2 fail") || !strings.Contains(progress.String(), "FAIL") {
@@ -397,7 +397,7 @@ func TestGoldenSet(t *testing.T) {
 			}
 		}
 		// Every expected fact must be in the conversation, or no system could find it.
-		turns, err := c.Turns(time.Now())
+		turns, err := c.turns(time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +406,7 @@ func TestGoldenSet(t *testing.T) {
 			all = append(all, s...)
 		}
 		for _, q := range c.Queries {
-			if j := judge(Transcript(all, q.UserID), q.Expect, nil, false); len(j.missing) > 0 {
+			if j := judge(transcript(all, q.UserID), q.Expect, nil, false); len(j.missing) > 0 {
 				t.Errorf("case %s: expected %v is said by nobody", c.Name, j.missing)
 			}
 		}

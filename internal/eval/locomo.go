@@ -54,19 +54,19 @@ type QA struct {
 	RawEvidence []string
 }
 
-// LoCoMoDateLayout is the layout of session_<N>_date_time.
-const LoCoMoDateLayout = "3:04 pm on 2 January, 2006"
+// locomoDateLayout is the layout of session_<N>_date_time.
+const locomoDateLayout = "3:04 pm on 2 January, 2006"
 
-// ParseLoCoMoDate reads a LoCoMo session time such as "1:56 pm on 8 May, 2023",
+// parseLoCoMoDate reads a LoCoMo session time such as "1:56 pm on 8 May, 2023",
 // as UTC.
-func ParseLoCoMoDate(s string) (time.Time, error) {
+func parseLoCoMoDate(s string) (time.Time, error) {
 	s = strings.Join(strings.Fields(s), " ")
-	for _, layout := range []string{LoCoMoDateLayout, "3:04 PM on 2 January, 2006", "3:04 pm on 2 Jan, 2006"} {
+	for _, layout := range []string{locomoDateLayout, "3:04 PM on 2 January, 2006", "3:04 pm on 2 Jan, 2006"} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("LoCoMo date %q: want the shape %q", s, LoCoMoDateLayout)
+	return time.Time{}, fmt.Errorf("LoCoMo date %q: want the shape %q", s, locomoDateLayout)
 }
 
 type rawLoCoMo struct {
@@ -141,7 +141,7 @@ func convertLoCoMo(r rawLoCoMo) (Conversation, error) {
 			continue
 		}
 		s := LoCoMoSession{Number: n, DateTimeRaw: str(key + "_date_time")}
-		at, err := ParseLoCoMoDate(s.DateTimeRaw)
+		at, err := parseLoCoMoDate(s.DateTimeRaw)
 		if err != nil {
 			return c, fmt.Errorf("%s_date_time: %w", key, err)
 		}
@@ -215,11 +215,11 @@ func cleanEvidence(raw []string, known map[string]bool) []string {
 	return out
 }
 
-// LoCoMoTurnID is the engram turn id of a dialog: "<conversation>:<dia_id>",
+// locomoTurnID is the engram turn id of a dialog: "<conversation>:<dia_id>",
 // e.g. "conv-26:D1:3".
-func LoCoMoTurnID(convID, diaID string) string { return convID + ":" + diaID }
+func locomoTurnID(convID, diaID string) string { return convID + ":" + diaID }
 
-// Turns maps the conversation onto engram turns, one slice per session, in order.
+// turns maps the conversation onto engram turns, one slice per session, in order.
 //
 // Both speakers are one engram user (user_id = the conversation id) with role
 // "user": retrieval is per user, questions are about either speaker, and engram
@@ -227,7 +227,7 @@ func LoCoMoTurnID(convID, diaID string) string { return convID + ":" + diaID }
 // name ("Caroline: …") so extracted facts say who said them. A shared image's
 // BLIP caption is appended as the official LoCoMo code does ("[shares <caption>]").
 // Turn i (0-based) of a session occurs at the session's date plus i minutes.
-func (c Conversation) Turns() [][]Turn {
+func (c Conversation) turns() [][]Turn {
 	out := make([][]Turn, 0, len(c.Sessions))
 	for _, s := range c.Sessions {
 		turns := make([]Turn, 0, len(s.Turns))
@@ -237,12 +237,12 @@ func (c Conversation) Turns() [][]Turn {
 				content += " [shares " + d.BlipCaption + "]"
 			}
 			turns = append(turns, Turn{
-				TurnID:     LoCoMoTurnID(c.ID, d.DiaID),
+				TurnID:     locomoTurnID(c.ID, d.DiaID),
 				UserID:     c.ID,
 				SessionID:  fmt.Sprintf("%s-s%d", c.ID, s.Number),
 				Role:       "user",
 				Content:    content,
-				OccurredAt: s.DateTime.Add(time.Duration(i) * TurnGap),
+				OccurredAt: s.DateTime.Add(time.Duration(i) * turnGap),
 				Metadata:   map[string]any{"speaker": d.Speaker, "dia_id": d.DiaID},
 			})
 		}
@@ -251,11 +251,11 @@ func (c Conversation) Turns() [][]Turn {
 	return out
 }
 
-// FullText is the whole conversation as a model would read it without memory:
+// fullText is the whole conversation as a model would read it without memory:
 // each session's date, then its turns as ingested.
-func (c Conversation) FullText() string {
+func (c Conversation) fullText() string {
 	var b strings.Builder
-	sessions := c.Turns()
+	sessions := c.turns()
 	for i, s := range c.Sessions {
 		fmt.Fprintf(&b, "DATE: %s\n", s.DateTimeRaw)
 		for _, t := range sessions[i] {
@@ -266,8 +266,8 @@ func (c Conversation) FullText() string {
 	return b.String()
 }
 
-// TurnCount is the number of dialog turns.
-func (c Conversation) TurnCount() int {
+// turnCount is the number of dialog turns.
+func (c Conversation) turnCount() int {
 	n := 0
 	for _, s := range c.Sessions {
 		n += len(s.Turns)

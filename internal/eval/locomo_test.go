@@ -33,7 +33,7 @@ func TestParseLoCoMoDate(t *testing.T) {
 		{"", time.Time{}, true},
 	}
 	for _, tt := range tests {
-		got, err := ParseLoCoMoDate(tt.in)
+		got, err := parseLoCoMoDate(tt.in)
 		if (err != nil) != tt.wantErr || !got.Equal(tt.want) {
 			t.Errorf("ParseLoCoMoDate(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
@@ -51,7 +51,7 @@ func TestLoadLoCoMo(t *testing.T) {
 	}
 	c := convs[0]
 	// session_3_date_time has no session behind it: only two sessions.
-	if c.ID != "conv-t1" || c.SpeakerA != "Ann" || c.SpeakerB != "Bob" || len(c.Sessions) != 2 || c.TurnCount() != 5 {
+	if c.ID != "conv-t1" || c.SpeakerA != "Ann" || c.SpeakerB != "Bob" || len(c.Sessions) != 2 || c.turnCount() != 5 {
 		t.Fatalf("conversation = %+v", c)
 	}
 	if c.Sessions[0].Number != 1 || c.Sessions[1].DateTimeRaw != "10:04 am on 19 June, 2023" {
@@ -90,7 +90,7 @@ func TestLoCoMoTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := convs[0].Turns()
+	sessions := convs[0].turns()
 	if len(sessions) != 2 || len(sessions[0]) != 3 || len(sessions[1]) != 2 {
 		t.Fatalf("sessions = %v", sessions)
 	}
@@ -114,10 +114,10 @@ func TestLoCoMoTurns(t *testing.T) {
 			t.Errorf("turn = %+v\nwant id %s session %s content %q at %v", g, tt.id, tt.session, tt.content, tt.at)
 		}
 	}
-	if id := LoCoMoTurnID("conv-26", "D1:3"); id != "conv-26:D1:3" {
+	if id := locomoTurnID("conv-26", "D1:3"); id != "conv-26:D1:3" {
 		t.Errorf("LoCoMoTurnID = %s", id)
 	}
-	full := convs[0].FullText()
+	full := convs[0].fullText()
 	if !strings.HasPrefix(full, "DATE: 1:56 pm on 8 May, 2023\nAnn: Hi Bob") || !strings.Contains(full, "DATE: 10:04 am on 19 June, 2023\n") {
 		t.Errorf("full text = %q", full)
 	}
@@ -155,10 +155,10 @@ func TestEvidenceRecallAndNDCG(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := EvidenceRecall(tt.ranked, tt.evidence, tt.k); math.Abs(got-tt.recall) > 1e-12 {
+			if got := evidenceRecall(tt.ranked, tt.evidence, tt.k); math.Abs(got-tt.recall) > 1e-12 {
 				t.Errorf("recall@%d = %v, want %v", tt.k, got, tt.recall)
 			}
-			if got := NDCG(tt.ranked, tt.evidence, tt.k); math.Abs(got-tt.ndcg) > 1e-12 {
+			if got := ndcg(tt.ranked, tt.evidence, tt.k); math.Abs(got-tt.ndcg) > 1e-12 {
 				t.Errorf("ndcg@%d = %v, want %v", tt.k, got, tt.ndcg)
 			}
 		})
@@ -183,15 +183,15 @@ func scriptedLoCoMo() *fakeSystem {
 	sys.llmCalls = 3
 	sys.ctxText, sys.ctxToks = "engram context", 7
 	sys.scripted = map[string]map[string][]SearchItem{
-		ModeHybrid: {
+		modeHybrid: {
 			"What is the name of Ann's puppy?":                    {turnItem("D1:2"), memItem("D1:1", "D2:2")},
 			"What instrument does Bob learn and who teaches him?": {memItem("D1:2"), turnItem("D1:2"), turnItem("D2:1")},
 			"What did Bob's puppy chew?":                          {turnItem("D2:2")},
 			"What did Ann's photo show?":                          {turnItem("D1:3")},
 		},
-		ModeKeyword: {"What is the name of Ann's puppy?": {turnItem("D1:1")}},
-		ModeVector:  {},
-		ModeHybrid + "/" + LayerMemories: {
+		modeKeyword: {"What is the name of Ann's puppy?": {turnItem("D1:1")}},
+		modeVector:  {},
+		modeHybrid + "/" + LayerMemories: {
 			"What instrument does Bob learn and who teaches him?": {memItem("D1:2")},
 		},
 	}
@@ -260,7 +260,7 @@ func TestRunLoCoMo(t *testing.T) {
 		t.Errorf("category 5 = %+v", rep.Category5)
 	}
 	// Context: 5 category 1-4 questions at 7 tokens against the whole conversation.
-	full := float64(wordTokens(convs[0].FullText()))
+	full := float64(wordTokens(convs[0].fullText()))
 	if rep.ContextTokensMean != 7 || rep.FullContextTokensMean != full {
 		t.Errorf("tokens = %v against %v, want 7 against %v", rep.ContextTokensMean, rep.FullContextTokensMean, full)
 	}
@@ -281,12 +281,12 @@ func TestRunLoCoMo(t *testing.T) {
 	for _, q := range tn.queries {
 		layers := strings.Join(q.Layers, ",")
 		modes[q.Mode+" "+layers]++
-		if q.TopK != 10 || (layers != "memories,turns" && !(layers == "memories" && q.Mode == ModeHybrid)) || q.UserID != "conv-t1" {
+		if q.TopK != 10 || (layers != "memories,turns" && !(layers == "memories" && q.Mode == modeHybrid)) || q.UserID != "conv-t1" {
 			t.Errorf("search = %+v", q)
 		}
 	}
-	if modes[ModeHybrid+" memories,turns"] != 5 || modes[ModeKeyword+" memories,turns"] != 4 ||
-		modes[ModeVector+" memories,turns"] != 4 || modes[ModeHybrid+" memories"] != 4 {
+	if modes[modeHybrid+" memories,turns"] != 5 || modes[modeKeyword+" memories,turns"] != 4 ||
+		modes[modeVector+" memories,turns"] != 4 || modes[modeHybrid+" memories"] != 4 {
 		t.Errorf("searches per mode = %v", modes)
 	}
 	// memories-only finds half of q1's evidence at rank 1.
@@ -402,7 +402,7 @@ func (f *fakeChat) Complete(_ context.Context, system, user string) (string, err
 	if m := judgeFields.FindStringSubmatch(user); m != nil && system == "" {
 		return f.judgeRaw(m[2], m[3]), nil
 	}
-	if system != AnswerSystemPrompt {
+	if system != answerSystemPrompt {
 		return "", errors.New("unexpected prompt")
 	}
 	for q, a := range f.answers {
@@ -464,7 +464,7 @@ func TestRunLoCoMoAnswers(t *testing.T) {
 	if a.AnswerModel != "fake-answer" || a.MeanAnswerWords != float64(1+5+1+2)/4 {
 		t.Errorf("answer report = %+v", a)
 	}
-	if rep.Details[0].Label != LabelCorrect || rep.Details[0].Answer != "Biscuit" || rep.Details[2].Label != LabelWrong {
+	if rep.Details[0].Label != labelCorrect || rep.Details[0].Answer != "Biscuit" || rep.Details[2].Label != labelWrong {
 		t.Errorf("details = %+v", rep.Details[:3])
 	}
 	// The answer prompt carries engram's context; the judge prompt is Mem0's, filled.
@@ -493,17 +493,17 @@ func TestParseJudgeLabel(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{`{"label": "CORRECT"}`, LabelCorrect, false},
-		{`The dates match.` + "\n```json\n{\"label\": \"WRONG\"}\n```", LabelWrong, false},
-		{`{"label":"correct"}`, LabelCorrect, false},
-		{`{"reason": "same date", "label" : " WRONG "}`, LabelWrong, false},
-		{`CORRECT`, LabelCorrect, false},
-		{`It is WRONG.`, LabelWrong, false},
+		{`{"label": "CORRECT"}`, labelCorrect, false},
+		{`The dates match.` + "\n```json\n{\"label\": \"WRONG\"}\n```", labelWrong, false},
+		{`{"label":"correct"}`, labelCorrect, false},
+		{`{"reason": "same date", "label" : " WRONG "}`, labelWrong, false},
+		{`CORRECT`, labelCorrect, false},
+		{`It is WRONG.`, labelWrong, false},
 		{`Not CORRECT, rather WRONG`, "", true},
 		{`no idea`, "", true},
 	}
 	for _, tt := range tests {
-		got, err := ParseJudgeLabel(tt.reply)
+		got, err := parseJudgeLabel(tt.reply)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ParseJudgeLabel(%q) = %q, %v; want %q, error %v", tt.reply, got, err, tt.want, tt.wantErr)
 		}
@@ -512,7 +512,7 @@ func TestParseJudgeLabel(t *testing.T) {
 
 func TestJudgePromptIsMem0s(t *testing.T) {
 	t.Parallel()
-	p := JudgeUserPrompt("When did Ann adopt a puppy?", "7 May 2023", "May 7th")
+	p := judgeUserPrompt("When did Ann adopt a puppy?", "7 May 2023", "May 7th")
 	for _, want := range []string{
 		"(1) a question (posed by one user to another user), \n",
 		"as long as it touches on the same topic as the gold answer, it should be counted as CORRECT. \n",

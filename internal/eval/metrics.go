@@ -5,10 +5,10 @@ import "math"
 // A ranking is given as, for each ranked item best first, the turn ids it covers:
 // a turn result its own id, a memory result its lineage.
 
-// EvidenceRecall is the share of the distinct evidence turns covered by the first
+// evidenceRecall is the share of the distinct evidence turns covered by the first
 // k items of ranked. It is 0 when there is no evidence (callers skip such
 // questions rather than score them).
-func EvidenceRecall(ranked [][]string, evidence []string, k int) float64 {
+func evidenceRecall(ranked [][]string, evidence []string, k int) float64 {
 	ev := toSet(evidence)
 	if len(ev) == 0 {
 		return 0
@@ -24,11 +24,11 @@ func EvidenceRecall(ranked [][]string, evidence []string, k int) float64 {
 	return float64(len(covered)) / float64(len(ev))
 }
 
-// NDCG is the normalised discounted cumulative gain of the first k items with
+// ndcg is the normalised discounted cumulative gain of the first k items with
 // binary relevance: an item is relevant when it covers at least one evidence turn
 // that no earlier item covered (so repeating the same evidence earns nothing).
 // The ideal ranking has min(#evidence, k) relevant items at the top.
-func NDCG(ranked [][]string, evidence []string, k int) float64 {
+func ndcg(ranked [][]string, evidence []string, k int) float64 {
 	ev := toSet(evidence)
 	if len(ev) == 0 || k <= 0 {
 		return 0

@@ -31,12 +31,12 @@ type Observation struct {
 	Evidence []string // dia_ids, cleaned like question evidence
 }
 
-// ObservationMinShare is the share of an observation's content words a memory
+// observationMinShare is the share of an observation's content words a memory
 // must hold to match it.
-const ObservationMinShare = 0.5
+const observationMinShare = 0.5
 
-// ObservationRule states the matching rule in reports.
-const ObservationRule = "a memory matches an observation when its lineage includes one of the " +
+// observationRule states the matching rule in reports.
+const observationRule = "a memory matches an observation when its lineage includes one of the " +
 	"observation's evidence turns and it holds at least 50% of the observation's distinct content " +
 	"words (lower-cased letter/digit runs split at apostrophes, NLTK English stopwords removed, " +
 	"light suffix stemming: -ies→y, -ing, -ed, -es, -s; Han as bigrams). Coverage: observations " +
@@ -116,7 +116,7 @@ func observationMatch(obs, mem map[string]bool) bool {
 			shared++
 		}
 	}
-	return float64(shared) >= ObservationMinShare*float64(len(obs))
+	return float64(shared) >= observationMinShare*float64(len(obs))
 }
 
 // observationAcc sums coverage over conversations.
@@ -131,7 +131,7 @@ func newObservationAcc(explain int) *observationAcc {
 	for _, w := range strings.Fields(bm25Stopwords) {
 		stop[w] = true
 	}
-	return &observationAcc{stop: stop, explain: explain, rep: ObservationReport{Rule: ObservationRule}}
+	return &observationAcc{stop: stop, explain: explain, rep: ObservationReport{Rule: observationRule}}
 }
 
 // add scores one conversation's observations against the memories of its tenant.
@@ -139,7 +139,7 @@ func (a *observationAcc) add(c Conversation, mems []StoredMemory) {
 	turnText := map[string]string{}
 	for _, s := range c.Sessions {
 		for _, d := range s.Turns {
-			turnText[LoCoMoTurnID(c.ID, d.DiaID)] = bm25TurnText(d)
+			turnText[locomoTurnID(c.ID, d.DiaID)] = bm25TurnText(d)
 		}
 	}
 	// Only memories with a turn of this conversation count (the tenant holds
@@ -161,7 +161,7 @@ func (a *observationAcc) add(c Conversation, mems []StoredMemory) {
 		}
 	}
 	matched := map[int]bool{}
-	cnt := observationCount{conv: c.ID, memories: len(inConv), turns: c.TurnCount()}
+	cnt := observationCount{conv: c.ID, memories: len(inConv), turns: c.turnCount()}
 	var misses []ObservationMiss
 	for _, o := range c.Observations {
 		ow := contentWords(o.Text, a.stop)
@@ -173,7 +173,7 @@ func (a *observationAcc) add(c Conversation, mems []StoredMemory) {
 		seen := map[int]bool{}
 		var cands []int
 		for _, e := range o.Evidence {
-			for _, i := range byTurn[LoCoMoTurnID(c.ID, e)] {
+			for _, i := range byTurn[locomoTurnID(c.ID, e)] {
 				if seen[i] {
 					continue
 				}
@@ -192,7 +192,7 @@ func (a *observationAcc) add(c Conversation, mems []StoredMemory) {
 		if a.explain > 0 {
 			miss := ObservationMiss{Conversation: c.ID, Observation: o.Text, Evidence: o.Evidence, Memories: []string{}}
 			for _, e := range o.Evidence {
-				miss.TurnTexts = append(miss.TurnTexts, turnText[LoCoMoTurnID(c.ID, e)])
+				miss.TurnTexts = append(miss.TurnTexts, turnText[locomoTurnID(c.ID, e)])
 			}
 			for _, i := range cands {
 				miss.Memories = append(miss.Memories, mems[i].Content)

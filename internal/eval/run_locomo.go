@@ -56,7 +56,7 @@ type LoCoMoBaselines struct {
 	// MemoriesOnly is hybrid search with layers = memories only: what extraction
 	// alone finds.
 	MemoriesOnly RetrievalScores `json:"memories_only"`
-	// BM25Turns is Okapi BM25 (k1 = BM25K1, b = BM25B) over each conversation's
+	// BM25Turns is Okapi BM25 (k1 = 1.2, b = 0.75) over each conversation's
 	// turns with their image captions, the question as the query.
 	BM25Turns RetrievalScores `json:"bm25_turns"`
 }
@@ -135,11 +135,11 @@ func newRetrievalAcc(ks []int) *retrievalAcc {
 func (a *retrievalAcc) add(cat int, ranked [][]string, evidence []string) (map[int]float64, float64) {
 	rec := make(map[int]float64, len(a.ks))
 	for _, k := range a.ks {
-		r := EvidenceRecall(ranked, evidence, k)
+		r := evidenceRecall(ranked, evidence, k)
 		rec[k] = r
 		a.recall[k][cat] += r
 	}
-	nd := NDCG(ranked, evidence, 10)
+	nd := ndcg(ranked, evidence, 10)
 	a.ndcg[cat] += nd
 	a.n[cat]++
 	return rec, nd
@@ -228,7 +228,7 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 				obs.add(conv, mems)
 				listed++
 			}
-			full := tokens(conv.FullText())
+			full := tokens(conv.fullText())
 			bar := newProgress(opts.Progress, fmt.Sprintf("questions %s", conv.ID), len(conv.QA))
 			for i, q := range conv.QA {
 				if err := ctx.Err(); err != nil {
@@ -239,10 +239,10 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 				scored := q.Category >= 1 && q.Category <= 4
 				evidence := make([]string, len(q.Evidence))
 				for j, e := range q.Evidence {
-					evidence[j] = LoCoMoTurnID(conv.ID, e)
+					evidence[j] = locomoTurnID(conv.ID, e)
 				}
 				if len(evidence) > 0 {
-					items, err := r.search(ctx, tn, q.Question, ModeHybrid)
+					items, err := r.search(ctx, tn, q.Question, modeHybrid)
 					if err != nil {
 						return err
 					}
@@ -257,14 +257,14 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 						for _, b := range []struct {
 							mode string
 							acc  *retrievalAcc
-						}{{ModeKeyword, keyword}, {ModeVector, vector}} {
+						}{{modeKeyword, keyword}, {modeVector, vector}} {
 							items, err := r.search(ctx, tn, q.Question, b.mode)
 							if err != nil {
 								return err
 							}
 							b.acc.add(q.Category, items, evidence)
 						}
-						items, err := r.searchIn(ctx, tn, q.Question, ModeHybrid, []string{LayerMemories})
+						items, err := r.searchIn(ctx, tn, q.Question, modeHybrid, []string{LayerMemories})
 						if err != nil {
 							return err
 						}
@@ -312,7 +312,7 @@ func RunLoCoMo(ctx context.Context, sys System, convs []Conversation, opts LoCoM
 	rep.Baselines.Vector = vector.scores()
 	rep.Baselines.MemoriesOnly = memOnly.scores()
 	rep.Baselines.BM25Turns = bm25.scores()
-	rep.BM25Tokenisation = BM25Tokenisation
+	rep.BM25Tokenisation = bm25Tokenisation
 	rep.HybridOverBM25 = map[int]float64{}
 	for _, k := range ks {
 		if b := rep.Baselines.BM25Turns.RecallAt[k].Overall; b > 0 {
@@ -376,8 +376,8 @@ func (r *convRun) run(ctx context.Context, sys System, questions func(Tenant) er
 			err = fmt.Errorf("closing the tenant: %w", cerr)
 		}
 	}()
-	sessions := r.conv.Turns()
-	total := r.conv.TurnCount()
+	sessions := r.conv.turns()
+	total := r.conv.turnCount()
 	bar := newProgress(r.opts.Progress, fmt.Sprintf("ingesting %s", r.conv.ID), total)
 	done := 0
 	for i, s := range sessions {
@@ -459,7 +459,7 @@ func (r LoCoMoReport) WriteTable(w io.Writer) error {
 		}
 	}
 	tw.printf("\n")
-	tw.printf("bm25-turns: Okapi BM25 k1=%.1f b=%.2f in-process over the raw turns; tokens: %s\n", BM25K1, BM25B, r.BM25Tokenisation)
+	tw.printf("bm25-turns: Okapi BM25 k1=%.1f b=%.2f in-process over the raw turns; tokens: %s\n", bm25k1, bm25b, r.BM25Tokenisation)
 	tw.printf("\ncategory 5 (adversarial, separate): %d questions", r.Category5.Questions)
 	for _, k := range r.Ks {
 		tw.printf(", recall@%d %s", k, pct(r.Category5.RecallAt[k].Overall))

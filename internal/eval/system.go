@@ -78,9 +78,9 @@ type ContextResult struct {
 
 // Search modes.
 const (
-	ModeHybrid  = "hybrid"
-	ModeKeyword = "keyword"
-	ModeVector  = "vector"
+	modeHybrid  = "hybrid"
+	modeKeyword = "keyword"
+	modeVector  = "vector"
 )
 
 // Search layers.

@@ -20,6 +20,8 @@ type Config struct {
 	Tasks     Tasks
 	// Health is what GET /readyz checks (GET /healthz only says the process is up).
 	Health Health
+	// Console serves /console/ (internal/console); nil answers 503 there.
+	Console http.Handler
 	// Metrics serves GET /metrics (Prometheus exposition); nil: the route answers 503.
 	Metrics http.Handler
 	// Observer is told every request's route, status and duration, ingest outcomes and
@@ -39,6 +41,7 @@ type edge struct {
 	retriever Retriever
 	tasks     Tasks
 	healthy   Health
+	console   http.Handler
 	metrics   http.Handler
 	obs       Observer
 	log       *slog.Logger
@@ -52,7 +55,8 @@ type edge struct {
 // authentication, and JSON answers for unknown routes (404) and wrong methods (405).
 func New(cfg Config) http.Handler {
 	e := &edge{turns: cfg.Turns, memories: cfg.Memories, lifecycle: cfg.Lifecycle, retriever: cfg.Retriever,
-		tasks: cfg.Tasks, healthy: cfg.Health, metrics: cfg.Metrics, obs: cfg.Observer, log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
+		tasks: cfg.Tasks, healthy: cfg.Health, console: cfg.Console, metrics: cfg.Metrics, obs: cfg.Observer,
+		log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -73,7 +77,11 @@ func New(cfg Config) http.Handler {
 			h = tokens.Middleware(h)
 		}
 		h = e.observed(rt, h)
-		e.mux.Handle(rt.method+" "+rt.pattern, h)
+		pattern := rt.pattern
+		if rt.method != "" {
+			pattern = rt.method + " " + pattern
+		}
+		e.mux.Handle(pattern, h)
 	}
 	// Under /v1/ even a wrong route needs a token, so the table is not probed anonymously.
 	noRoute := http.HandlerFunc(e.unrouted)
@@ -105,7 +113,7 @@ func (e *edge) serve(rt route) http.Handler {
 			p, ok = PrincipalFrom(r.Context())
 			if !ok || p.Tenant == "" {
 				// The middleware should have refused the request; never act without a tenant.
-				Unauthorized(w, "no authenticated tenant")
+				unauthorized(w, "no authenticated tenant")
 				return
 			}
 		}
@@ -135,6 +143,8 @@ func (e *edge) has(s service) bool {
 		return e.healthy != nil
 	case metricsService:
 		return e.metrics != nil
+	case consoleService:
+		return e.console != nil
 	}
 	return true
 }
@@ -174,6 +184,13 @@ func (s *statusRecorder) WriteHeader(status int) {
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.WriteHeader(http.StatusOK)
 	return len(b), nil
+}
+
+// serveConsole hands a request under /console/ to the console, which answers it
+// (in HTML) whatever the outcome.
+func (e *edge) serveConsole(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	e.console.ServeHTTP(w, r)
+	return nil
 }
 
 // live answers GET /healthz: the process is up and serving. It checks nothing else,

@@ -172,8 +172,8 @@ func (t *Tokens) Authenticate(token string) (Principal, bool) {
 
 type principalKey struct{}
 
-// WithPrincipal stores the principal in a context.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
+// withPrincipal stores the principal in a context.
+func withPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
@@ -190,25 +190,25 @@ func (t *Tokens) Middleware(next http.Handler) http.Handler {
 		h := r.Header.Get("Authorization")
 		scheme, token, ok := strings.Cut(h, " ")
 		if h == "" {
-			Unauthorized(w, "missing Authorization: Bearer <token>")
+			unauthorized(w, "missing Authorization: Bearer <token>")
 			return
 		}
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			Unauthorized(w, "Authorization must use the Bearer scheme")
+			unauthorized(w, "Authorization must use the Bearer scheme")
 			return
 		}
 		p, ok := t.Authenticate(strings.TrimSpace(token))
 		if !ok {
-			Unauthorized(w, "unknown token")
+			unauthorized(w, "unknown token")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
 	})
 }
 
-// Unauthorized writes a 401 with the WWW-Authenticate challenge that RFC 7235
+// unauthorized writes a 401 with the WWW-Authenticate challenge that RFC 7235
 // requires on every 401.
-func Unauthorized(w http.ResponseWriter, message string) {
+func unauthorized(w http.ResponseWriter, message string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 	WriteError(w, http.StatusUnauthorized, "unauthenticated", message, "Authorization")
 }

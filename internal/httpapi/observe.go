@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/engramhq/engram/ingest"
@@ -51,7 +52,7 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // observed wraps a route's handler to report its status and duration.
 func (e *edge) observed(rt route, h http.Handler) http.Handler {
-	name := rt.method + " " + rt.pattern
+	name := strings.TrimSpace(rt.method + " " + rt.pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}

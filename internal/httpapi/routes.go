@@ -15,6 +15,7 @@ const (
 	tasksService
 	healthService
 	metricsService
+	consoleService
 )
 
 func (s service) String() string {
@@ -33,6 +34,8 @@ func (s service) String() string {
 		return "health checking"
 	case metricsService:
 		return "metrics"
+	case consoleService:
+		return "the console"
 	}
 	return "nothing"
 }
@@ -44,8 +47,8 @@ type handler func(w http.ResponseWriter, r *http.Request, p Principal) error
 
 // route is one line of the routing table.
 type route struct {
-	method, pattern string
-	public          bool // no token needed
+	method, pattern string // an empty method matches every method
+	public          bool   // no token needed
 	needs           service
 	missing         Error // the answer to memory.ErrNotFound; zero: "not found"
 	handle          handler
@@ -86,5 +89,9 @@ func (e *edge) routes() []route {
 		{method: "PUT", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.putTask},
 		{method: "GET", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.getTask},
 		{method: "DELETE", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.deleteTask},
+
+		// The console (internal/console): HTML pages with their own sign-in (a session
+		// cookie exchanged for a token), so public here; it routes below its prefix.
+		{pattern: "/console/", public: true, needs: consoleService, handle: e.serveConsole},
 	}
 }

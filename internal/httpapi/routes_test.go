@@ -108,6 +108,13 @@ func (s healthStub) Check(context.Context) (map[string]string, bool) {
 	return map[string]string{"stub": "ok"}, true
 }
 
+type consoleStub struct{ *stubs }
+
+func (s consoleStub) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	s.calls.Add(1)
+	w.WriteHeader(http.StatusOK)
+}
+
 // stubEdge is the edge over stub services, with token "tok" for tenant acme.
 func stubEdge(t *testing.T) (*edge, *stubs) {
 	t.Helper()
@@ -117,7 +124,7 @@ func stubEdge(t *testing.T) (*edge, *stubs) {
 	}
 	s := &stubs{}
 	h := New(Config{Tokens: tokens, Turns: turnsStub{s}, Memories: memoriesStub{s}, Lifecycle: lifecycleStub{s},
-		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s},
+		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s}, Console: consoleStub{s},
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) })})
 	return h.(*edge), s
 }
@@ -276,6 +283,7 @@ func TestUnconfiguredServices(t *testing.T) {
 		{"GET", "/v1/tasks/t1/state", "working memory is not configured"},
 		{"POST", "/v1/search", "retrieval is not configured"},
 		{"POST", "/v1/turns", "ingest is not configured"},
+		{"GET", "/console/users", "the console is not configured"},
 	} {
 		req := httptest.NewRequest(tc.method, tc.path, strings.NewReader("{}"))
 		req.Header.Set("Authorization", "Bearer tok")
@@ -284,5 +292,25 @@ func TestUnconfiguredServices(t *testing.T) {
 		if eb := errorBody(t, rec); rec.Code != http.StatusServiceUnavailable || eb.Code != "unavailable" || eb.Message != tc.message {
 			t.Errorf("%s %s: %d %+v, want 503 %q", tc.method, tc.path, rec.Code, eb, tc.message)
 		}
+	}
+}
+
+// TestConsoleMount: everything under /console/ reaches the console, whatever the
+// method, and /console itself redirects there.
+func TestConsoleMount(t *testing.T) {
+	t.Parallel()
+	e, s := stubEdge(t)
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		rec := httptest.NewRecorder()
+		before := s.calls.Load()
+		e.ServeHTTP(rec, httptest.NewRequest(m, "/console/memories/x", nil))
+		if rec.Code != http.StatusOK || s.calls.Load() != before+1 {
+			t.Errorf("%s /console/memories/x: status %d, reached the console: %v", m, rec.Code, s.calls.Load() == before+1)
+		}
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest("GET", "/console", nil))
+	if rec.Code/100 != 3 || rec.Header().Get("Location") != "/console/" {
+		t.Errorf("GET /console: %d to %q, want a redirect to /console/", rec.Code, rec.Header().Get("Location"))
 	}
 }

@@ -342,8 +342,8 @@ func deleteDeadLetters(ctx context.Context, js jetstream.JetStream, tenant strin
 // one per turn, and a closing "end" line with the counts: an export without it was
 // cut short.
 const (
-	ExportFormat  = "engram-export"
-	ExportVersion = 1
+	exportFormat  = "engram-export"
+	exportVersion = 1
 )
 
 // ExportRecord is one line of an export.
@@ -411,7 +411,7 @@ func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writ
 		bw := bufio.NewWriterSize(w, 64<<10)
 		enc := json.NewEncoder(bw)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(ExportRecord{Kind: "header", Format: ExportFormat, Version: ExportVersion, Tenant: tenant,
+		if err := enc.Encode(ExportRecord{Kind: "header", Format: exportFormat, Version: exportVersion, Tenant: tenant,
 			UserID: userID, ExportedAt: time.Now().UTC()}); err != nil {
 			return err
 		}
@@ -559,11 +559,11 @@ func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Read
 		}
 		switch {
 		case !sawHeader:
-			if rec.Kind != "header" || rec.Format != ExportFormat {
-				return rep, fmt.Errorf("importing user %s: %w: the first line is not an %s header", userID, ErrBadExport, ExportFormat)
+			if rec.Kind != "header" || rec.Format != exportFormat {
+				return rep, fmt.Errorf("importing user %s: %w: the first line is not an %s header", userID, ErrBadExport, exportFormat)
 			}
-			if rec.Version != ExportVersion {
-				return rep, fmt.Errorf("importing user %s: %w: version %d (this engram reads %d)", userID, ErrBadExport, rec.Version, ExportVersion)
+			if rec.Version != exportVersion {
+				return rep, fmt.Errorf("importing user %s: %w: version %d (this engram reads %d)", userID, ErrBadExport, rec.Version, exportVersion)
 			}
 			sawHeader = true
 		case sawEnd:

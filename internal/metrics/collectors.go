@@ -154,19 +154,12 @@ func (c *jsCollector) Collect(ch chan<- prometheus.Metric) {
 		if name != streams.DLQStream {
 			continue
 		}
+		dlq := streams.NewDLQ(c.js)
 		for _, stage := range dlqStages {
-			filter, err := streams.DLQStageFilter(stage)
-			if err != nil {
-				continue
-			}
-			si, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
+			n, err := dlq.Depth(ctx, stage)
 			if err != nil {
 				up = 0
 				continue
-			}
-			var n uint64
-			for _, v := range si.State.Subjects {
-				n += v
 			}
 			gauge(dlqDepthDesc, float64(n), stage)
 		}

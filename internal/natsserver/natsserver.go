@@ -106,9 +106,6 @@ func (e *Server) Port() int {
 	return 0
 }
 
-// NATS exposes the underlying server, for tests and monitoring.
-func (e *Server) NATS() *server.Server { return e.srv }
-
 // Shutdown stops the server and waits until it has stopped and flushed its store.
 func (e *Server) Shutdown() {
 	e.srv.Shutdown()

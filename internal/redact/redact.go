@@ -16,28 +16,28 @@ import (
 
 // Kinds of findings; the placeholder for kind k is "[REDACTED:k]".
 const (
-	KindOpenAIKey     = "openai_key"
-	KindAnthropicKey  = "anthropic_key"
-	KindAWSAccessKey  = "aws_access_key"
-	KindAWSSecretKey  = "aws_secret_key"
-	KindGCPKey        = "gcp_key"
-	KindGCPToken      = "gcp_token"
-	KindGitHubToken   = "github_token"
-	KindGitLabToken   = "gitlab_token"
-	KindSlackToken    = "slack_token"
-	KindSlackWebhook  = "slack_webhook"
-	KindStripeKey     = "stripe_key"
-	KindNPMToken      = "npm_token"
-	KindHuggingFace   = "huggingface_token"
-	KindJWT           = "jwt"
-	KindBearerToken   = "bearer_token"
-	KindBasicAuth     = "basic_auth"
-	KindPrivateKey    = "private_key"
-	KindPassword      = "password"
-	KindSecret        = "secret"
-	KindCardNumber    = "card_number"
-	KindIDNumber      = "id_number"
-	KindCustom        = "custom"
+	kindOpenAIKey     = "openai_key"
+	kindAnthropicKey  = "anthropic_key"
+	kindAWSAccessKey  = "aws_access_key"
+	kindAWSSecretKey  = "aws_secret_key"
+	kindGCPKey        = "gcp_key"
+	kindGCPToken      = "gcp_token"
+	kindGitHubToken   = "github_token"
+	kindGitLabToken   = "gitlab_token"
+	kindSlackToken    = "slack_token"
+	kindSlackWebhook  = "slack_webhook"
+	kindStripeKey     = "stripe_key"
+	kindNPMToken      = "npm_token"
+	kindHuggingFace   = "huggingface_token"
+	kindJWT           = "jwt"
+	kindBearerToken   = "bearer_token"
+	kindBasicAuth     = "basic_auth"
+	kindPrivateKey    = "private_key"
+	kindPassword      = "password"
+	kindSecret        = "secret"
+	kindCardNumber    = "card_number"
+	kindIDNumber      = "id_number"
+	kindCustom        = "custom"
 	placeholderPrefix = "[REDACTED:"
 	placeholderSuffix = "]"
 	valueGroupPrefix  = "v" // named groups v1, v2 … mark the part to replace
@@ -123,88 +123,88 @@ const (
 // span, the earlier (more specific) kind wins.
 func builtinSpecs() []ruleSpec {
 	return []ruleSpec{
-		{kind: KindPrivateKey,
+		{kind: kindPrivateKey,
 			// An unterminated block (a truncated paste) is redacted to the end of the text.
 			pattern: `(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\z)`,
 			hints:   []string{"private key-----"}},
-		{kind: KindAnthropicKey,
+		{kind: kindAnthropicKey,
 			pattern: `sk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,}`,
 			hints:   []string{"sk-ant-"}, validate: looksRandom, wordStart: true},
-		{kind: KindOpenAIKey,
+		{kind: kindOpenAIKey,
 			pattern: `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
 			hints:   []string{"sk-"}, validate: looksRandom, wordStart: true},
-		{kind: KindAWSAccessKey,
+		{kind: kindAWSAccessKey,
 			pattern: `(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,
 			hints:   []string{"akia", "asia", "abia", "acca"}, wordStart: true},
-		{kind: KindAWSSecretKey,
+		{kind: kindAWSSecretKey,
 			pattern: `(?i)(?:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)` + labelSep + `["']?(?P<v1>[A-Za-z0-9/+=]{40})\b`,
 			hints:   []string{"secret"}, label: true},
-		{kind: KindGCPKey,
+		{kind: kindGCPKey,
 			pattern: `AIza[0-9A-Za-z_-]{35}`,
 			hints:   []string{"aiza"}, wordStart: true},
-		{kind: KindGCPKey,
+		{kind: kindGCPKey,
 			pattern: `GOCSPX-[0-9A-Za-z_-]{28}`,
 			hints:   []string{"gocspx-"}, wordStart: true},
-		{kind: KindGCPToken,
+		{kind: kindGCPToken,
 			pattern: `ya29\.[0-9A-Za-z_-]{20,}`,
 			hints:   []string{"ya29."}, wordStart: true},
-		{kind: KindGitHubToken,
+		{kind: kindGitHubToken,
 			pattern: `(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`,
 			hints:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, wordStart: true},
-		{kind: KindGitLabToken,
+		{kind: kindGitLabToken,
 			pattern: `glpat-[A-Za-z0-9_-]{20,}`,
 			hints:   []string{"glpat-"}, wordStart: true},
-		{kind: KindSlackWebhook,
+		{kind: kindSlackWebhook,
 			pattern: `https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`,
 			hints:   []string{"hooks.slack.com"}},
-		{kind: KindSlackToken,
+		{kind: kindSlackToken,
 			pattern: `xox[abposre]-[A-Za-z0-9-]{10,}`,
 			hints:   []string{"xox"}, wordStart: true},
-		{kind: KindStripeKey,
+		{kind: kindStripeKey,
 			pattern: `\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
 			hints:   []string{"_live_", "_test_"}},
-		{kind: KindNPMToken,
+		{kind: kindNPMToken,
 			pattern: `npm_[A-Za-z0-9]{36}\b`,
 			hints:   []string{"npm_"}, wordStart: true},
-		{kind: KindHuggingFace,
+		{kind: kindHuggingFace,
 			pattern: `hf_[A-Za-z0-9]{30,}\b`,
 			hints:   []string{"hf_"}, validate: looksRandom, wordStart: true},
-		{kind: KindJWT,
+		{kind: kindJWT,
 			pattern: `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
 			hints:   []string{"eyj"}, wordStart: true},
-		{kind: KindBearerToken,
+		{kind: kindBearerToken,
 			pattern: `(?i)\bbearer[ \t]+(?P<v1>[A-Za-z0-9._~+/=-]{16,})`,
 			hints:   []string{"bearer"}, validate: looksRandomLoose},
-		{kind: KindBasicAuth,
+		{kind: kindBasicAuth,
 			pattern: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<v1>[A-Za-z0-9+/=]{8,})`,
 			hints:   []string{"authorization"}},
-		{kind: KindPassword,
+		{kind: kindPassword,
 			// Credentials in a URL: scheme://user:password@host.
 			pattern: `://[^\s:/@]+:(?P<v1>[^\s/@]+)@`,
 			hints:   []string{"://"}},
-		{kind: KindPassword,
+		{kind: kindPassword,
 			pattern: `(?i)(?:password|passwd|pwd|passphrase|passcode)\b` + labelSep + labelValue,
 			hints:   []string{"pass", "pwd"}, validate: minLen3, label: true},
-		{kind: KindPassword,
+		{kind: kindPassword,
 			// Prose: "my wifi password is hunter2". Only secret-looking values, so that
 			// "the password is required" stays.
 			pattern: `(?i)\b(?:password|passwd|passcode|pin code|pin)[ \t]+(?:is|was)[ \t]+(?:"(?P<v1>[^"\r\n]{1,200})"|(?P<v2>\S+))`,
 			hints:   []string{"pass", "pin"}, also: []string{" is ", " was "},
 			validate: looksRandomLoose, trimPunct: true},
-		{kind: KindSecret,
+		{kind: kindSecret,
 			pattern: `(?i)(?:secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret)\b` + labelSep + labelValue,
 			hints:   []string{"secret", "key", "token"}, validate: minLen3, label: true},
-		{kind: KindPassword,
+		{kind: kindPassword,
 			pattern: `(?:密码|口令)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
 			hints:   []string{"密码", "口令"}},
-		{kind: KindSecret,
+		{kind: kindSecret,
 			pattern: `(?:密钥|秘钥)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
 			hints:   []string{"密钥", "秘钥"}},
-		{kind: KindIDNumber,
+		{kind: kindIDNumber,
 			// Chinese resident ID: region, birth date, sequence, checksum.
 			pattern:   `\b[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b`,
 			minDigits: 17, validate: validChineseID},
-		{kind: KindCardNumber,
+		{kind: kindCardNumber,
 			// Issuer prefixes start with 2–6; separators are single spaces or dashes.
 			pattern:   `\b[2-6](?:[ -]?\d){12,18}\b`,
 			minDigits: 13, validate: validCard},
@@ -241,7 +241,7 @@ func New(cfg Config) (*Redactor, error) {
 			// It would match everywhere and redact nothing useful.
 			return nil, fmt.Errorf("redact: extra pattern %d (%q): matches the empty string", i, p)
 		}
-		r.rules = append(r.rules, rule{kind: KindCustom, re: re, valueGroups: valueGroups(re)})
+		r.rules = append(r.rules, rule{kind: kindCustom, re: re, valueGroups: valueGroups(re)})
 	}
 	return r, nil
 }

@@ -1,0 +1,763 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// A clause rule recognises one kind of statement the speaker makes about themselves or
+// their people, pets and things, and names the slot it fills, so that a later value of
+// the same slot supersedes the earlier one in the resolver: a move replaces the old city,
+// a new job the old employer, "can't eat X anymore" the earlier "loves X".
+//
+// Patterns are written against one sentence of at most maxClauseBytes (longer sentences
+// are cut), with bounded repetitions only: the work per turn stays linear and small.
+const maxClauseBytes = 600
+
+// clauseRules are the compiled clause patterns. They live in the lexicon, so the gate
+// passes every sentence one of them matches.
+type clauseRules struct {
+	intro, apposJob, jobAt, cityAfterJob         *regexp.Regexp
+	moveEN, moveZH, liveZH                       *regexp.Regexp
+	tzEN, tzOnEN, tzZH                           *regexp.Regexp
+	relNameEN, relJobEN, relWorkEN               *regexp.Regexp
+	relNameZH, relApposZH, relJobZH              *regexp.Regexp
+	school                                       *regexp.Regexp
+	petEN, petHaveEN, petZH, petHaveZH           *regexp.Regexp
+	deviceEN, deviceZH, healthEN, healthZH       *regexp.Regexp
+	workAsEN, nowJobEN, orgJobZH, quitEN, quitZH *regexp.Regexp
+	tasteEN, tasteZH                             *regexp.Regexp
+	planEN, planZH                               *regexp.Regexp
+	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
+	procZH, procStepsZH                          *regexp.Regexp
+	workZH                                       *regexp.Regexp
+	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
+	notName                                      map[string]bool
+	relWords                                     map[string]string
+	petWords                                     map[string]string
+}
+
+const (
+	// capName is a capitalised name of one to three words ("Ana", "Marcus Olsen").
+	capName = `(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2})`
+	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
+	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
+	relEN   = `wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
+	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象`
+	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
+	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
+	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
+	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
+)
+
+func newClauseRules() *clauseRules {
+	re := regexp.MustCompile
+	c := &clauseRules{
+		// "I'm Marcus," / "this is Ana Lopez." — a name, then a pause or the end.
+		intro: re(`(?:^|[,.;]\s*|\b)(?i:i'm|i am|this is|name's)\s+` + capName + `\s*(?:[,.;!]|$|\s(?:and|from|here)\b)`),
+		// ", a data engineer" right after a name.
+		apposJob: re(`(?i:i'm|i am)\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2},\s+(?i:an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|from|and|who)\b|[,.;!]|$)`),
+		// "engineer at Northwind" / "work for Acme".
+		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
+		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
+		cityAfterJob:  re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
+		moveEN:        re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveZH:        re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
+		liveZH:        re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
+		tzEN:          re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
+		tzOnEN:        re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
+		tzZH:          re(`时区(?:现在)?(?:是|改成|换成|变成|为|改为|调成)(?:了)?([^，。,.!！？?；;\s]{2,12})|(?:我|现在)(?:现在)?(?:用|按|是|在)(\p{Han}{2,6}时间)`),
+		relNameEN:     re(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest|new)\s+)?(` + relEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		relJobEN:      re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
+		relWorkEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
+		relNameZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		relApposZH:    re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
+		relJobZH:      re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))`),
+		school:        re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
+		petEN:         re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		petHaveEN:     re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
+		petZH:         re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		petHaveZH:     re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
+		deviceEN:      re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceZH:      re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
+		tasteEN:       re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?:[a-z-]+\s+){0,2}[a-z-]+)`),
+		tasteZH:       re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
+		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是)`),
+		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
+		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
+		procStepsEN:   re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
+		procZH:        re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
+		procStepsZH:   re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
+		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{1,10}?(?:` + jobZH + `)|风控|开发|设计|运营|销售|市场|财务|人事|法务)`),
+		healthEN:      re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+)\b|[,.;!?]|$)`),
+		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
+		workAsEN:      re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
+		nowJobEN:      re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
+		orgJobZH:      re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
+		quitEN:        re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
+		quitZH:        re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
+		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
+		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
+		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
+	}
+	c.notName = map[string]bool{}
+	for _, w := range strings.Fields("So Really Happy Sorry Glad Fine Good Back Here Ready Done Sure Not Still Just Also Excited Busy Tired Okay Ok Well Home Free Great Thrilled Stoked Proud Grateful Thankful Blessed Lucky Totally Definitely Always Never Currently Now Actually Looking Going Trying Working Thinking Hoping Planning Off On In At The A An Very Super Pretty Kinda Bit Sick Better Fine Alive Curious Sad Nervous Worried Afraid Scared Confused Interested Keen New Doing Feeling Getting Taking Making Learning Reading Writing Calling Leaving Moving Staying Visiting Traveling Travelling English Chinese") {
+		c.notName[w] = true
+	}
+	c.relWords = map[string]string{"mom": "mother", "mum": "mother", "dad": "father", "kid": "child", "boss": "manager",
+		"best friend": "best_friend", "grandma": "grandmother", "grandpa": "grandfather", "fiancé": "fiance", "fiancée": "fiance",
+		"fiancee": "fiance", "neighbour": "neighbor", "coworker": "colleague",
+		"老婆": "wife", "妻子": "wife", "太太": "wife", "爱人": "spouse", "老公": "husband", "丈夫": "husband", "儿子": "son",
+		"女儿": "daughter", "闺女": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
+		"哥哥": "brother", "姐姐": "sister", "弟弟": "brother", "妹妹": "sister", "男朋友": "boyfriend", "女朋友": "girlfriend",
+		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager",
+		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
+		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner"}
+	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
+		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
+		"小狗": "dog", "鹦鹉": "parrot", "兔子": "rabbit", "仓鼠": "hamster", "金鱼": "fish", "乌龟": "turtle"}
+	return c
+}
+
+// matchAny reports whether a clause rule matches s: the gate's test.
+func (c *clauseRules) matchAny(s string) bool {
+	s = clip(s)
+	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
+		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH} {
+		if r.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(s string) string {
+	if len(s) <= maxClauseBytes {
+		return s
+	}
+	cut := maxClauseBytes
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// maxSentenceBytes bounds what one sentence brings to extraction: past it, a sentence is a
+// paste, not a statement, and only its beginning is read.
+const maxSentenceBytes = 2000
+
+func clipSentence(s string) string {
+	if len(s) <= maxSentenceBytes {
+		return s
+	}
+	cut := maxSentenceBytes
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func (c *clauseRules) rel(w string) string {
+	w = strings.ToLower(w)
+	if v, ok := c.relWords[w]; ok {
+		return v
+	}
+	return w
+}
+
+func (c *clauseRules) pet(w string) string {
+	w = strings.ToLower(w)
+	if v, ok := c.petWords[w]; ok {
+		return v
+	}
+	return w
+}
+
+// fact is one clause's memory before it becomes a draft.
+type fact struct {
+	key, content string
+	cat          memory.Category
+	typ          memory.Type
+	imp          float64
+	replace      bool // the sentence's other rules are less precise: drop them
+}
+
+// clauseFacts are the facts of one sentence, one per slot.
+func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
+	c := o.lex.clauses
+	s = clip(s)
+	zh := hasHan(s)
+	var out []fact
+	seen := map[string]bool{}
+	add := func(f fact) {
+		if f.key != "" && seen[f.key] {
+			return
+		}
+		seen[f.key] = true
+		if f.typ == "" {
+			f.typ = memory.Semantic
+		}
+		if f.imp == 0 {
+			f.imp = impIdentity
+		}
+		out = append(out, f)
+	}
+	profile := func(key, content string) { add(fact{key: key, content: content, cat: memory.CatProfile}) }
+	selfish := c.selfStart.MatchString(s)
+
+	if !zh {
+		if selfish {
+			if m := c.intro.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[1])[0]] {
+				profile("user.name", "The user's name is "+m[1])
+			}
+			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+				profile("user.role", "The user is "+article(m[1])+m[1])
+			}
+			for _, r := range []*regexp.Regexp{c.workAsEN, c.nowJobEN} {
+				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+					profile("user.role", "The user is "+article(m[1])+m[1])
+				}
+			}
+			if m := c.quitEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+				add(fact{key: "user.employer", content: "The user no longer works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
+			if m := c.jobAt.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+				profile("user.employer", "The user works at "+m[1])
+			}
+			if m := c.cityAfterJob.FindStringSubmatch(s); m != nil {
+				profile("user.location", "The user lives in "+m[1])
+			}
+			if m := c.healthEN.FindStringSubmatch(s); m != nil {
+				add(fact{key: "user.health." + slugify(firstWords(m[1], 3)), content: "The user was diagnosed with " + trimEnd(m[1]), cat: memory.CatFact})
+			}
+			if m := c.tzOnEN.FindStringSubmatch(s); m != nil {
+				profile("user.timezone", "The user's time zone is now "+m[1]+" time")
+			}
+			if m := c.deviceEN.FindStringSubmatch(s); m != nil {
+				kind := deviceKind(m[1])
+				add(fact{key: "user.device." + kind, content: "The user uses " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
+			}
+		}
+		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
+			content := "The user moved to " + m[2] + " and lives there now"
+			if m[1] != "" {
+				content = "The user moved from " + m[1] + " to " + m[2] + " and lives there now"
+			}
+			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+			// A move changes the clock the speaker lives by: the time zone stated
+			// before it no longer holds. An explicit new zone in the same sentence wins.
+			if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) {
+				profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
+			}
+		}
+		if m := c.tzEN.FindStringSubmatch(s); m != nil && (selfish || strings.Contains(lowerText(s), "my")) {
+			profile("user.timezone", "The user's time zone is now "+m[1])
+		}
+		for _, m := range c.relNameEN.FindAllStringSubmatch(s, 4) {
+			who := c.rel(m[1])
+			if c.notName[strings.Fields(m[2])[0]] {
+				continue
+			}
+			add(fact{key: "relation." + slugify(who) + ".name", content: "The user's " + strings.ToLower(m[1]) + " is named " + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.relJobEN.FindAllStringSubmatch(s, 4) {
+			if !validJob(m[2]) {
+				continue
+			}
+			who := c.rel(m[1])
+			add(fact{key: "relation." + slugify(who) + ".job", content: "The user's " + strings.ToLower(m[1]) + " is " + article(m[2]) + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.relWorkEN.FindAllStringSubmatch(s, 4) {
+			who := c.rel(m[1])
+			add(fact{key: "relation." + slugify(who) + ".employer", content: "The user's " + strings.ToLower(m[1]) + " works at " + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.petEN.FindAllStringSubmatch(s, 4) {
+			if c.notName[strings.Fields(m[2])[0]] {
+				continue
+			}
+			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.petHaveEN.FindAllStringSubmatch(s, 4) {
+			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
+		}
+	} else {
+		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) {
+			content := "用户搬到了" + m[2] + "，现在住在" + m[2]
+			if m[1] != "" {
+				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
+			}
+			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+			if !c.tzZH.MatchString(s) {
+				profile("user.timezone", "用户搬到了"+m[2]+"，时区现在以"+m[2]+"当地时间为准")
+			}
+		} else if m := c.liveZH.FindStringSubmatch(s); m != nil && isPlace(m[1]) {
+			add(fact{key: "user.location", content: "用户现在住在" + m[1], cat: memory.CatProfile, replace: true})
+		}
+		if m := c.workZH.FindStringSubmatch(s); m != nil {
+			where := m[1]
+			if isPlace(where) {
+				profile("user.location", "用户在"+where+"工作")
+			} else {
+				if i := strings.Index(where, "的"); i > 0 {
+					if city := where[:i]; isPlace(city) {
+						profile("user.location", "用户在"+city+"工作和生活")
+					}
+					where = where[i+len("的"):]
+				}
+				profile("user.employer", "用户在"+where+"工作")
+			}
+			profile("user.role", "用户是"+m[2])
+		}
+		if m := c.quitZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.employer", content: "用户已经不在" + m[1] + m[2] + "工作了", cat: memory.CatProfile, replace: true})
+		}
+		if m := c.orgJobZH.FindStringSubmatch(s); m != nil {
+			if isPlace(m[1]) {
+				profile("user.location", "用户在"+m[1]+"工作和生活")
+			} else {
+				profile("user.employer", "用户在"+m[1]+"工作")
+			}
+			profile("user.role", "用户是"+m[1]+"的"+m[2])
+		}
+		if m := c.tzZH.FindStringSubmatch(s); m != nil {
+			v := m[1]
+			if v == "" {
+				v = m[2]
+			}
+			profile("user.timezone", "用户的时区现在是"+strings.TrimSuffix(v, "了"))
+		}
+		for _, m := range c.relNameZH.FindAllStringSubmatch(s, 4) {
+			name := cutAt(m[2], "是在住今来从的，,了也")
+			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
+		}
+		for _, m := range c.relApposZH.FindAllStringSubmatch(s, 4) {
+			if badNameZH(m[2]) {
+				continue
+			}
+			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.relJobZH.FindAllStringSubmatch(s, 4) {
+			add(fact{key: "relation." + c.rel(m[1]) + ".job", content: "用户的" + m[1] + "是" + m[2], cat: memory.CatRelationship})
+		}
+		for _, m := range c.petZH.FindAllStringSubmatch(s, 4) {
+			name := cutAt(m[2], "是在住今来从的，,了也")
+			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
+		}
+		for _, m := range c.petHaveZH.FindAllStringSubmatch(s, 4) {
+			name := cutAt(m[2], "是在住今来从的，,了也")
+			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if m := c.healthZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.health." + m[1], content: "用户被诊断出" + m[1], cat: memory.CatFact})
+		}
+		if m := c.deviceZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.device." + deviceKind(m[1]), content: "用户用的是" + m[1], cat: memory.CatFact, imp: impPreference})
+		}
+	}
+	// A child's school year, with the relation it belongs to.
+	if m := c.school.FindStringSubmatch(s); m != nil {
+		who := ""
+		if r := c.relNameEN.FindStringSubmatch(s); r != nil {
+			who = r[1]
+		} else if r := c.relAnyEN.FindStringSubmatch(s); r != nil && !zh {
+			who = r[1]
+		} else if r := c.relApposZH.FindStringSubmatch(s); r != nil {
+			who = r[1]
+		} else if r := c.relAnyZH.FindStringSubmatch(s); r != nil && zh {
+			who = r[1]
+		}
+		if who != "" {
+			grade := m[1] + m[2]
+			content := "The user's " + strings.ToLower(who) + " is in " + grade
+			if zh {
+				content = "用户的" + who + "上" + grade
+			}
+			add(fact{key: "relation." + c.rel(who) + ".school", content: o.finish(content, ref), cat: memory.CatRelationship})
+		}
+	}
+	return out
+}
+
+func deviceKind(v string) string {
+	l := strings.ToLower(v)
+	switch {
+	case strings.Contains(l, "iphone"), strings.Contains(l, "android"), strings.Contains(l, "pixel"), strings.Contains(l, "galaxy"), strings.Contains(l, "手机"), l == "安卓":
+		return "phone"
+	case strings.Contains(l, "ipad"):
+		return "tablet"
+	}
+	return "computer"
+}
+
+// validJob rejects "I'm a big fan", "a bit tired": phrases with "a" that are no job.
+func validJob(v string) bool {
+	f := strings.Fields(strings.ToLower(v))
+	if len(f) == 0 {
+		return false
+	}
+	switch f[0] {
+	case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian",
+		"good", "great", "bad", "new", "proud", "happy", "very", "real", "true", "long", "mess", "part", "member", "person",
+		"way", "chance", "while", "kind", "sort", "nice", "quick", "fun", "lucky", "lover", "huge fan":
+		return false
+	}
+	return true
+}
+
+func article(v string) string {
+	if v == "" {
+		return ""
+	}
+	if strings.ContainsRune("aeiouAEIOU", rune(v[0])) {
+		return "an "
+	}
+	return "a "
+}
+
+func badNameZH(v string) bool {
+	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
+		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟"} {
+		if strings.HasPrefix(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func badPlaceZH(v string) bool {
+	for _, w := range []string{"这里", "那里", "这边", "那边", "新家", "公司", "一起", "楼下", "楼上", "隔壁", "附近"} {
+		if strings.HasPrefix(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectKey is the slot of an attitude towards a thing ("I adore fresh figs", "can't eat
+// figs anymore" → taste.fig), so that a later attitude to the same thing replaces the
+// earlier one. Empty when the sentence holds no such clause.
+func (o *Offline) objectKey(s string) string {
+	c := o.lex.clauses
+	s = clip(s)
+	if m := c.tasteZH.FindStringSubmatch(s); m != nil {
+		return "taste." + m[1]
+	}
+	m := c.tasteEN.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	var words []string
+	for _, w := range strings.Fields(strings.ToLower(m[1])) {
+		switch w {
+		case "good", "great", "nice", "fresh", "hot", "cold", "spicy", "big", "little", "red", "white", "whole", "real",
+			"homemade", "fried", "grilled", "raw", "any", "some", "more", "of", "my", "our", "your", "their", "it", "that",
+			"this", "them", "those", "these", "to", "with", "and", "when", "how", "in", "on", "at", "for":
+			if len(words) > 0 {
+				break
+			}
+			continue
+		}
+		if len(words) > 0 && (w == "and" || w == "with" || w == "when" || w == "in" || w == "on" || w == "at" || w == "for") {
+			break
+		}
+		words = append(words, strings.TrimSuffix(w, "s"))
+		break
+	}
+	if len(words) == 0 || len(words[0]) < 3 {
+		return ""
+	}
+	return "taste." + slugify(words[0])
+}
+
+// planKey is the slot of a dated plan or appointment ("my dentist appointment is on …",
+// "面试改到…"), so that a moved date replaces the first one. Empty without a date.
+func (o *Offline) planKey(s string, ref time.Time) string {
+	c := o.lex.clauses
+	s = clip(s)
+	dated := len(o.lex.temporal.Find(s, ref)) > 0 || absDate.MatchString(s)
+	if !dated {
+		return ""
+	}
+	if m := c.planZH.FindStringSubmatch(s); m != nil {
+		return "plan." + strings.TrimPrefix(strings.TrimPrefix(m[1], "我的"), "我")
+	}
+	if m := c.planEN.FindStringSubmatch(s); m != nil {
+		return "plan." + slugify(strings.ToLower(m[1]))
+	}
+	return ""
+}
+
+// absDate is a written date: "March 15", "15 March", "3月15日", "2026-03-15", "the 20th".
+var absDate = regexp.MustCompile(`(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\d{1,2}\s*月\s*\d{1,2}\s*[日号]?|\b\d{4}-\d{2}-\d{2}\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}\s*[日号]`)
+
+// procedure recognises a routine ("always X before Y", "每次 X 前先 Y", "first X, then Y")
+// and returns its memory; ok is false when s states none.
+func (o *Offline) procedure(s string) (fact, bool) {
+	c := o.lex.clauses
+	s = clip(s)
+	if hasHan(s) {
+		if m := c.procZH.FindStringSubmatch(s); m != nil {
+			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：每次" + m[1] + "前，先" + trimEnd(m[2]),
+				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		}
+		if m := c.procStepsZH.FindStringSubmatch(s); m != nil && !o.lex.event.MatchString(s) {
+			return fact{content: "用户的步骤：先" + m[1] + "，再" + trimEnd(m[2]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		}
+		return fact{}, false
+	}
+	if m := c.procBefore2EN.FindStringSubmatch(s); m != nil {
+		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + o.pronounsEN(m[1], true) + ", " + o.pronounsEN(trimEnd(m[2]), true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+	}
+	if m := c.procBeforeEN.FindStringSubmatch(s); m != nil {
+		return fact{key: "procedure." + slugify(firstWords(m[2], 3)), content: "The user's routine: before " + o.pronounsEN(trimEnd(m[2]), true) + ", first " + o.pronounsEN(m[1], true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+	}
+	// "First X, then Y" is a procedure unless it tells what happened ("first we went …").
+	if c.procStepsEN.MatchString(s) && !o.lex.event.MatchString(lowerText(s)) {
+		return fact{content: "The user's steps: " + o.pronounsEN(lowerFirst(trimEnd(s)), true), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+	}
+	return fact{}, false
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	var out []string
+	for _, w := range f {
+		switch strings.ToLower(w) {
+		case "the", "a", "an", "we", "i", "you", "our", "my", "any", "every", "each":
+			continue
+		}
+		out = append(out, w)
+		if len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// addClauses completes the rule memories ds of sentence s with its clause facts: a fact in
+// a slot ds does not fill is added; a keyless preference or constraint about a thing gets
+// the thing's slot, a dated plan its plan slot; a routine replaces a looser reading.
+func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
+	s = o.clean(s)
+	if s == "" {
+		return ds
+	}
+	if f, ok := o.procedure(s); ok && !o.lex.aboutListener(s) {
+		d := o.factDraft(f, ref, "procedure")
+		d.confidence = confInstruction
+		d.meta["instruction"] = true
+		return []draft{d}
+	}
+	facts := o.clauseFacts(s, ref)
+	keys := map[string]bool{}
+	for _, d := range ds {
+		if d.key != "" {
+			keys[d.key] = true
+		}
+	}
+	for _, f := range facts {
+		if f.replace {
+			// A move is told better by its rule than by the identity reading of "I moved
+			// to X"; keep the other slots.
+			kept := ds[:0]
+			for _, d := range ds {
+				if d.key != f.key {
+					kept = append(kept, d)
+				}
+			}
+			ds = kept
+			delete(keys, f.key)
+		}
+		if keys[f.key] {
+			continue
+		}
+		keys[f.key] = true
+		ds = append(ds, o.factDraft(f, ref, "clause"))
+	}
+	for i := range ds {
+		d := &ds[i]
+		if d.key != "" || d.typ != memory.Semantic {
+			continue
+		}
+		switch d.cat {
+		case memory.CatPreference, memory.CatConstraint:
+			d.key = o.objectKey(s)
+		}
+		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
+			d.key = o.planKey(s, ref)
+		}
+	}
+	if len(ds) == 0 {
+		// A dated plan no other rule took ("my flight is on Friday", "面试改到3月20日").
+		if key := o.planKey(s, ref); key != "" {
+			d := o.draft(s, ref, memory.Semantic, memory.CatEvent, "plan", impState, confEvent)
+			d.key, d.expire = key, o.expiry(s, ref)
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+func (o *Offline) factDraft(f fact, ref time.Time, rule string) draft {
+	return draft{typ: f.typ, cat: f.cat, key: f.key, content: o.finish(f.content, ref), importance: f.imp,
+		confidence: confExplicit, rule: rule, meta: map[string]any{}}
+}
+
+// narrative is the episodic memory of a turn's statements about the speaker that no rule
+// took: what they did, plan, feel or have, in the third person with dates made absolute.
+func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
+	var parts []string
+	zh := false
+	for _, s := range story {
+		s = o.clean(s)
+		if s == "" {
+			continue
+		}
+		if hasHan(s) {
+			zh = true
+			parts = append(parts, o.thirdPersonZH(s, memory.CatEvent, "event"))
+			continue
+		}
+		parts = append(parts, upperFirst(o.pronounsEN(s, false)))
+	}
+	if len(parts) == 0 || !o.newsworthy(story, ref) {
+		return draft{}, false
+	}
+	sep := ". "
+	if zh {
+		sep = "。"
+	}
+	content := strings.Join(parts, sep)
+	d := draft{typ: memory.Episodic, cat: memory.CatEvent, content: o.finish(content, ref), importance: impEvent,
+		confidence: confEvent, rule: "event", meta: map[string]any{}}
+	d.expire = o.expiry(strings.Join(story, " "), ref)
+	return d, true
+}
+
+// newsworthy reports a story that holds news rather than a passing remark ("Makes me
+// happy."): an event, plan or possession of the speaker, a date, or a long enough account.
+func (o *Offline) newsworthy(story []string, ref time.Time) bool {
+	s := strings.Join(story, " ")
+	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 {
+		return true
+	}
+	han := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	return han >= minStoryHan || len(strings.Fields(s)) >= minStoryWords
+}
+
+// Chosen on the LoCoMo dev conversations (conv-26, conv-30): shorter stories without an
+// event rarely hold an annotated observation.
+const (
+	minStoryWords = 10
+	minStoryHan   = 8
+)
+
+// relationNameKey turns the slot of "my wife's name is …" / "我的老板叫…" into the
+// relation's name slot (relation.wife.name), the one the clause rules fill, so both
+// readings of a sentence meet and a later name replaces an earlier one.
+func (o *Offline) relationNameKey(key, attr, clause, value string) string {
+	if !strings.HasPrefix(key, "relation.") {
+		return key
+	}
+	a := strings.ToLower(strings.TrimSpace(attr))
+	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫") ||
+		nameLike.MatchString(value)
+	if !named {
+		return key
+	}
+	who := strings.TrimSuffix(strings.TrimSuffix(a, "'s name"), " name")
+	return "relation." + slugify(o.lex.clauses.rel(who)) + ".name"
+}
+
+var nameLike = regexp.MustCompile(`^(?:\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2}|\p{Han}{2,3})$`)
+
+// leftover reports whether sentence s says more than its rule memories ds hold: two
+// English words or three Han characters of content that no memory carries. Such a
+// sentence is also told in the turn's story, so a rule that took part of it loses nothing.
+func (o *Offline) leftover(s string, ds []draft) bool {
+	var held strings.Builder
+	for _, d := range ds {
+		held.WriteString(lowerText(d.content))
+		held.WriteByte(' ')
+	}
+	h := held.String()
+	heldRunes := map[rune]bool{}
+	for _, r := range h {
+		heldRunes[r] = true
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(h, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words[w] = true
+	}
+	en, han := 0, 0
+	for _, w := range strings.FieldsFunc(lowerText(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if hasHan(w) {
+			for _, r := range w {
+				if !heldRunes[r] && !strings.ContainsRune(zhFunctionChars, r) {
+					han++
+				}
+			}
+			continue
+		}
+		if !words[w] && !words[strings.TrimSuffix(w, "s")] && !enFunctionWord(w) {
+			en++
+		}
+	}
+	return en >= 2 || han >= 3
+}
+
+const zhFunctionChars = "我你他她它们的了是在和与及都也就还很会吗呢吧啊着过一个把被给让对要想这那有"
+
+func enFunctionWord(w string) bool {
+	switch w {
+	case "i", "me", "my", "we", "our", "us", "i'm", "im", "m", "ve", "ll", "d", "s", "a", "an", "the", "and", "or", "but",
+		"of", "to", "in", "on", "at", "for", "with", "by", "from", "is", "are", "was", "were", "be", "am", "been", "so",
+		"just", "also", "really", "very", "now", "actually", "hi", "hello", "hey", "oh", "well", "ok", "okay", "yes", "yeah",
+		"this", "that", "it", "its", "as", "here", "there", "name", "called", "named", "lives", "live", "work", "works",
+		"t", "don", "doesn", "isn", "can", "won", "please", "do", "not", "never", "always":
+		return true
+	}
+	return false
+}
+
+// changeable is the index of the first of ds that fills a slot whose value changes over
+// time (where the speaker lives or works, a plan's date, a taste …), or -1. The story must
+// not restate such a sentence: an episodic memory is never superseded, so the old value
+// would outlive the change. Names, origins, birthdays and diagnoses stay.
+func changeable(ds []draft) int {
+	for i, d := range ds {
+		switch k := d.key; {
+		case k == "", k == "user.name", k == "user.origin", k == "user.birthday", strings.HasSuffix(k, ".name"),
+			strings.HasPrefix(k, "user.health."):
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// toldWhole reports whether one of ds already holds its whole sentence: every rule but
+// the identity and clause rules (which keep only the value) words the sentence itself.
+func toldWhole(ds []draft) bool {
+	for _, d := range ds {
+		if r := strings.TrimPrefix(d.rule, "remember+"); r != "identity" && r != "clause" {
+			return true
+		}
+	}
+	return false
+}

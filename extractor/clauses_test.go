@@ -1,0 +1,280 @@
+package extractor
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// The sentences below were written for these tests; none comes from an evaluation set.
+
+var clauseRef = time.Date(2026, 4, 8, 10, 0, 0, 0, time.UTC) // a Wednesday
+
+func extractOne(t *testing.T, turn memory.Turn) []memory.Candidate {
+	t.Helper()
+	if turn.OccurredAt.IsZero() {
+		turn.OccurredAt = clauseRef
+	}
+	if turn.Role == "" {
+		turn.Role = memory.RoleUser
+	}
+	if turn.TurnID == "" {
+		turn.TurnID = "t1"
+	}
+	got, err := NewOffline().Extract(context.Background(), Batch{Tenant: "acme", UserID: "u1", New: []memory.Turn{turn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func byKey(cands []memory.Candidate) map[string]memory.Candidate {
+	out := map[string]memory.Candidate{}
+	for _, c := range cands {
+		if c.Key != "" {
+			out[c.Key] = c
+		}
+	}
+	return out
+}
+
+func TestClauseFacts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		text string
+		want map[string]string // key → a piece the content must hold
+	}{
+		{"self-introduction en: one memory per fact", "Hi, I'm Priya Raman, a backend developer at Lumatek in Leeds.",
+			map[string]string{"user.name": "Priya Raman", "user.role": "backend developer", "user.employer": "Lumatek", "user.location": "Leeds"}},
+		{"self-introduction zh", "我叫陈晨，在杭州的一家物流公司做数据分析师。",
+			map[string]string{"user.name": "陈晨", "user.employer": "物流公司", "user.role": "数据分析师", "user.location": "杭州"}},
+		{"relation with name and job en", "My husband Tomas is a pharmacist.",
+			map[string]string{"relation.husband.name": "Tomas", "relation.husband.job": "pharmacist"}},
+		{"relation with name and job zh", "我老公叫周明，是一名牙医。",
+			map[string]string{"relation.husband.name": "周明", "relation.husband.job": "牙医"}},
+		{"relation employer", "My sister works at Brightwave Labs.", map[string]string{"relation.sister.employer": "Brightwave Labs"}},
+		{"child and school year en", "My son Leo started third grade this week.",
+			map[string]string{"relation.son.name": "Leo", "relation.son.school": "third grade"}},
+		{"child and school year zh", "我儿子乐乐今年上二年级。",
+			map[string]string{"relation.son.name": "乐乐", "relation.son.school": "二年级"}},
+		{"pet en", "We adopted a kitten named Pepper last weekend.", map[string]string{"pet.cat.name": "Pepper"}},
+		{"pet possessive en", "Our dog Biscuit hates the rain.", map[string]string{"pet.dog.name": "Biscuit"}},
+		{"pet zh", "我家的狗叫旺财。", map[string]string{"pet.dog.name": "旺财"}},
+		{"move between two cities en", "I moved from Lyon to Porto last month.", map[string]string{"user.location": "Porto"}},
+		{"move zh", "我们去年从成都搬到了苏州。", map[string]string{"user.location": "苏州"}},
+		{"time zone en", "My time zone is now Central European Time.", map[string]string{"user.timezone": "Central European"}},
+		{"time zone zh", "我的时区改成东京时间了。", map[string]string{"user.timezone": "东京时间"}},
+		{"device", "I use a MacBook Air for work.", map[string]string{"user.device.computer": "MacBook Air"}},
+		{"relation named by 'name is'", "My brother's name is Oskar.", map[string]string{"relation.brother.name": "Oskar"}},
+		{"a move resets the time zone", "I moved to Auckland in May.", map[string]string{"user.location": "Auckland", "user.timezone": "Auckland"}},
+		{"a move resets the time zone zh", "我搬到了昆明。", map[string]string{"user.location": "昆明", "user.timezone": "昆明"}},
+		{"work as", "These days I work as a site reliability engineer for Quillbank.",
+			map[string]string{"user.role": "site reliability engineer", "user.employer": "Quillbank"}},
+		{"a new job title", "I'm now a staff designer at Fernway.", map[string]string{"user.role": "staff designer", "user.employer": "Fernway"}},
+		{"employer and job zh", "我是一家连锁药店的区域经理。", map[string]string{"user.employer": "连锁药店", "user.role": "区域经理"}},
+		{"diagnosis en", "I was diagnosed with celiac disease last year.", map[string]string{"user.health.celiac_disease": "celiac disease"}},
+		{"diagnosis zh", "我去年确诊了糖尿病。", map[string]string{"user.health.糖尿病": "糖尿病"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := byKey(extractOne(t, memory.Turn{Content: tt.text}))
+			for key, piece := range tt.want {
+				c, ok := got[key]
+				if !ok {
+					t.Errorf("%q: no memory in slot %s; got %s", tt.text, key, dump(extractOne(t, memory.Turn{Content: tt.text})))
+					continue
+				}
+				if !strings.Contains(c.Content, piece) {
+					t.Errorf("%s = %q, want it to hold %q", key, c.Content, piece)
+				}
+				if c.Type != memory.Semantic {
+					t.Errorf("%s is %s, want semantic", key, c.Type)
+				}
+			}
+		})
+	}
+}
+
+func TestClauseSameSlotForChanges(t *testing.T) {
+	t.Parallel()
+	// A later statement must land in the slot of the earlier one, so the resolver
+	// supersedes it.
+	pairs := []struct{ before, after string }{
+		{"I really love burgers.", "I can't eat burgers anymore."},
+		{"我很喜欢吃榴莲。", "我现在不能再吃榴莲了。"},
+		{"I live in Ghent.", "I relocated to Utrecht in March."},
+		{"I work at Harbor Analytics.", "I left Harbor Analytics last Friday."},
+		{"我在一家外贸公司上班。", "我已经从外贸公司离职了。"},
+		{"我住在厦门。", "我上个月搬到了青岛。"},
+		{"My dentist appointment is next Thursday.", "Actually the dentist appointment moved to April 21."},
+		{"我的体检在下周一。", "我的体检改到下周三了。"},
+		{"My time zone is Pacific Time.", "I switched my time zone to Eastern Time."},
+	}
+	for _, p := range pairs {
+		a, b := extractOne(t, memory.Turn{Content: p.before}), extractOne(t, memory.Turn{Content: p.after})
+		ka, kb := map[string]bool{}, map[string]bool{}
+		for _, c := range a {
+			ka[c.Key] = c.Key != ""
+		}
+		shared := false
+		for _, c := range b {
+			kb[c.Key] = true
+			if c.Key != "" && ka[c.Key] {
+				shared = true
+			}
+		}
+		if !shared {
+			t.Errorf("%q then %q share no slot:%s\nvs%s", p.before, p.after, dump(a), dump(b))
+		}
+	}
+}
+
+func TestClauseRoutines(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ text, key, piece string }{
+		{"I always run the linter before I push.", "procedure.push", "run the linter"},
+		{"Before every release, we always bump the version and write the changelog.", "procedure.release", "bump the version"},
+		{"每次上线前先跑一遍回归测试。", "procedure.上线", "回归测试"},
+		{"For hotfixes: first open a ticket, then branch from main, then ask for two reviews.", "", "branch from main"},
+		{"先备份数据库，再执行迁移脚本。", "", "执行迁移脚本"},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if len(got) < 1 || got[0].Type != memory.Procedural || got[0].Key != tt.key || !strings.Contains(got[0].Content, tt.piece) {
+			t.Errorf("%q:%s", tt.text, dump(got))
+		}
+	}
+}
+
+func TestClauseSpeakerName(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "Nadia: I started a pottery course yesterday and I already made two bowls.",
+		Metadata: map[string]any{"speaker": "Nadia"}})
+	if len(got) != 1 || got[0].Type != memory.Episodic {
+		t.Fatalf("got%s", dump(got))
+	}
+	c := got[0].Content
+	if !strings.HasPrefix(c, "Nadia started a pottery course yesterday (2026-04-07)") || strings.Contains(c, "Nadia:") || strings.Contains(c, "user") {
+		t.Errorf("content = %q", c)
+	}
+	zh := extractOne(t, memory.Turn{Content: "我上周去了青岛看海。", Metadata: map[string]any{"name": "小雨"}})
+	if len(zh) != 1 || !strings.HasPrefix(zh[0].Content, "小雨上周(2026-03-30至2026-04-05)去了青岛看海") {
+		t.Errorf("zh:%s", dump(zh))
+	}
+}
+
+func TestClauseStoryLeavesOutTheListener(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{
+		"You always find the best spots, I'm so proud of you!",
+		"That must have been so much fun for you.",
+		"Thanks, that's really kind.",
+		"I totally agree.",
+		"They always make the kids laugh.",
+		"I'm always around to lend you a hand.",
+	} {
+		if got := extractOne(t, memory.Turn{Content: text}); len(got) != 0 {
+			t.Errorf("%q gave%s", text, dump(got))
+		}
+	}
+}
+
+func TestToolStepBecomesTheProcedure(t *testing.T) {
+	t.Parallel()
+	at := func(m int) time.Time { return clauseRef.Add(time.Duration(m) * time.Minute) }
+	turns := []memory.Turn{
+		{TurnID: "t1", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "billing.sync", Status: "failure", Error: "quota exceeded"}, OccurredAt: at(0)},
+		{TurnID: "t2", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "billing.reserve", Status: "success"}, Content: "slot reserved", OccurredAt: at(1)},
+		{TurnID: "t3", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "billing.sync", Status: "success"}, Content: "synced", OccurredAt: at(2)},
+	}
+	b := Batch{Tenant: "acme", UserID: "u1", New: turns}
+	for i, v := range NewGate().CheckBatch(b) {
+		if !v.Pass {
+			t.Errorf("turn %s gated out: %+v", turns[i].TurnID, v)
+		}
+	}
+	got, err := NewOffline().Extract(context.Background(), b)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got%s, %v", dump(got), err)
+	}
+	c := got[0]
+	want := `When tool "billing.sync" fails with "quota exceeded", call "billing.reserve" first, then retry "billing.sync"`
+	if c.Content != want || c.Type != memory.Procedural || strings.Join(c.SourceTurnIDs, ",") != "t1,t2,t3" {
+		t.Errorf("got %q %s %v", c.Content, c.Type, c.SourceTurnIDs)
+	}
+}
+
+func TestGatePassesEveryClause(t *testing.T) {
+	t.Parallel()
+	g := NewGate()
+	for _, text := range []string{
+		"My husband Tomas is a pharmacist.", "我家的狗叫旺财。", "I moved from Lyon to Porto.", "我老公叫周明，是一名牙医。",
+		"每次上线前先跑一遍回归测试。", "I always run the linter before I push.", "My time zone is now Central European Time.",
+		"I went to Oslo.", "我上周去了青岛。", "The vet visit moved to May 9.", "体检改到下周三了。",
+	} {
+		if r := g.Check(memory.Turn{Role: memory.RoleUser, Content: text}); !r.Pass {
+			t.Errorf("gate skipped %q: %s", text, r.Reason)
+		}
+	}
+}
+
+func TestClauseWorkIsBounded(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("my my my my I I we we a a a ", 2000) + strings.Repeat("我我我的的的在在", 2000)
+	start := time.Now()
+	extractOne(t, memory.Turn{Content: long})
+	NewGate().Check(memory.Turn{Role: memory.RoleUser, Content: long})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a long turn took %s", d)
+	}
+}
+
+func TestAlwaysAsHabitOrInstruction(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"Always put the totals in the first column.", "I always order oat milk."} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) != 1 || got[0].Category != memory.CatPreference {
+			t.Errorf("%q:%s", text, dump(got))
+		}
+	}
+}
+
+func TestEventsAreNoProcedures(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"First we went to the aquarium, then we had dumplings by the river.", "我们先去了博物馆，然后去吃了火锅。"} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) != 1 || got[0].Type != memory.Episodic {
+			t.Errorf("%q:%s", text, dump(got))
+		}
+	}
+}
+
+func TestDecisionWithReason(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "We went with Redis for the queue because the team already runs it."})
+	if len(got) == 0 || got[0].Category != memory.CatDecision || got[0].Metadata["reason"] != "the team already runs it" {
+		t.Errorf("got%s", dump(got))
+	}
+}
+
+func TestChangeableSlotsAreNotRetold(t *testing.T) {
+	t.Parallel()
+	// The city must live only in its slot, so that a move supersedes every mention of it.
+	for _, text := range []string{"I live in Ghent with my partner and our two cats.", "我住在厦门，每天骑车去海边上班。"} {
+		detail := false
+		for _, c := range extractOne(t, memory.Turn{Content: text}) {
+			if c.Type == memory.Episodic {
+				t.Errorf("%q retold as an event: %q", text, c.Content)
+			}
+			detail = detail || c.Key == "user.location" && c.Metadata["rule"] == "detail"
+		}
+		if !detail {
+			t.Errorf("%q: the details are not kept in the location slot", text)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package extractor
+
+import (
+	"strings"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// speakerName is the name a turn carries for its speaker: the turn metadata's "speaker"
+// or "name" (the OpenAI message name field lands there). Empty when unknown.
+func speakerName(t memory.Turn) string {
+	for _, k := range []string{"speaker", "name"} {
+		if v, ok := t.Metadata[k].(string); ok {
+			if v = strings.TrimSpace(v); v != "" && len(v) <= 80 {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// spokenText is a turn's content without a leading "<name>: " that repeats the speaker's
+// name (transcripts and the LoCoMo harness write turns that way).
+func spokenText(t memory.Turn) string {
+	name := speakerName(t)
+	c := strings.TrimSpace(t.Content)
+	if name == "" {
+		return c
+	}
+	for _, sep := range []string{":", "："} {
+		if rest, ok := strings.CutPrefix(c, name+sep); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return c
+}
+
+// personalize names the speaker in a memory written in the third person: "The user went
+// to …" becomes "Caroline went to …", "用户…" becomes "林悦…".
+func personalize(content, name string) string {
+	if name == "" {
+		return content
+	}
+	r := strings.NewReplacer("The user's", name+"'s", "the user's", name+"'s", "The user", name, "the user", name,
+		"用户的", name+"的", "用户", name)
+	return r.Replace(content)
+}

@@ -51,14 +51,9 @@ type MemoryHit struct {
 	VectorRank  int64
 	Distance    *float64 // cosine distance to the query vector, nil when not ranked by it
 	KeywordRank int64
-	Keyword     float64 // ts_rank_cd of the OR-query, 0 when no term matched
+	Keyword     float64 // Okapi BM25 score of the search text (bm25Spec), 0 when no term matched
 	RecentRank  int64
 }
-
-// keywordQuery is the OR-query of the search text's terms: plainto_tsquery stems and
-// drops stopwords, and its ANDs become ORs so that one matching identifier is enough;
-// ts_rank_cd then favours rows that match more of the terms.
-const keywordQuery = `replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery`
 
 // memoryCandidatesSQL builds the candidate query. Every filter (owner, status, expiry,
 // time, types, categories) is applied in the owned CTE first, so ranking never sees
@@ -111,7 +106,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			where = append(where, col+" <= "+arg(*q.To))
 		}
 		owned = `owned AS MATERIALIZED (
-	SELECT m.id, m.tsv, m.updated_at FROM memories m
+	SELECT m.id, m.tsv, m.tsv_len, m.updated_at FROM memories m
 	WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `)`
 	} else {
 		// History: the latest version of each of the owner's memories whose validity
@@ -136,7 +131,8 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		SELECT DISTINCT ON (v.memory_id) v.memory_id AS id, v.version, v.content, v.status, v.category,
 			coalesce(v.key, '') AS key, v.importance::float8 AS importance, v.confidence::float8 AS confidence,
 			v.valid_from, v.valid_to, v.recorded_at AS updated_at,
-			m.tsv || to_tsvector('english', v.content) AS tsv
+			m.tsv || to_tsvector('english', v.content) AS tsv,
+			length(m.tsv || to_tsvector('english', v.content)) AS tsv_len
 		FROM memories m JOIN memory_versions v ON v.tenant = m.tenant AND v.memory_id = m.id
 		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
 		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
@@ -145,14 +141,19 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 
 	limit := arg(q.Limit)
-	ctes := []string{owned, `q AS (SELECT ` + keywordQuery + ` AS q)`,
-		`ktop AS (
-	SELECT o.id, ts_rank_cd(o.tsv, q.q) AS kr, row_number() OVER (ORDER BY ts_rank_cd(o.tsv, q.q) DESC, o.id) AS rank
-	FROM owned o, q WHERE numnode(q.q) > 0 AND o.tsv @@ q.q
-	ORDER BY kr DESC, o.id LIMIT ` + limit + `)`,
+	// The keyword side ranks the owned rows by BM25 with the statistics of the owned
+	// set itself: the owner's memories that pass the search's filters, the collection
+	// being searched (materialised already, so N and the lengths cost one pass).
+	ctes := []string{owned}
+	ctes = append(ctes, bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
+		match: `SELECT o.id, o.tsv, o.tsv_len, true AS keep FROM owned o, kq WHERE o.tsv @@ kq.q`,
+		stats: `SELECT count(*) FILTER (WHERE tsv_len > 0)::float8 AS n,
+		coalesce(avg(tsv_len) FILTER (WHERE tsv_len > 0), 0)::float8 AS avgdl FROM owned`,
+	}.ctes()...)
+	ctes = append(ctes,
 		`rtop AS (
 	SELECT o.id, row_number() OVER (ORDER BY o.updated_at DESC, o.id) AS rank
-	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT ` + arg(q.RecentLimit) + `)`}
+	FROM owned o ORDER BY o.updated_at DESC, o.id LIMIT `+arg(q.RecentLimit)+`)`)
 	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
 	switch {
 	case q.KeywordOnly:
@@ -305,6 +306,10 @@ type TurnSearch struct {
 	Model          string
 	MaxDistance    float64 // the largest cosine distance the vector side keeps
 	Limit          int     // candidates per side
+	// Neighbours is the share of a turn's keyword score that each adjacent turn of
+	// its session (the one before and the one after) receives; 0 ranks turns on their
+	// own text only. See turnCandidatesSQL.
+	Neighbours float64
 }
 
 // TurnHit is one turn candidate with its rank on each side (0 when that side did not
@@ -316,7 +321,7 @@ type TurnHit struct {
 	Content     string
 	OccurredAt  time.Time
 	KeywordRank int64
-	Keyword     float64 // ts_rank_cd of the OR-query
+	Keyword     float64 // Okapi BM25 score of the search text (bm25Spec)
 	VectorRank  int64
 	Distance    *float64 // cosine distance to the query vector, when the turn has one
 }
@@ -389,18 +394,50 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	kcols, vcols := "NULL::bigint, NULL::float8", "NULL::bigint, NULL::float8"
 	var joins string
 	if keyword {
-		// keywordQuery reads the search text as $2; here it is bound only when the keyword
-		// side runs, since PostgreSQL rejects a parameter no part of the query uses.
-		kq := strings.ReplaceAll(keywordQuery, "$2", arg(SearchText(q.Query)))
-		ctes = append(ctes, `ktop AS (
-	SELECT t.turn_id, ts_rank_cd(t.tsv, q.q)::float8 AS kr,
-		row_number() OVER (ORDER BY ts_rank_cd(t.tsv, q.q) DESC, t.occurred_at DESC, t.turn_id) AS rank
-	FROM turns t, (SELECT `+kq+` AS q) q
-	WHERE numnode(q.q) > 0 AND `+filter+` AND t.tsv @@ q.q
-	ORDER BY kr DESC, t.occurred_at DESC, t.turn_id LIMIT `+limit+`)`)
-		sides = append(sides, "SELECT turn_id FROM ktop")
-		kcols = "ktop.rank, ktop.kr"
-		joins += "\nLEFT JOIN ktop ON ktop.turn_id = c.turn_id"
+		// BM25 over the user's turns with the user's statistics: N and the mean length
+		// from an index-only scan of turns_user_time (which carries tsv_len), document
+		// frequencies from the user's matching turns (turns_user_tsv). Those are the
+		// user's whole log, whatever the session, agent and time filters, which only
+		// decide which matches are ranked (keep). The search text is bound only when
+		// the keyword side runs: PostgreSQL rejects a parameter no part of the query uses.
+		ctes = append(ctes, bm25Spec{prefix: "k", text: arg(SearchText(q.Query)), limit: limit,
+			order: "occurred_at DESC, id",
+			match: `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
+	FROM turns t, kq WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ kq.q`,
+			stats: `SELECT count(*)::float8 AS n, coalesce(avg(t.tsv_len), 0)::float8 AS avgdl
+	FROM turns t WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv_len > 0`,
+		}.ctes()...)
+		if q.Neighbours > 0 {
+			// A reply often answers in words of its own ("yes, last Tuesday") what the
+			// turn before asked in the query's words: each of the best-scoring turns
+			// passes a share of its score to the turns just before and after it in its
+			// session (found through turns_session), which may then rank without
+			// matching a term themselves. Neighbours pass the same filters.
+			nb := fmt.Sprintf("%g", q.Neighbours)
+			ctes = append(ctes, `kseed AS MATERIALIZED (
+	SELECT id, kr FROM kscored ORDER BY kr DESC, occurred_at DESC, id LIMIT `+limit+`)`,
+				`knb AS (
+	SELECT nb.turn_id AS id, s.kr * `+nb+` AS kr FROM kseed s
+	JOIN turns t0 ON t0.tenant = $1 AND t0.turn_id = s.id
+	CROSS JOIN LATERAL (
+		(SELECT t.turn_id FROM turns t WHERE `+filter+` AND t.session_id = t0.session_id
+			AND (t.occurred_at, t.seq) < (t0.occurred_at, t0.seq) ORDER BY t.occurred_at DESC, t.seq DESC LIMIT 1)
+		UNION ALL
+		(SELECT t.turn_id FROM turns t WHERE `+filter+` AND t.session_id = t0.session_id
+			AND (t.occurred_at, t.seq) > (t0.occurred_at, t0.seq) ORDER BY t.occurred_at, t.seq LIMIT 1)) nb)`,
+				`kexp AS (
+	SELECT x.id, sum(x.kr) AS kr, max(t.occurred_at) AS occurred_at
+	FROM (SELECT id, kr FROM kseed UNION ALL SELECT id, kr FROM knb) x
+	JOIN turns t ON t.tenant = $1 AND t.turn_id = x.id GROUP BY x.id)`,
+				`ktopt AS (
+	SELECT id AS turn_id, kr, row_number() OVER (ORDER BY kr DESC, occurred_at DESC, id) AS rank
+	FROM kexp ORDER BY kr DESC, occurred_at DESC, id LIMIT `+limit+`)`)
+		} else {
+			ctes = append(ctes, `ktopt AS (SELECT id AS turn_id, kr, rank FROM ktop)`)
+		}
+		sides = append(sides, "SELECT turn_id FROM ktopt")
+		kcols = "ktopt.rank, ktopt.kr"
+		joins += "\nLEFT JOIN ktopt ON ktopt.turn_id = c.turn_id"
 	}
 	if vector {
 		// The owner's turn vectors, one range of the (tenant, model, user_id) index,

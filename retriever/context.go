@@ -23,6 +23,10 @@ type ContextRequest struct {
 	TaskID       string `json:"task_id,omitempty"`
 	Query        string `json:"query"`
 	BudgetTokens int    `json:"budget_tokens,omitempty"`
+	// IncludePending adds pending memories (unconfirmed claims, such as an assistant's
+	// statement no user confirmed), marked "(unconfirmed)". Off by default: a model
+	// reading an unconfirmed claim in its context repeats it as fact.
+	IncludePending bool `json:"include_pending,omitempty"`
 }
 
 // Section is one layer of an assembled context.
@@ -91,10 +95,14 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 	}
 	vec := r.embedQuery(ctx, req.Query)
 
+	statuses := []string{string(memory.StatusActive)}
+	if req.IncludePending {
+		statuses = append(statuses, string(memory.StatusPending))
+	}
+	// keepRecent: the layers show what is fresh even when the query matches nothing.
 	q := query{SearchRequest: SearchRequest{Query: req.Query, UserID: req.UserID, AgentID: req.AgentID,
 		SessionID: req.SessionID, Scope: memory.ScopeUser},
-		statuses: []string{string(memory.StatusActive), string(memory.StatusPending)},
-		memories: true, now: now}
+		statuses: statuses, memories: true, now: now, keepRecent: true}
 
 	var layers [5][]line
 	var resp ContextResponse

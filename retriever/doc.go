@@ -7,12 +7,15 @@
 // (owner, status, expiry, time range, types, categories; or, with as_of, each
 // memory's version valid at that time), then draws candidates from three sides: the
 // exact nearest vectors among them (an owner-scoped scan, never a filtered
-// approximate index), a keyword OR-query ranked with ts_rank_cd, and the most
+// approximate index), the keyword matches ranked by Okapi BM25 with the owner's own
+// statistics (English stemming, Chinese bigrams, identifiers whole), and the most
 // recently updated. Candidates are fused with weighted reciprocal rank fusion and
 // reranked with importance, recency and confidence (Config documents the weights),
-// near-duplicates are dropped and the threshold applied. The turns layer is keyword
-// (and, with turn embedding, vector) search over the owner's stored turns
-// (memory.Tx.TurnCandidates), fused the same way.
+// near-duplicates are dropped and the threshold applied; a search returns no memory
+// that only the recency side found. The turns layer is BM25 keyword search over the
+// owner's stored turns, each of the best matches lending a share of its score to
+// its neighbours in the session (and, with turn embedding, vector search), fused
+// the same way (memory.Tx.TurnCandidates).
 //
 // Context assembles a fenced block within a token budget from working memory (task
 // state in the ENGRAM_TASKS KV bucket), short-term memory (the session's last turns

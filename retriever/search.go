@@ -74,7 +74,7 @@ type SearchRequest struct {
 // Components are the parts a result's score is made of.
 type Components struct {
 	Vector     float64 `json:"vector"`  // cosine similarity to the query (0 when unknown)
-	Keyword    float64 `json:"keyword"` // ts_rank_cd of the OR-query (0 when no term matched)
+	Keyword    float64 `json:"keyword"` // Okapi BM25 score, a turn's with its neighbours' share (0: no term matched)
 	RRF        float64 `json:"rrf"`     // normalised reciprocal-rank fusion score
 	Recency    float64 `json:"recency"`
 	Importance float64 `json:"importance"`
@@ -186,6 +186,10 @@ type query struct {
 	memories   bool
 	turns      bool
 	now        time.Time // "now" of recency and expiry: as_of when given
+	// keepRecent keeps memories that only the recency side found (context layers);
+	// a search answers with matches only, so a query that matched nothing returns
+	// nothing rather than the owner's latest memories.
+	keepRecent bool
 }
 
 func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
@@ -373,6 +377,9 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 	sideNorm /= r.cfg.RRFK + 1
 	var out []Result
 	for _, h := range hits {
+		if h.VectorRank == 0 && h.KeywordRank == 0 && !q.keepRecent {
+			continue
+		}
 		m := h.Memory
 		res := memoryResult(m)
 		rrf := 0.0
@@ -393,7 +400,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
 		// rank it above the turns it came from.
 		recencyAt := m.ValidFrom
-		r.score(&res, ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
 	return out, nil
@@ -564,7 +571,7 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 		return nil, nil
 	}
 	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID,
-		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates}
+		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates, Neighbours: max(r.cfg.TurnNeighbourWeight, 0)}
 	if vector {
 		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
 	}

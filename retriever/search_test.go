@@ -260,16 +260,54 @@ func TestStatusesAndExpiry(t *testing.T) {
 			}
 		})
 	}
+	// Context leaves unconfirmed claims out unless asked for them, and marks them then.
 	ctxResp, err := e.r.Context(e.ctx, "acme", retriever.ContextRequest{UserID: "u", Query: "jazz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ctxResp.Text, pending.ID.String()) || strings.Contains(ctxResp.Text, "unconfirmed") {
+		t.Errorf("pending memory in a context that did not ask for it:\n%s", ctxResp.Text)
+	}
+	if !strings.Contains(ctxResp.Text, "[memory_ref: "+active.ID.String()+"]") {
+		t.Errorf("active memory missing from context:\n%s", ctxResp.Text)
+	}
+	ctxResp, err = e.r.Context(e.ctx, "acme", retriever.ContextRequest{UserID: "u", Query: "jazz", IncludePending: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(ctxResp.Text, "[memory_ref: "+pending.ID.String()+"]") ||
 		!strings.Contains(ctxResp.Text, "(unconfirmed) Maybe likes jazz") {
-		t.Errorf("pending memory not marked unconfirmed:\n%s", ctxResp.Text)
+		t.Errorf("pending memory asked for but not marked unconfirmed:\n%s", ctxResp.Text)
 	}
 	if strings.Contains(ctxResp.Text, expired.ID.String()) || strings.Contains(ctxResp.Text, archived.ID.String()) {
 		t.Errorf("expired or archived memory in context:\n%s", ctxResp.Text)
+	}
+}
+
+// A search answers with matches only: when the query matches nothing, the owner's
+// latest memories are not returned on recency alone, while a context call still
+// shows them in its layers.
+func TestSearchNoRecencyOnlyResults(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	fresh := e.add("acme", mem{user: "u", content: "Booked a pottery class for Thursday evening", typ: memory.Episodic, cat: memory.CatEvent})
+	e.add("acme", mem{user: "u", content: "Keeps a sourdough starter on the counter"})
+	for _, q := range []string{"quantum chromodynamics lecture", ""} {
+		resp := e.search("acme", retriever.SearchRequest{Query: q, UserID: "u"})
+		if len(resp.Results) != 0 {
+			t.Errorf("query %q matched nothing but returned %v", q, ids(resp.Results))
+		}
+	}
+	resp := e.search("acme", retriever.SearchRequest{Query: "pottery", UserID: "u"})
+	if len(resp.Results) != 1 || resp.Results[0].ID != fresh.ID.String() {
+		t.Errorf("pottery: got %v, want only %s", ids(resp.Results), fresh.ID)
+	}
+	ctxResp, err := e.r.Context(e.ctx, "acme", retriever.ContextRequest{UserID: "u", Query: "quantum chromodynamics lecture"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ctxResp.Text, fresh.ID.String()) {
+		t.Errorf("context lost the recent memory when the query matched nothing:\n%s", ctxResp.Text)
 	}
 }
 
@@ -415,6 +453,35 @@ func TestThresholdAndFilters(t *testing.T) {
 	for _, r := range e.search("acme", retriever.SearchRequest{Query: "marathon", UserID: "u"}).Results {
 		if r.Score <= 0 || r.Score > 1 {
 			t.Errorf("score %v outside (0,1]", r.Score)
+		}
+	}
+}
+
+// TestMemoryLayerWeight checks that with both layers a memory's fused score is scaled
+// by MemoryLayerWeight, so a turn and a memory each ranked first on their keyword side
+// are ordered turn first by default, and equal with weight 1.
+func TestMemoryLayerWeight(t *testing.T) {
+	t.Parallel()
+	for _, w := range []float64{0, 1} { // 0: the default, 0.95
+		e := newEnv(t, nil, func(c *retriever.Config) { c.MemoryLayerWeight = w })
+		at := time.Now().Add(-time.Hour).UTC()
+		e.addTurn("acme", "u", "s1", "t1", memory.RoleUser, "The harbour ferry leaves at noon", at)
+		e.add("acme", mem{user: "u", content: "Takes the harbour ferry to work"})
+		resp := e.search("acme", retriever.SearchRequest{Query: "harbour ferry", UserID: "u",
+			Layers: []string{retriever.LayerMemories, retriever.LayerTurns}})
+		if len(resp.Results) != 2 {
+			t.Fatalf("weight %v: %v", w, ids(resp.Results))
+		}
+		rrf := map[string]float64{}
+		for _, r := range resp.Results {
+			rrf[r.Layer] = r.Components.RRF
+		}
+		want := 0.95
+		if w == 1 {
+			want = 1
+		}
+		if d := rrf[retriever.LayerMemories] - want; d > 1e-9 || d < -1e-9 || rrf[retriever.LayerTurns] != 1 {
+			t.Errorf("weight %v: rrf %v, want memories %v and turns 1", w, rrf, want)
 		}
 	}
 }

@@ -63,7 +63,9 @@ func TestTurnVectorSide(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, emb, func(c *retriever.Config) { c.EmbedTurns = tc.embedTurns })
+			// Neighbours off: t-kw and t-vec share a session, and the keyword share a
+			// neighbour receives would blur the vector side this test isolates.
+			e := newEnv(t, emb, func(c *retriever.Config) { c.EmbedTurns, c.TurnNeighbourWeight = tc.embedTurns, -1 })
 			e.addTurnWithVector("acme", "u", "s1", "t-vec", paraphrase, at)
 			e.addTurnWithVector("acme", "u", "s1", "t-kw", "Order ORD-7 shipped", at)
 			e.addTurnWithVector("acme", "u2", "s1", "t-other-user", paraphrase, at)

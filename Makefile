@@ -7,7 +7,7 @@ RACE ?= -race
 TEST_TIMEOUT ?= 20m
 FUZZTIME ?= 5s
 
-.PHONY: all build services services-stop services-status chromium test test-short vet fmt dev demo bench clean
+.PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean
 
 all: build
 
@@ -43,6 +43,14 @@ test: services chromium vet
 
 test-short: services
 	$(GO) test -short ./...
+
+## test-cluster: the failover tests on a three-node JetStream cluster at full size (10,000 turns; 1,000 in `make test`).
+test-cluster: services
+	ENGRAM_CLUSTER_TURNS=10000 $(GO) test -count=1 -parallel 1 -run '^(TestJetStreamClusterFailover|TestPostgresRestartMidIngest)$$' -v -timeout 20m ./cmd/engram/
+
+## image: the container image (needs a Docker engine).
+image:
+	docker build -t engram:local .
 
 vet:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

@@ -59,8 +59,20 @@ func RunResolverWorker(ctx context.Context, js jetstream.JetStream, r *Resolver,
 	return streams.RunWorker(ctx, js, cfg.streamsConfig(), resolverHandler(r))
 }
 
-// resolverHandler is the worker's message handler, exposed for custom runtimes.
-func resolverHandler(r *Resolver) streams.Handler {
+// resolverHandler is the worker's message handler.
+func resolverHandler(r *Resolver) streams.Handler { return ObservedResolverHandler(r, nil) }
+
+// NewResolverWorker is the resolver worker RunResolverWorker runs, with observe (when
+// not nil) told each resolved candidate's decision and latency, for metrics; the
+// caller runs it (Run) and may read its Stats.
+func NewResolverWorker(js jetstream.JetStream, r *Resolver, cfg WorkerConfig,
+	observe func(d Decision, took time.Duration, err error)) (*streams.Worker, error) {
+	return streams.NewWorker(js, cfg.streamsConfig(), ObservedResolverHandler(r, observe))
+}
+
+// ObservedResolverHandler is the resolver's message handler telling observe (when not
+// nil) what each resolved candidate became and how long resolving it took.
+func ObservedResolverHandler(r *Resolver, observe func(d Decision, took time.Duration, err error)) streams.Handler {
 	return func(ctx context.Context, m *streams.Msg) error {
 		ev, err := streams.DecodeCandidateEvent(m.Data)
 		if err != nil {
@@ -72,7 +84,11 @@ func resolverHandler(r *Resolver) streams.Handler {
 			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q differs from message tenant %q",
 				ev.Candidate.ID, ev.Candidate.Tenant, t))
 		}
-		_, err = r.Resolve(ctx, ev.Candidate)
+		start := time.Now()
+		d, err := r.Resolve(ctx, ev.Candidate)
+		if observe != nil {
+			observe(d, time.Since(start), err)
+		}
 		return err
 	}
 }

@@ -158,7 +158,7 @@ func (e *LLMExtractor) complete(ctx context.Context, msgs []llm.Message) (string
 		Schema:   e.schema,
 		// The worker runtime reports progress on the message while the handler runs, so a
 		// wait only needs to be visible.
-		OnWait: func(d time.Duration) { e.log.InfoContext(ctx, "llm busy; waiting before retrying", "wait", d) },
+		OnWait: func(d time.Duration) { e.log.InfoContext(ctx, "llm call failed; waiting before retrying", "wait", d) },
 	})
 	if err != nil {
 		err = fmt.Errorf("llm extraction: %w", err)

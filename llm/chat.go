@@ -109,6 +109,7 @@ type ChatClient struct {
 	omitTemperature atomic.Bool
 
 	calls, retries, failures, fallbacks atomic.Int64
+	observe                             Observer // nil: calls are not reported
 }
 
 // JSON mode levels, ordered so that degrading means decreasing.
@@ -179,7 +180,12 @@ func (c *ChatClient) Model() string { return c.model }
 // cannot help wrap ErrPermanent.
 func (c *ChatClient) Complete(ctx context.Context, req ChatRequest) (ChatResponse, error) {
 	c.calls.Add(1)
+	start := time.Now()
 	resp, err := c.complete(ctx, req)
+	if c.observe != nil {
+		c.observe(Call{Op: "chat", Model: c.model, Duration: time.Since(start), Err: err,
+			PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, Attempts: resp.Attempts})
+	}
 	if err != nil {
 		c.failures.Add(1)
 		return resp, fmt.Errorf("llm: chat completion with model %s: %w", c.model, err)

@@ -46,6 +46,7 @@ type OpenAIEmbedder struct {
 	dims      atomic.Int64 // configured, or learnt from the first response
 
 	calls, retries, failures atomic.Int64
+	observe                  Observer // nil: calls are not reported
 }
 
 var _ Embedder = (*OpenAIEmbedder)(nil)
@@ -117,14 +118,20 @@ func (e *OpenAIEmbedder) embedBatch(ctx context.Context, batch []string) ([][]fl
 	}
 	e.calls.Add(1)
 	var vecs [][]float32
+	start := time.Now()
+	var usage int
 	attempts, err := e.policy.run(ctx, e.logger, "embeddings request", nil, nil, func(actx context.Context) error {
 		resp, err := e.client.CreateEmbeddings(actx, req)
 		if err != nil {
 			return err
 		}
+		usage = resp.Usage.PromptTokens
 		vecs, err = e.collect(len(batch), resp.Data)
 		return err
 	})
+	if e.observe != nil {
+		e.observe(Call{Op: "embed", Model: e.model, Duration: time.Since(start), Err: err, PromptTokens: usage, Attempts: attempts})
+	}
 	if attempts > 1 {
 		e.retries.Add(int64(attempts - 1))
 	}

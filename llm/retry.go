@@ -158,7 +158,7 @@ func (p retryPolicy) run(ctx context.Context, logger *slog.Logger, what string, 
 		}
 		logger.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
 			slog.String("call", what), slog.Int("attempt", attempts),
-			slog.Duration("wait", wait), slog.String("error", err.Error()))
+			slog.Duration("wait", wait), slog.String("kind", ErrorKind(err)), slog.String("error", err.Error()))
 		if onWait != nil {
 			onWait(wait)
 		}

@@ -250,7 +250,7 @@ func (w *Worker) Stats() Stats {
 // worker pulls only as many as it has free handler slots.
 func (w *Worker) Run(ctx context.Context) error {
 	cfg := w.cfg
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, cfg.Stream, cfg.consumerConfig())
+	cons, err := w.createConsumer(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

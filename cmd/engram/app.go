@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/engramhq/engram/internal/natsserver"
@@ -18,6 +19,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/readiness"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
@@ -120,7 +123,9 @@ func (a *App) openNATS(ctx context.Context, serve bool) error {
 		}
 		// The embedded server's start-up banner is noise next to engram's own output:
 		// it logs warnings and errors only, unless engram logs at debug level.
-		natsLog := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: natsLevel(a.Config.LogLevel)}))
+		natsCfg := a.Config
+		natsCfg.LogLevel = natsLevel(a.Config.LogLevel)
+		natsLog := newLogger(os.Stderr, natsCfg)
 		emb, err := natsserver.Start(ctx, natsserver.Config{
 			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: natsLog,
 		})
@@ -225,4 +230,29 @@ func natsLevel(l slog.Level) slog.Level {
 		return l
 	}
 	return slog.LevelWarn
+}
+
+// readiness is what GET /readyz checks: PostgreSQL and NATS (required) and the
+// configured model endpoints (optional: while one is away turns wait in TURNS and
+// the node reports itself degraded, not unready). Failures are counted in m.
+func (a *App) readiness(m *metrics.Metrics) *readiness.Checker {
+	checks := []readiness.Check{
+		{Name: "postgres", Required: true, Probe: func(ctx context.Context) error { return a.Pool.Ping(ctx) }},
+		{Name: "nats", Required: true, Probe: func(ctx context.Context) error {
+			if !a.NC.IsConnected() {
+				return fmt.Errorf("NATS connection %s", strings.ToLower(a.NC.Status().String()))
+			}
+			// The account info needs the JetStream meta leader: a cluster without a
+			// quorum answers no.
+			_, err := a.JS.AccountInfo(ctx)
+			return err
+		}},
+	}
+	if a.Config.LLMBaseURL != "" {
+		checks = append(checks, readiness.Check{Name: "llm", Probe: readiness.HTTPProbe(nil, a.Config.LLMBaseURL, a.Config.LLMAPIKey)})
+	}
+	if a.Config.EmbedBaseURL != "" {
+		checks = append(checks, readiness.Check{Name: "embedding", Probe: readiness.HTTPProbe(nil, a.Config.EmbedBaseURL, a.Config.EmbedAPIKey)})
+	}
+	return readiness.New(readiness.Config{Logger: a.Logger, OnFailure: m.DependencyCheckFailed}, checks...)
 }

@@ -62,6 +62,20 @@ type Config struct {
 	ConsolidateCron string
 	// LogLevel (ENGRAM_LOG_LEVEL: debug, info, warn, error; default info).
 	LogLevel slog.Level
+	// LLMFallback (ENGRAM_LLM_FALLBACK: off or offline; default off): with offline, once
+	// the chat model has failed for LLMFallbackAfter (ENGRAM_LLM_FALLBACK_AFTER, default
+	// 10m), the extractor uses the offline rules and marks those memories for a rebuild
+	// (metadata rebuild=llm_unavailable). Off: turns wait in TURNS until the model is back.
+	LLMFallback      string
+	LLMFallbackAfter time.Duration
+	// LogFormat (ENGRAM_LOG_FORMAT: text or json; default text) is the log handler.
+	LogFormat string
+	// WorkerHTTPAddr (ENGRAM_WORKER_HTTP_ADDR, default ":9090"; "off" disables) is where
+	// `engram worker` serves /healthz, /readyz and /metrics.
+	WorkerHTTPAddr string
+	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
+	// gauge (one grouped count per tenant) is refreshed.
+	MetricsInterval time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -93,6 +107,11 @@ var envVars = []envVar{
 	{"ENGRAM_SEARCH_WEIGHTS", "(measured)", "rerank weights, e.g. rrf=0.95,importance=0,recency=0.05,confidence=0"},
 	{"ENGRAM_CONSOLIDATE_CRON", "0 3 * * *", "nightly consolidation schedule (cron; CRON_TZ= prefix allowed; off disables)"},
 	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"ENGRAM_LLM_FALLBACK", "off", "offline: after ENGRAM_LLM_FALLBACK_AFTER of model outage, extract with the offline rules (marked for rebuild)"},
+	{"ENGRAM_LLM_FALLBACK_AFTER", "10m", "how long the chat model must fail before ENGRAM_LLM_FALLBACK applies"},
+	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
+	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
+	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -112,6 +131,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		EmbedAPIKey:     getenv("ENGRAM_EMBED_API_KEY"),
 		EmbedModel:      getenv("ENGRAM_EMBED_MODEL"),
 		ConsolidateCron: or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
+		WorkerHTTPAddr:  or(getenv("ENGRAM_WORKER_HTTP_ADDR"), ":9090"),
 	}
 	var errs []string
 	intVar := func(name string, def, min, max int) int {
@@ -160,6 +180,24 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.SearchWeights = w
 	}
 	c.TurnsMaxAge = durVar("ENGRAM_TURNS_MAX_AGE", 30*24*time.Hour, time.Minute)
+	c.LLMFallbackAfter = durVar("ENGRAM_LLM_FALLBACK_AFTER", 10*time.Minute, 0)
+	switch f := strings.ToLower(getenv("ENGRAM_LLM_FALLBACK")); f {
+	case "", "off":
+		c.LLMFallback = "off"
+	case "offline":
+		c.LLMFallback = "offline"
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
+	}
+	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
+	case "", "text":
+		c.LogFormat = "text"
+	case "json":
+		c.LogFormat = "json"
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_LOG_FORMAT=%q: want text or json", getenv("ENGRAM_LOG_FORMAT")))
+	}
 	c.DuplicateWindow = durVar("ENGRAM_DUPLICATE_WINDOW", 10*time.Minute, 10*time.Minute)
 	switch strings.ToLower(getenv("ENGRAM_LOG_LEVEL")) {
 	case "", "info":

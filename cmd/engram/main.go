@@ -51,6 +51,7 @@ func commands() map[string]command {
 		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
 		"users":       {"delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
+		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
 	}
 }
 
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "engram: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := newLogger(stderr, cfg)
 	env := &Env{Config: cfg, Stdout: stdout, Stderr: stderr, Logger: logger}
 	if err := cmd.run(ctx, env, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -11,7 +11,10 @@ import (
 	"github.com/engramhq/engram/internal/console"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/lifecycle"
+	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/readiness"
 	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 )
@@ -29,6 +32,8 @@ type pipeline struct {
 	tasks    *retriever.TaskStore
 	nightly  *consolidator.Consolidator
 	life     *lifecycle.Lifecycle
+	metrics  *metrics.Metrics
+	ready    *readiness.Checker
 }
 
 func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
@@ -40,9 +45,14 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := metrics.New(app.Logger)
+	m.WatchJetStream(app.JS)
 	chat, err := app.chat()
 	if err != nil {
 		return nil, fmt.Errorf("ENGRAM_LLM_*: %w", err)
+	}
+	if chat != nil {
+		chat.SetObserver(m.ModelObserver("llm"))
 	}
 	var ex extractor.Extractor = extractor.NewOffline()
 	if chat != nil {
@@ -50,10 +60,19 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
+		if app.Config.LLMFallback == "offline" {
+			fb := extractor.NewFallback(ex, extractor.NewOffline(), app.Config.LLMFallbackAfter, app.Logger)
+			m.WatchCounter("engram_extractor_fallback_batches_total",
+				"Batches the offline rules extracted because the chat model was unavailable (ENGRAM_LLM_FALLBACK=offline).", fb.Fallbacks)
+			ex = fb
+		}
 	}
 	emb, err := app.embedder()
 	if err != nil {
 		return nil, fmt.Errorf("ENGRAM_EMBED_*: %w", err)
+	}
+	if oe, ok := emb.(*llm.OpenAIEmbedder); ok {
+		oe.SetObserver(m.ModelObserver("embedding"))
 	}
 	var turnEmb extractor.TurnEmbedder
 	if app.Config.EmbedTurns && emb != nil {
@@ -64,6 +83,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the extractor: %w", err)
 	}
+	m.WatchExtractor(ep)
 	var judge consolidator.Judge
 	if chat != nil {
 		judge = consolidator.NewLLMJudge(chat)
@@ -100,7 +120,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
 	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
-		retr: retr, tasks: tasks, nightly: nightly, life: life}, nil
+		retr: retr, tasks: tasks, nightly: nightly, life: life, metrics: m, ready: app.readiness(m)}, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {
@@ -117,15 +137,41 @@ func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) (http.Han
 		return nil, err
 	}
 	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
-		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Logger: p.app.Logger}), nil
+		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Metrics: p.metrics.Handler(), Observer: p.metrics,
+		Logger: p.app.Logger}), nil
 }
 
+// opsEdge is the HTTP edge of a worker process: only /healthz, /readyz and /metrics
+// are served (every other route answers 503).
+func (p *pipeline) opsEdge() http.Handler {
+	return httpapi.New(httpapi.Config{Health: p.ready, Metrics: p.metrics.Handler(), Observer: p.metrics, Logger: p.app.Logger})
+}
+
+// runExtractor is extractor.RunExtractorWorker with the worker runtime's counters
+// exposed as metrics.
 func (p *pipeline) runExtractor(ctx context.Context) error {
-	return extractor.RunExtractorWorker(ctx, p.app.JS, p.extract, streams.WorkerConfig{Logger: p.app.Logger})
+	w, err := streams.NewWorker(p.app.JS, p.extract.WorkerConfig(streams.WorkerConfig{Logger: p.app.Logger}), p.extract.Handle)
+	if err != nil {
+		return err
+	}
+	p.metrics.WatchWorker(extractor.ExtractorStage, w)
+	return w.Run(ctx)
 }
 
+// runResolver is consolidator.RunResolverWorker with decisions, latency and the
+// worker runtime's counters exposed as metrics.
 func (p *pipeline) runResolver(ctx context.Context) error {
-	return consolidator.RunResolverWorker(ctx, p.app.JS, p.resolver, consolidator.WorkerConfig{Logger: p.app.Logger})
+	w, err := consolidator.NewResolverWorker(p.app.JS, p.resolver, consolidator.WorkerConfig{Logger: p.app.Logger}, p.metrics.ObserveDecision)
+	if err != nil {
+		return err
+	}
+	p.metrics.WatchWorker("resolve", w)
+	return w.Run(ctx)
+}
+
+// runMemoryGauge refreshes the memories-by-status gauge while the process serves /metrics.
+func (p *pipeline) runMemoryGauge(ctx context.Context) error {
+	return p.metrics.RunMemoryGauge(ctx, p.app.Store, p.app.Config.MetricsInterval)
 }
 
 func (p *pipeline) close() {}

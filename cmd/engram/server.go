@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/httpapi"
@@ -69,8 +70,12 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer p.close()
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
+	var wg, opsWG sync.WaitGroup
+	errs := make(chan error, 4)
+	stopOps, err := p.serveOps(ctx, &opsWG, errs)
+	if err != nil {
+		return err
+	}
 	if which == "extractor" || which == "all" {
 		wg.Go(func() { errs <- p.runExtractor(ctx) })
 	}
@@ -78,6 +83,8 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 		wg.Go(func() { errs <- p.runResolver(ctx) })
 	}
 	wg.Wait()
+	stopOps()
+	opsWG.Wait()
 	close(errs)
 	for err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -156,6 +163,7 @@ func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bo
 	// lets in-flight messages finish and be acked.
 	workerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopWorkers = stop
+	n.wg.Go(func() { _ = p.runMemoryGauge(workerCtx) })
 	if workers {
 		for _, w := range p.workers() {
 			n.wg.Go(func() {
@@ -189,17 +197,43 @@ func startNode(ctx context.Context, app *App, tokens *httpapi.Tokens, workers bo
 	return n, nil
 }
 
-// Check is the node's health (GET /healthz): PostgreSQL answers and NATS is connected.
+// Check is the node's readiness (GET /readyz): PostgreSQL answers, NATS and JetStream
+// are connected, and the configured model endpoints are reachable (see App.readiness).
 func (n *node) Check(ctx context.Context) (map[string]string, bool) {
-	healthy := true
-	checks := map[string]string{"postgres": "ok", "nats": "ok"}
-	if err := n.app.Pool.Ping(ctx); err != nil {
-		checks["postgres"], healthy = err.Error(), false
+	return n.p.ready.Check(ctx)
+}
+
+// serveOps serves /healthz, /readyz and /metrics of a worker process on
+// ENGRAM_WORKER_HTTP_ADDR, and refreshes the memories gauge, until the returned stop
+// is called. A failure to serve is sent on errs.
+func (p *pipeline) serveOps(ctx context.Context, wg *sync.WaitGroup, errs chan<- error) (stop func(), err error) {
+	gctx, cancel := context.WithCancel(ctx)
+	wg.Go(func() { _ = p.runMemoryGauge(gctx) })
+	addr := p.app.Config.WorkerHTTPAddr
+	if addr == "off" {
+		return cancel, nil
 	}
-	if !n.app.NC.IsConnected() {
-		checks["nats"], healthy = n.app.NC.Status().String(), false
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("listening on %s (ENGRAM_WORKER_HTTP_ADDR): %w", addr, err)
 	}
-	return checks, healthy
+	srv := &http.Server{Handler: p.opsEdge(), ReadHeaderTimeout: 10 * time.Second}
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("HTTP server: %w", err)
+		}
+	})
+	p.app.Logger.Info("worker metrics and probes", "addr", ln.Addr().String())
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			sctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+			defer done()
+			_ = srv.Shutdown(sctx)
+		})
+	}, nil
 }
 
 // Stop shuts down in order: stop taking requests, drain the workers (in-flight
@@ -231,15 +265,19 @@ func waitDrained(ctx context.Context, js jetstream.JetStream) error {
 	for {
 		idle := true
 		for _, s := range stages {
-			c, err := js.Consumer(ctx, s.stream, s.consumer)
+			// Each read has its own short timeout: on a cluster a request can go
+			// unanswered while a leader moves, and would otherwise wait for ctx.
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			info, err := consumerInfo(rctx, js, s.stream, s.consumer)
+			cancel()
 			if errors.Is(err, jetstream.ErrConsumerNotFound) {
 				idle = false // the worker has not created its consumer yet
 				continue
 			}
-			if err != nil {
-				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
+			if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+				idle = false // unanswered: ask again
+				continue
 			}
-			info, err := c.Info(ctx)
 			if err != nil {
 				return fmt.Errorf("reading consumer %s: %w", s.consumer, err)
 			}
@@ -261,4 +299,12 @@ func waitDrained(ctx context.Context, js jetstream.JetStream) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func consumerInfo(ctx context.Context, js jetstream.JetStream, stream, consumer string) (*jetstream.ConsumerInfo, error) {
+	c, err := js.Consumer(ctx, stream, consumer)
+	if err != nil {
+		return nil, err
+	}
+	return c.Info(ctx)
 }

@@ -18,9 +18,15 @@ type Config struct {
 	Lifecycle Lifecycle
 	Retriever Retriever
 	Tasks     Tasks
-	Health    Health
+	// Health is what GET /readyz checks (GET /healthz only says the process is up).
+	Health Health
 	// Console serves /console/ (internal/console); nil answers 503 there.
 	Console http.Handler
+	// Metrics serves GET /metrics (Prometheus exposition); nil: the route answers 503.
+	Metrics http.Handler
+	// Observer is told every request's route, status and duration, ingest outcomes and
+	// retrieval latencies; nil observes nothing.
+	Observer Observer
 	// Logger receives failed requests (never their content); nil discards.
 	Logger *slog.Logger
 	// MaxImportBytes bounds an import body. Default 1 GiB.
@@ -36,6 +42,8 @@ type edge struct {
 	tasks     Tasks
 	healthy   Health
 	console   http.Handler
+	metrics   http.Handler
+	obs       Observer
 	log       *slog.Logger
 	maxImport int64
 
@@ -47,9 +55,13 @@ type edge struct {
 // authentication, and JSON answers for unknown routes (404) and wrong methods (405).
 func New(cfg Config) http.Handler {
 	e := &edge{turns: cfg.Turns, memories: cfg.Memories, lifecycle: cfg.Lifecycle, retriever: cfg.Retriever,
-		tasks: cfg.Tasks, healthy: cfg.Health, console: cfg.Console, log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
+		tasks: cfg.Tasks, healthy: cfg.Health, console: cfg.Console, metrics: cfg.Metrics, obs: cfg.Observer,
+		log: cfg.Logger, maxImport: cfg.MaxImportBytes, mux: http.NewServeMux()}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.obs == nil {
+		e.obs = noObserver{}
 	}
 	e.log = e.log.With("component", "http")
 	if e.maxImport <= 0 {
@@ -64,6 +76,7 @@ func New(cfg Config) http.Handler {
 		if !rt.public {
 			h = tokens.Middleware(h)
 		}
+		h = e.observed(rt, h)
 		pattern := rt.pattern
 		if rt.method != "" {
 			pattern = rt.method + " " + pattern
@@ -128,6 +141,8 @@ func (e *edge) has(s service) bool {
 		return e.tasks != nil
 	case healthService:
 		return e.healthy != nil
+	case metricsService:
+		return e.metrics != nil
 	case consoleService:
 		return e.console != nil
 	}
@@ -178,15 +193,35 @@ func (e *edge) serveConsole(w http.ResponseWriter, r *http.Request, _ Principal)
 	return nil
 }
 
-// health answers GET /healthz: 200 when every dependency is healthy, 503 otherwise.
-func (e *edge) health(w http.ResponseWriter, r *http.Request, _ Principal) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+// live answers GET /healthz: the process is up and serving. It checks nothing else,
+// so a liveness probe never restarts a node because a dependency is down.
+func (e *edge) live(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+	WriteJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	return nil
+}
+
+// ready answers GET /readyz: 503 "unavailable" when a required dependency is down;
+// otherwise 200, "ok" when every check says ok and "degraded" when an optional one
+// (a model endpoint) does not; each check comes with its reason.
+func (e *edge) ready(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	checks, ok := e.healthy.Check(ctx)
 	status, code := "ok", http.StatusOK
+	for _, v := range checks {
+		if v != "ok" {
+			status = "degraded"
+		}
+	}
 	if !ok {
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
 	WriteJSON(w, code, map[string]any{"status": status, "checks": checks})
+	return nil
+}
+
+// serveMetrics answers GET /metrics with the configured exposition handler.
+func (e *edge) serveMetrics(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	e.metrics.ServeHTTP(w, r)
 	return nil
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -18,7 +19,9 @@ func (e *edge) search(w http.ResponseWriter, r *http.Request, p Principal) error
 	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
 		return pr
 	}
+	start := time.Now()
 	resp, err := e.retriever.Search(r.Context(), p.Tenant, req)
+	e.obs.Retrieval("search", time.Since(start), len(resp.Results), err)
 	if err != nil {
 		return err
 	}
@@ -32,7 +35,9 @@ func (e *edge) context(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
 		return pr
 	}
+	start := time.Now()
 	resp, err := e.retriever.Context(r.Context(), p.Tenant, req)
+	e.obs.Retrieval("context", time.Since(start), len(resp.MemoryIDs), err)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ const (
 	retrieverService
 	tasksService
 	healthService
+	metricsService
 	consoleService
 )
 
@@ -31,6 +32,8 @@ func (s service) String() string {
 		return "working memory"
 	case healthService:
 		return "health checking"
+	case metricsService:
+		return "metrics"
 	case consoleService:
 		return "the console"
 	}
@@ -56,7 +59,10 @@ func (e *edge) routes() []route {
 	noMemory := Error{Code: "not_found", Message: "no such memory"}
 	noRecord := Error{Code: "not_found", Message: "not found", Field: "id"}
 	return []route{
-		{method: "GET", pattern: "/healthz", public: true, needs: healthService, handle: e.health},
+		// Operations: liveness (cheap), readiness (dependencies, cached) and Prometheus metrics.
+		{method: "GET", pattern: "/healthz", public: true, handle: e.live},
+		{method: "GET", pattern: "/readyz", public: true, needs: healthService, handle: e.ready},
+		{method: "GET", pattern: "/metrics", public: true, needs: metricsService, handle: e.serveMetrics},
 
 		// The write path: turns and explicit memories (ingest).
 		{method: "POST", pattern: "/v1/turns", needs: turnsService, handle: e.postTurns},

@@ -124,7 +124,8 @@ func stubEdge(t *testing.T) (*edge, *stubs) {
 	}
 	s := &stubs{}
 	h := New(Config{Tokens: tokens, Turns: turnsStub{s}, Memories: memoriesStub{s}, Lifecycle: lifecycleStub{s},
-		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s}, Console: consoleStub{s}})
+		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s}, Console: consoleStub{s},
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) })})
 	return h.(*edge), s
 }
 
@@ -176,7 +177,12 @@ func TestEveryRouteAnswers(t *testing.T) {
 			rec := httptest.NewRecorder()
 			before := s.calls.Load()
 			e.ServeHTTP(rec, req)
-			if s.calls.Load() != before+1 {
+			// A route that needs no service (the liveness probe) answers on its own.
+			if want := before + 1; rt.needs == none {
+				if s.calls.Load() != before {
+					t.Errorf("the route reached a service")
+				}
+			} else if s.calls.Load() != want {
 				t.Errorf("the route did not reach its service (status %d, %s)", rec.Code, rec.Body)
 			}
 			if rt.public {

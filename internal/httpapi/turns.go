@@ -47,6 +47,7 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	e.obs.Turns(res)
 
 	resp := TurnsResponse{TurnsResult: res}
 	status := http.StatusAccepted

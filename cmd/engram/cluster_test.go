@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/engramhq/engram/client"
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/memory/pgtest"
+	"github.com/engramhq/engram/streams"
+)
+
+// cluster is three nats-server nodes clustered on loopback, each with its own
+// JetStream file store; a node can be shut down and restarted on the same ports and
+// store, as a crashed pod comes back.
+type cluster struct {
+	t     *testing.T
+	mu    sync.Mutex
+	opts  []*server.Options
+	nodes []*server.Server
+}
+
+func loopbackPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t}
+	clientPorts := []int{loopbackPort(t), loopbackPort(t), loopbackPort(t)}
+	routePorts := []int{loopbackPort(t), loopbackPort(t), loopbackPort(t)}
+	var routes []string
+	for _, p := range routePorts {
+		routes = append(routes, "nats-route://127.0.0.1:"+strconv.Itoa(p))
+	}
+	for i := range 3 {
+		o := &server.Options{
+			ServerName: "n" + strconv.Itoa(i),
+			Host:       "127.0.0.1",
+			Port:       clientPorts[i],
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			NoLog:      true,
+			NoSigs:     true,
+			Cluster: server.ClusterOpts{
+				Name: "engram", Host: "127.0.0.1", Port: routePorts[i],
+			},
+			Routes:             server.RoutesFromStr(strings.Join(routes, ",")),
+			JetStreamMaxMemory: 128 << 20,
+			JetStreamMaxStore:  1 << 30,
+		}
+		c.opts = append(c.opts, o)
+		c.nodes = append(c.nodes, nil)
+	}
+	for i := range 3 {
+		c.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range 3 {
+			c.stop(i)
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(i int) {
+	c.t.Helper()
+	srv, err := server.NewServer(c.opts[i])
+	if err != nil {
+		c.t.Fatalf("node %d: %v", i, err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(20 * time.Second) {
+		c.t.Fatalf("node %d not ready", i)
+	}
+	c.mu.Lock()
+	c.nodes[i] = srv
+	c.mu.Unlock()
+}
+
+func (c *cluster) stop(i int) {
+	c.mu.Lock()
+	srv := c.nodes[i]
+	c.nodes[i] = nil
+	c.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// URL lists every node, so clients fail over.
+func (c *cluster) URL() string {
+	var urls []string
+	for _, o := range c.opts {
+		urls = append(urls, "nats://127.0.0.1:"+strconv.Itoa(o.Port))
+	}
+	return strings.Join(urls, ",")
+}
+
+func (c *cluster) index(name string) int {
+	for i, o := range c.opts {
+		if o.ServerName == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// waitMeta waits until the cluster has a JetStream meta leader (EnsureTopology needs one).
+func (c *cluster) waitMeta(ctx context.Context) error {
+	nc, err := nats.Connect(c.URL())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.AccountInfo(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no JetStream meta leader: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// clusterTurns is how many turns TestJetStreamClusterFailover sends: 1,000 by default
+// (part of `make test`), ENGRAM_CLUSTER_TURNS for the full run (10,000).
+func clusterTurns(t *testing.T) int {
+	if v := os.Getenv("ENGRAM_CLUSTER_TURNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 {
+			t.Fatalf("ENGRAM_CLUSTER_TURNS=%q: want an integer ≥ 10", v)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 200
+	}
+	return 1000
+}
+
+// fault is what a failover test does to a dependency mid-ingest.
+type fault struct {
+	name    string
+	kill    func(ctx context.Context, app *App) error // at a third of the turns
+	restart func() error                              // at two thirds, once the outage lasted failoverOutage
+}
+
+// TestJetStreamClusterFailover: engram on a three-node JetStream cluster with R3
+// streams. Turns go through POST /v1/turns with the workers running; the TURNS
+// stream's leader is shut down a third of the way through and restarted at two
+// thirds. Afterwards every turn that got a 202 is stored exactly once and every
+// extracted memory exists exactly once (one user per turn, one memory per user), and
+// the workers got there on their own.
+func TestJetStreamClusterFailover(t *testing.T) {
+	t.Parallel()
+	var cl *cluster
+	leader := -1
+	runFailover(t, func(ctx context.Context, c *cluster) { cl = c }, nil, fault{
+		name: "the TURNS stream leader",
+		kill: func(ctx context.Context, app *App) error {
+			st, err := app.JS.Stream(ctx, streams.TurnsStream)
+			if err != nil {
+				return err
+			}
+			si, err := st.Info(ctx)
+			if err != nil || si.Cluster == nil {
+				return fmt.Errorf("reading the TURNS leader: %v", err)
+			}
+			if leader = cl.index(si.Cluster.Leader); leader < 0 {
+				return fmt.Errorf("leader %q is not a node", si.Cluster.Leader)
+			}
+			t.Logf("shutting down %s, the TURNS leader", si.Cluster.Leader)
+			cl.stop(leader)
+			return nil
+		},
+		restart: func() error {
+			cl.start(leader)
+			return nil
+		},
+	})
+}
+
+// TestPostgresRestartMidIngest: the same on the three-node cluster, with PostgreSQL
+// unreachable for a few seconds mid-ingest. The shared PostgreSQL of the test machine
+// is not stopped: engram reaches it through a loopback TCP proxy that the test closes
+// (refusing new connections and cutting every open one, as a restart does) and
+// reopens on the same port.
+func TestPostgresRestartMidIngest(t *testing.T) {
+	t.Parallel()
+	var px *tcpProxy
+	runFailover(t, nil, func(url string) string {
+		var err error
+		px, url, err = proxyURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(px.stop)
+		return url
+	}, fault{
+		name: "PostgreSQL",
+		kill: func(context.Context, *App) error {
+			t.Logf("stopping PostgreSQL (the proxy)")
+			px.stop()
+			return nil
+		},
+		restart: func() error { return px.startAgain() },
+	})
+}
+
+// failoverOutage is the least time a fault lasts.
+const failoverOutage = 3 * time.Second
+
+func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL func(string) string, f fault) {
+	total := clusterTurns(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cl := startCluster(t)
+	if onCluster != nil {
+		onCluster(ctx, cl)
+	}
+	if err := cl.waitMeta(ctx); err != nil {
+		t.Fatal(err)
+	}
+	url := pgtest.URL(t)
+	if dbURL != nil {
+		url = dbURL(url)
+	}
+	cfg, err := LoadConfig(envMap(map[string]string{
+		"ENGRAM_DATABASE_URL": url, "ENGRAM_NATS_URL": cl.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
+		"ENGRAM_DATA_DIR": t.TempDir(), "ENGRAM_DB_MAX_CONNS": "24", "ENGRAM_STREAM_REPLICAS": "3",
+		"ENGRAM_CONSOLIDATE_CRON": "off",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() && os.Getenv("ENGRAM_CLUSTER_LOG") != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	app := &App{Config: cfg, Logger: logger}
+	t.Cleanup(app.Close)
+	if err := app.openDB(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.openNATS(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{streams.TurnsStream, streams.CandidatesStream, streams.DLQStream} {
+		st, err := app.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := st.CachedInfo().Config.Replicas; r != 3 {
+			t.Fatalf("stream %s has %d replicas, want 3", name, r)
+		}
+	}
+	tok, err := httpapi.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: "t1", Name: "test", SHA256: httpapi.HashToken(tok)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := startNode(ctx, app, tokens, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	c := client.New(n.URL, tok, client.WithRetry(client.Retry{MaxElapsedTime: time.Minute}))
+
+	// One user per turn, each stating one preference: the offline extractor makes one
+	// candidate of it and the resolver one memory, whatever the redeliveries.
+	const perRequest = 20
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	var sent, accepted, retried atomic.Int64
+	var killed, restarted atomic.Bool
+	var killedAt time.Time
+	started := time.Now()
+	batches := make(chan []client.Turn)
+	go func() {
+		defer close(batches)
+		for start := 0; start < total; start += perRequest {
+			var b []client.Turn
+			for i := start; i < min(start+perRequest, total); i++ {
+				b = append(b, client.Turn{TurnID: fmt.Sprintf("turn-%06d", i), UserID: fmt.Sprintf("user-%06d", i),
+					SessionID: "s", Role: client.RoleUser, OccurredAt: at.Add(time.Duration(i) * time.Second),
+					Content: fmt.Sprintf("I prefer tea number %d with my breakfast", i)})
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	var restartWG sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for b := range batches {
+				for {
+					res, err := c.AddTurns(ctx, b...)
+					if err == nil && res.Accepted+res.Duplicates == len(b) {
+						accepted.Add(int64(len(b)))
+						break
+					}
+					if ctx.Err() != nil {
+						errs <- fmt.Errorf("sending turns: %v", err)
+						return
+					}
+					retried.Add(1) // the SDK gave up on this request: send it again, same ids
+					time.Sleep(200 * time.Millisecond)
+				}
+				s := sent.Add(int64(len(b)))
+				switch {
+				case s >= int64(total)/3 && killed.CompareAndSwap(false, true):
+					t.Logf("fault on %s after %d turns", f.name, s)
+					killedAt = time.Now()
+					if err := f.kill(ctx, app); err != nil {
+						errs <- err
+						return
+					}
+				case s >= 2*int64(total)/3 && killed.Load() && restarted.CompareAndSwap(false, true):
+					// The restart waits out the least outage without holding up the sender.
+					wait := time.Until(killedAt.Add(failoverOutage))
+					restartWG.Go(func() {
+						time.Sleep(wait)
+						t.Logf("%s back after %d turns, %s down", f.name, sent.Load(), time.Since(killedAt).Round(time.Millisecond))
+						if err := f.restart(); err != nil {
+							errs <- err
+						}
+					})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	restartWG.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if !killed.Load() || !restarted.Load() {
+		t.Fatalf("the fault was not cycled (killed %v, restarted %v)", killed.Load(), restarted.Load())
+	}
+	select {
+	case err := <-n.failed:
+		t.Fatalf("a worker stopped: %v", err)
+	default:
+	}
+	ingested := time.Since(started)
+	dctx, dcancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer dcancel()
+	if err := waitDrained(dctx, app.JS); err != nil {
+		// Say where it is stuck: the consumers' state and the workers' counters.
+		for _, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
+			if cons, cerr := app.JS.Consumer(ctx, s[0], s[1]); cerr == nil {
+				if ci, ierr := cons.Info(ctx); ierr == nil {
+					t.Logf("%s/%s: pending %d, ack pending %d, redelivered %d, waiting %d, delivered %+v, ack floor %+v, leader %v",
+						s[0], s[1], ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered, ci.AckFloor, ci.Cluster)
+				} else {
+					t.Logf("%s/%s: %v", s[0], s[1], ierr)
+				}
+			} else {
+				t.Logf("%s/%s: %v", s[0], s[1], cerr)
+			}
+		}
+		t.Logf("extractor %+v", n.p.extract.Stats())
+		for len(n.failed) > 0 {
+			t.Logf("node failure: %v", <-n.failed)
+		}
+		t.Fatal(err)
+	}
+	turns := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM turns")
+	distinctTurns := pgtest.Count(t, app.Pool, "t1", "SELECT count(DISTINCT turn_id) FROM turns")
+	memories := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM memories")
+	users := pgtest.Count(t, app.Pool, "t1", "SELECT count(DISTINCT user_id) FROM memories")
+	dupContent := pgtest.Count(t, app.Pool, "t1",
+		"SELECT count(*) FROM (SELECT user_id, content FROM memories GROUP BY 1, 2 HAVING count(*) > 1) d")
+	ledger := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM applied_candidates")
+	dlq, err := app.JS.Stream(ctx, streams.DLQStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dinfo, err := dlq.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := n.p.extract.Stats()
+	t.Logf("turns: %d sent in %s, %d acknowledged (202), %d requests resent after the SDK gave up; stored %d (%d distinct); "+
+		"memories %d for %d users, %d duplicated contents, ledger %d; DLQ %d; extractor saw %d deliveries, %d already stored; %s in all",
+		total, ingested.Round(time.Millisecond), accepted.Load(), retried.Load(), turns, distinctTurns, memories, users, dupContent, ledger,
+		dinfo.State.Msgs, st.TurnsReceived, st.TurnsRedelivered, time.Since(started).Round(time.Millisecond))
+	if accepted.Load() != int64(total) || turns != total || distinctTurns != total {
+		t.Errorf("turns: %d acknowledged, %d stored (%d distinct), want %d", accepted.Load(), turns, distinctTurns, total)
+	}
+	if memories != total || users != total || dupContent != 0 {
+		t.Errorf("memories: %d for %d users with %d duplicated contents, want %d, one per user", memories, users, dupContent, total)
+	}
+	if dinfo.State.Msgs != 0 {
+		t.Errorf("%d dead letters", dinfo.State.Msgs)
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// runProbe is the container health check (the image has no shell or curl): GET a
+// URL, exit 0 on a 2xx answer.
+func runProbe(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "probe", "probe [--timeout 2s] [URL]   (default http://127.0.0.1:8080/readyz)")
+	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	url := "http://127.0.0.1:8080/readyz"
+	if fs.NArg() > 0 {
+		url = fs.Arg(0)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return usagef("bad URL %q: %v", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("probing %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("probing %s: HTTP %d: %s", url, resp.StatusCode, body)
+	}
+	return nil
+}

@@ -108,16 +108,26 @@ type Pipeline struct {
 
 	mu      sync.Mutex
 	pending map[sessionKey]*microBatch // batches still accepting turns
+	// arriving counts, per session, handlers between receiving a turn and adding it to a
+	// batch (storing it takes a database round trip): a batch waits for them rather than
+	// flushing without a turn that came with it, which would separate a tool's failure,
+	// its fix and its retry into batches that each see only part of the story.
+	arriving map[sessionKey]int
 }
+
+// maxArrivalWait bounds how long a quiet batch waits for a turn of its session that is
+// still being stored.
+const maxArrivalWait = 2 * time.Second
 
 type sessionKey struct{ tenant, user, session string }
 
 // microBatch is one session's turns waiting to be processed together. Every handler
 // whose turn is in it waits on done and returns err.
 type microBatch struct {
-	key   sessionKey
-	turns []queuedTurn
-	timer *time.Timer
+	key    sessionKey
+	turns  []queuedTurn
+	timer  *time.Timer
+	opened time.Time
 
 	ctx    context.Context // cancelled once no handler waits any more
 	cancel context.CancelFunc
@@ -164,6 +174,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		cfg:         cfg,
 		log:         cfg.Logger.With("component", "extractor.pipeline", "extractor", cfg.Extractor.Name()),
 		pending:     map[sessionKey]*microBatch{},
+		arriving:    map[sessionKey]int{},
 		placeholder: placeholderPattern(),
 	}, nil
 }
@@ -221,6 +232,18 @@ func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	}
 	turn := ev.Turn
 	turn.Tenant = ev.Tenant
+	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
+	p.mu.Lock()
+	p.arriving[key]++
+	p.mu.Unlock()
+	queued := false
+	defer func() {
+		if !queued { // enqueue counts the arrival off itself
+			p.mu.Lock()
+			p.arrivedLocked(key)
+			p.mu.Unlock()
+		}
+	}()
 	var inserted bool
 	err = p.cfg.Store.InTx(ctx, ev.Tenant, func(tx *memory.Tx) error {
 		var err error
@@ -241,6 +264,7 @@ func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	}
 
 	b, leave := p.enqueue(ctx, turn, m.StreamSeq)
+	queued = true
 	defer leave()
 	select {
 	case <-b.done:
@@ -256,12 +280,13 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.arrivedLocked(key)
 	b := p.pending[key]
 	if b == nil {
 		// The batch outlives any one handler's context; it is cancelled only when every
 		// handler waiting for it has given up.
 		bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		b = &microBatch{key: key, ctx: bctx, cancel: cancel, done: make(chan struct{})}
+		b = &microBatch{key: key, ctx: bctx, cancel: cancel, done: make(chan struct{}), opened: time.Now()}
 		p.pending[key] = b
 		b.timer = time.AfterFunc(p.cfg.BatchQuiet, func() { p.flush(b) })
 	}
@@ -281,10 +306,23 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 	return b, func() { stop() }
 }
 
-// flush is the quiet timer's action.
+// arrivedLocked counts one arrival of key off. p.mu must be held.
+func (p *Pipeline) arrivedLocked(key sessionKey) {
+	if p.arriving[key]--; p.arriving[key] <= 0 {
+		delete(p.arriving, key)
+	}
+}
+
+// flush is the quiet timer's action. While a turn of the session is still being stored
+// it waits a little longer (up to maxArrivalWait since the batch opened).
 func (p *Pipeline) flush(b *microBatch) {
 	p.mu.Lock()
 	if b.closed {
+		p.mu.Unlock()
+		return
+	}
+	if p.arriving[b.key] > 0 && time.Since(b.opened) < maxArrivalWait {
+		b.timer.Reset(10 * time.Millisecond)
 		p.mu.Unlock()
 		return
 	}

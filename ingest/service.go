@@ -149,7 +149,7 @@ func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (Turns
 		t := tr.Turn
 		out.TurnID = t.TurnID
 		t.Tenant = tenant
-		if kinds := redactTurn(s.redactor, &t); len(kinds) > 0 {
+		if kinds := RedactTurn(s.redactor, &t); len(kinds) > 0 {
 			s.log.InfoContext(ctx, "redacted secrets from a turn", "tenant", tenant, "turn_id", t.TurnID, "kinds", kinds)
 		}
 		ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
@@ -201,9 +201,10 @@ func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (Turns
 	return res, nil
 }
 
-// redactTurn replaces secrets in the turn's free text and returns the kinds
-// found, which is all that may be logged.
-func redactTurn(r *redact.Redactor, t *memory.Turn) []string {
+// RedactTurn replaces secrets in the turn's free text (content and tool error; the tool
+// call is copied, not written through) and returns the kinds found, which is all that
+// may be logged. Ingest does this to every turn before it is published.
+func RedactTurn(r *redact.Redactor, t *memory.Turn) []string {
 	var kinds []string
 	var f []redact.Finding
 	t.Content, f = r.Redact(t.Content)

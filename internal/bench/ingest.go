@@ -24,7 +24,6 @@ import (
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/redact"
-	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -459,7 +458,7 @@ func rawMessages(bodies [][]byte, tenant string) ([][]*nats.Msg, int, error) {
 			t := tr.Turn
 			t.Tenant = tenant
 			t.TurnID = uuid.Must(uuid.NewV7()).String()
-			redactTurn(red, &t)
+			ingest.RedactTurn(red, &t)
 			ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
 			subj, err := ev.Subject()
 			if err != nil {
@@ -480,17 +479,6 @@ func rawMessages(bodies [][]byte, tenant string) ([][]*nats.Msg, int, error) {
 		}
 	}
 	return out, total / max(count, 1), nil
-}
-
-// redactTurn removes secrets from a turn's content and tool error, as the API does
-// before publishing.
-func redactTurn(r *redact.Redactor, t *memory.Turn) {
-	t.Content, _ = r.Redact(t.Content)
-	if t.Tool != nil && t.Tool.Error != "" {
-		tool := *t.Tool
-		tool.Error, _ = r.Redact(tool.Error)
-		t.Tool = &tool
-	}
 }
 
 // publishRaw publishes one batch asynchronously and waits for every ack, as

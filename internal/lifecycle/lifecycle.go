@@ -150,11 +150,8 @@ type UserDeletion struct {
 // before the first purge may still write it afterwards; deleting again removes it.
 func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string) (UserDeletion, error) {
 	rep := UserDeletion{Tenant: tenant, UserID: userID}
-	if err := memory.CheckTenant(tenant); err != nil {
+	if err := checkUser(tenant, userID); err != nil {
 		return rep, err
-	}
-	if err := streams.ValidateID("user_id", userID); err != nil {
-		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
 	if err := l.purgeStreams(ctx, tenant, userID, &rep); err != nil {
 		return rep, err
@@ -399,11 +396,8 @@ const exportBatch = 500
 // records an "export" audit entry.
 func (l *Lifecycle) Export(ctx context.Context, tenant, userID string, w io.Writer, actor string) (ExportReport, error) {
 	var rep ExportReport
-	if err := memory.CheckTenant(tenant); err != nil {
+	if err := checkUser(tenant, userID); err != nil {
 		return rep, err
-	}
-	if err := streams.ValidateID("user_id", userID); err != nil {
-		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
 	// One consistent snapshot: repeatable read, read-only, tenant set by the store.
 	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
@@ -509,11 +503,8 @@ const importBatch = 200
 // wrote, and importing the same file again completes it.
 func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Reader, actor string) (ImportReport, error) {
 	var rep ImportReport
-	if err := memory.CheckTenant(tenant); err != nil {
+	if err := checkUser(tenant, userID); err != nil {
 		return rep, err
-	}
-	if err := streams.ValidateID("user_id", userID); err != nil {
-		return rep, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	line := 0
@@ -663,4 +654,15 @@ func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *Export
 	rep.Memories++
 	return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actor, Module: module, MemoryID: m.Memory.ID,
 		Subject: userID, Version: max(m.Memory.Version, 1), ContentHash: memory.ContentHash(m.Memory.Content)})
+}
+
+// checkUser validates the tenant and user id a user-wide operation names.
+func checkUser(tenant, userID string) error {
+	if err := memory.CheckTenant(tenant); err != nil {
+		return err
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+	}
+	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/consolidator/resolvertest"
+
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/consolidator"
@@ -25,20 +27,9 @@ import (
 
 const tenant = "acme"
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t *testing.T) context.Context { return resolvertest.Ctx(t) }
 
-func hashEmbedder(t *testing.T) *llm.HashEmbedder {
-	t.Helper()
-	e, err := llm.NewHashEmbedder(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
+func hashEmbedder(t *testing.T) *llm.HashEmbedder { return resolvertest.HashEmbedder(t) }
 
 // tenantServer serves the edge over cfg's services with one token per tenant,
 // all named name; do sends a request as a tenant ("" for no token).
@@ -121,34 +112,16 @@ func newResolver(t *testing.T) (*memory.Store, *consolidator.Resolver) {
 	return s, consolidator.NewResolver(s, hashEmbedder(t), nil, consolidator.ResolverConfig{}, nil)
 }
 
-// cand builds a trusted user candidate; opts adjust it.
-func cand(user, content string, opts ...func(*memory.Candidate)) memory.Candidate {
-	c := memory.Candidate{
-		ID: "cand-" + uuid.NewString(), Tenant: tenant, UserID: user, Scope: memory.ScopeUser,
-		Type: memory.Semantic, Category: memory.CatPreference, Content: content,
-		Importance: 0.6, Confidence: 0.8, Source: memory.SourceUser, Trusted: true,
-		SourceTurnIDs: []string{"turn-" + uuid.NewString()}, ValidFrom: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC),
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
+// cand builds a trusted user candidate of tenant; opts adjust it.
+func cand(user, content string, opts ...resolvertest.Option) memory.Candidate {
+	return resolvertest.Candidate(tenant, user, content, opts...)
 }
-func withKey(k string) func(*memory.Candidate) { return func(c *memory.Candidate) { c.Key = k } }
-func validFrom(t time.Time) func(*memory.Candidate) {
-	return func(c *memory.Candidate) { c.ValidFrom = t }
-}
+func withKey(k string) resolvertest.Option      { return resolvertest.WithKey(k) }
+func validFrom(t time.Time) resolvertest.Option { return resolvertest.ValidFrom(t) }
 
 func resolve(t *testing.T, r *consolidator.Resolver, c memory.Candidate, want consolidator.DecisionKind) consolidator.Decision {
 	t.Helper()
-	d, err := r.Resolve(testCtx(t), c)
-	if err != nil {
-		t.Fatalf("resolving %q: %v", c.Content, err)
-	}
-	if d.Kind != want {
-		t.Fatalf("resolving %q: got %s (%s), want %s", c.Content, d.Kind, d.Reason, want)
-	}
-	return d
+	return resolvertest.Resolve(t, r, c, want)
 }
 
 func detail(t *testing.T, s *memory.Store, id uuid.UUID) memory.Detail {

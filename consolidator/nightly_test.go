@@ -57,28 +57,7 @@ func newNightlyEnv(t *testing.T, chat *llm.ChatClient, cfg NightlyConfig) *night
 // resolver would, with its hash embedding.
 func (e *nightlyEnv) seed(tenant, user, content string, at time.Time) uuid.UUID {
 	e.t.Helper()
-	vs, err := e.emb.Embed(e.ctx, []string{content})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	turnID := "turn-" + uuid.NewString()
-	var id uuid.UUID
-	err = e.store.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
-		if _, err := tx.InsertTurn(e.ctx, memory.Turn{TurnID: turnID, UserID: user, SessionID: "s1", Role: memory.RoleUser,
-			Content: content, OccurredAt: at, TaskID: "task-" + user}); err != nil {
-			return err
-		}
-		m, err := tx.CreateMemory(e.ctx, memory.NewMemory{UserID: user, Scope: memory.ScopeUser, Type: memory.Episodic,
-			Category: memory.CatEvent, Content: content, Importance: 0.6, Confidence: 0.8, ValidFrom: at,
-			Source: memory.SourceUser, SourceTurnIDs: []string{turnID}, CandidateID: "seed-" + uuid.NewString(),
-			Embeddings: []memory.Embedding{{Model: e.emb.Model(), Vector: vs[0]}}, Actor: "test"})
-		id = m.ID
-		return err
-	})
-	if err != nil {
-		e.t.Fatalf("seeding %q: %v", content, err)
-	}
-	return id
+	return pgtest.SeedEpisode(e.t, e.ctx, e.store, e.emb, tenant, user, content, at)
 }
 
 // exec runs SQL in a tenant transaction.

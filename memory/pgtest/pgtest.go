@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -283,4 +284,39 @@ func inTenant(pool *pgxpool.Pool, tenant string, fn func(context.Context, pgx.Tx
 		}
 		return fn(ctx, tx)
 	})
+}
+
+// Embedder is what SeedEpisode needs of an embedding model (llm.HashEmbedder fits).
+type Embedder interface {
+	Model() string
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// SeedEpisode stores a user turn of session "s1" and an episodic memory made from it,
+// as the extractor and the resolver would, with its embedding under emb; it returns the
+// memory's id.
+func SeedEpisode(t testing.TB, ctx context.Context, s *memory.Store, emb Embedder, tenant, user, content string, at time.Time) uuid.UUID {
+	t.Helper()
+	vs, err := emb.Embed(ctx, []string{content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnID := "turn-" + uuid.NewString()
+	var id uuid.UUID
+	err = s.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		if _, err := tx.InsertTurn(ctx, memory.Turn{TurnID: turnID, UserID: user, SessionID: "s1", Role: memory.RoleUser,
+			Content: content, OccurredAt: at, TaskID: "task-" + user}); err != nil {
+			return err
+		}
+		m, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: user, Scope: memory.ScopeUser, Type: memory.Episodic,
+			Category: memory.CatEvent, Content: content, Importance: 0.6, Confidence: 0.8, ValidFrom: at,
+			Source: memory.SourceUser, SourceTurnIDs: []string{turnID}, CandidateID: "seed-" + uuid.NewString(),
+			Embeddings: []memory.Embedding{{Model: emb.Model(), Vector: vs[0]}}, Actor: "test"})
+		id = m.ID
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seeding %q: %v", content, err)
+	}
+	return id
 }

@@ -33,6 +33,7 @@ test: services chromium vet
 	@# No evaluation sentence (golden, holdout, ../shared/data) may be copied into the extractor,
 	@# resolver or lifecycle code or their tests; CI has ../shared beside the clone.
 	@if [ -x ../shared/tools/test-phrases-in-code ]; then \
+		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout2 --in extractor --in consolidator --in internal/lifecycle || exit 1; \
 		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout --in extractor --in consolidator --in internal/lifecycle; \
 	fi
 	@# A few seconds of real fuzzing of what parses untrusted input, then every test.

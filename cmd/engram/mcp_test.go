@@ -183,7 +183,9 @@ func TestMCPTools(t *testing.T) {
 				t.Fatalf("tools %v, want %v", names, want)
 			}
 
-			var rem struct{ CandidateID string `json:"candidate_id"` }
+			var rem struct {
+				CandidateID string `json:"candidate_id"`
+			}
 			call(t, ctx, cs, "remember", map[string]any{"user_id": user, "content": "The user is allergic to peanuts",
 				"category": "constraint", "key": "diet.allergy"}, &rem)
 			if rem.CandidateID == "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -333,4 +334,46 @@ func TestMCPHTTPAuth(t *testing.T) {
 		}
 	}
 	call(t, ctx, t1, "memory_history", map[string]any{"memory_id": id}, nil) // still there
+}
+
+// TestMCPTypeScriptSDK runs tests/mcp-ts/mcp-client.mjs: the official MCP TypeScript
+// SDK drives a real engram over stdio (spawning this binary as `engram mcp`) and over
+// /mcp. scripts/npm-tools.sh installs the SDK (make test runs it); without npm the
+// test is skipped, unless ENGRAM_REQUIRE_NPM=1.
+func TestMCPTypeScriptSDK(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "tests", "mcp-ts")
+	skip := func(why string) {
+		if os.Getenv("ENGRAM_REQUIRE_NPM") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not installed: the TypeScript MCP client is not run")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		skip("the MCP TypeScript SDK is not installed: run `bash scripts/npm-tools.sh install` (make test does)")
+	}
+	n, _, toks := mcpNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, _ := json.Marshal(map[string]string{runMainEnv: "1", "ENGRAM_LOG_LEVEL": "warn"})
+	cmd := exec.CommandContext(ctx, nodeBin, "--test", "--test-reporter=spec", "mcp-client.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "ENGRAM_URL="+n.URL, "ENGRAM_TOKEN="+toks["t1"],
+		"ENGRAM_MCP_COMMAND="+self, `ENGRAM_MCP_ARGS=["mcp"]`, "ENGRAM_MCP_ENV="+string(extra))
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test mcp-client.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the TypeScript MCP client failed: %v", err)
+	}
+	if !strings.Contains(string(out), "pass 2") {
+		t.Fatalf("the TypeScript MCP client did not pass its two tests")
+	}
 }

@@ -266,7 +266,8 @@ func TestMCPTools(t *testing.T) {
 				{"remember", map[string]any{"user_id": user}, "content"},
 				{"remember", map[string]any{"user_id": "a b", "content": "x likes tea"}, "user_id"},
 				{"search_memory", map[string]any{"query": "x", "user_id": user, "top_k": "ten"}, "top_k"},
-				{"forget", map[string]any{"memory_id": "not-a-uuid"}, "id"},
+				{"forget", map[string]any{"memory_id": "not-a-uuid"}, "memory_id"},
+				{"memory_history", map[string]any{"memory_id": "42"}, "memory_id"},
 				{"task_state_get", map[string]any{"task_id": "never-set"}, "task_id"},
 				{"add_turns", map[string]any{"user_id": user, "session_id": "s1", "turns": []map[string]any{{"role": "narrator", "content": "x"}}}, "role"},
 			} {
@@ -375,5 +376,26 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "pass 2") {
 		t.Fatalf("the TypeScript MCP client did not pass its two tests")
+	}
+}
+
+// TestMCPCommandUsage: `engram mcp` without a token is a usage error naming it.
+func TestMCPCommandUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		code int
+		want string
+	}{
+		{[]string{"mcp"}, nil, 2, "ENGRAM_TOKEN"},
+		{[]string{"mcp", "extra"}, map[string]string{"ENGRAM_TOKEN": "t"}, 2, `unknown argument "extra"`},
+		{[]string{"mcp", "--help"}, nil, 0, "over stdio"},
+	} {
+		var out, errOut strings.Builder
+		code := run(context.Background(), tc.args, envMap(tc.env), &out, &errOut)
+		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.want) {
+			t.Errorf("engram %v: exit %d, want %d with %q:\n%s%s", tc.args, code, tc.code, tc.want, out.String(), errOut.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engramhq/engram/client"
@@ -188,11 +189,22 @@ type memoryArgs struct {
 	MemoryID string `json:"memory_id" jsonschema:"the memory's id (a UUID, as in [memory_ref: id])"`
 }
 
+// checkID refuses a memory id that is not a UUID, naming the tool's own argument.
+func (in memoryArgs) checkID() error {
+	if _, err := uuid.Parse(in.MemoryID); err != nil {
+		return fmt.Errorf("memory_id: %q is not a memory id (a UUID, as in [memory_ref: id])", in.MemoryID)
+	}
+	return nil
+}
+
 type forgetResult struct {
 	Deleted string `json:"deleted" jsonschema:"the id of the deleted memory"`
 }
 
 func (t tools) forget(ctx context.Context, req *mcp.CallToolRequest, in memoryArgs) (*mcp.CallToolResult, forgetResult, error) {
+	if err := in.checkID(); err != nil {
+		return nil, forgetResult{}, err
+	}
 	api, err := t.client(req)
 	if err != nil {
 		return nil, forgetResult{}, err
@@ -209,6 +221,9 @@ type historyResult struct {
 }
 
 func (t tools) history(ctx context.Context, req *mcp.CallToolRequest, in memoryArgs) (*mcp.CallToolResult, historyResult, error) {
+	if err := in.checkID(); err != nil {
+		return nil, historyResult{}, err
+	}
 	api, err := t.client(req)
 	if err != nil {
 		return nil, historyResult{}, err

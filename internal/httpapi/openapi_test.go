@@ -421,8 +421,9 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
-// shape is v with every value replaced by its JSON kind and arrays by their first
-// element's shape: two answers of one operation have one shape.
+// shape is v with every value replaced by its JSON kind, and an array by the union
+// of its elements' shapes (so that the order of results does not matter): two
+// answers of one operation have one shape.
 func shape(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -432,10 +433,14 @@ func shape(v any) any {
 		}
 		return out
 	case []any:
-		if len(x) == 0 {
+		var merged any
+		for _, c := range x {
+			merged = mergeShapes(merged, shape(c))
+		}
+		if merged == nil {
 			return []any{}
 		}
-		return []any{shape(x[0])}
+		return []any{merged}
 	case string:
 		return "string"
 	case float64:
@@ -446,6 +451,30 @@ func shape(v any) any {
 		return "null"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// mergeShapes unites two shapes: the keys of both objects, and "a|b" for kinds
+// that differ.
+func mergeShapes(a, b any) any {
+	if a == nil {
+		return b
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		out := maps.Clone(am)
+		for k, v := range bm {
+			out[k] = mergeShapes(out[k], v)
+		}
+		return out
+	}
+	as, bs := fmt.Sprint(a), fmt.Sprint(b)
+	if as == bs {
+		return a
+	}
+	kinds := strings.Split(as+"|"+bs, "|")
+	slices.Sort(kinds)
+	return strings.Join(slices.Compact(kinds), "|")
 }
 
 // validator checks instances against the schemas of the document.
@@ -592,6 +621,31 @@ func TestOpenAPIValidatorRejects(t *testing.T) {
 		}
 		if err := v.validate(ref(tc.schema), inst); (err == nil) != tc.ok {
 			t.Errorf("%s %s: validation error %v, want ok=%v", tc.schema, tc.instance, err, tc.ok)
+		}
+	}
+}
+
+func TestShape(t *testing.T) {
+	t.Parallel()
+	decode := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{`[{"a":1},{"b":"x"}]`, `[{"b":"y"},{"a":2}]`, true},
+		{`{"s":[1,null]}`, `{"s":[null,3]}`, true},
+		{`{"a":1}`, `{"a":"1"}`, false},
+		{`{"a":1}`, `{"a":1,"b":2}`, false},
+		{`[]`, `[{"a":1}]`, false},
+	} {
+		if got := reflect.DeepEqual(shape(decode(tc.a)), shape(decode(tc.b))); got != tc.same {
+			t.Errorf("shape(%s) == shape(%s): %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
 }

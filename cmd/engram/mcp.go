@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,9 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unknown argument %q", fs.Arg(0))
+	}
+	if u, err := neturl.Parse(*url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--url %q (ENGRAM_URL): want http://host:port or https://host", *url)
 	}
 	token := env.Config.Token
 	if token == "" {

@@ -391,6 +391,7 @@ func TestMCPCommandUsage(t *testing.T) {
 		{[]string{"mcp"}, nil, 2, "ENGRAM_TOKEN"},
 		{[]string{"mcp", "extra"}, map[string]string{"ENGRAM_TOKEN": "t"}, 2, `unknown argument "extra"`},
 		{[]string{"mcp", "--help"}, nil, 0, "over stdio"},
+		{[]string{"mcp", "--url", "localhost:8080"}, map[string]string{"ENGRAM_TOKEN": "t"}, 2, "--url"},
 	} {
 		var out, errOut strings.Builder
 		code := run(context.Background(), tc.args, envMap(tc.env), &out, &errOut)

@@ -61,10 +61,7 @@ right away. Memories become searchable about a second after they are written.`
 
 // New builds the MCP server with engram's tools.
 func New(cfg Config) *mcp.Server {
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := sdkLogger(cfg.Logger)
 	version := cfg.Version
 	if version == "" {
 		version = "dev"
@@ -84,7 +81,34 @@ func New(cfg Config) *mcp.Server {
 func NewHTTPHandler(api http.Handler, version string, logger *slog.Logger) http.Handler {
 	srv := New(Config{API: InProcess(api), Version: version, Logger: logger})
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: logger})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLogger(logger)})
+}
+
+// sdkLogger is the logger handed to the MCP SDK: warnings and errors only, since it
+// logs every (stateless, so per-request) session at info.
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(minLevel{Handler: l.Handler(), min: slog.LevelWarn}).With("component", "mcp")
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }
 
 // toolRetry bounds a tool call's retries of 5xx answers (a JetStream leader

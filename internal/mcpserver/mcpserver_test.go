@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/engramhq/engram/client"
@@ -49,5 +51,19 @@ func TestInProcessToken(t *testing.T) {
 	}
 	if _, err := api(nil); err == nil {
 		t.Error("a tool call without HTTP headers (not from /mcp) reached the edge")
+	}
+}
+
+// TestSDKLogger: the SDK's per-session info lines stay out of engram's log; its
+// warnings do not.
+func TestSDKLogger(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	l := sdkLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	l.Info("server session connected")
+	l.With("k", "v").Warn("calling tools/call: broken")
+	if out := buf.String(); strings.Contains(out, "session connected") || !strings.Contains(out, "broken") ||
+		!strings.Contains(out, "component=mcp") || !strings.Contains(out, "k=v") {
+		t.Errorf("log:\n%s", out)
 	}
 }

@@ -13,9 +13,6 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
-// OpenAPI returns the OpenAPI 3.1 document of the API.
-func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
-
 // serveOpenAPI answers GET /openapi.json.
 func (e *edge) serveOpenAPI(w http.ResponseWriter, _ *http.Request, _ Principal) error {
 	w.Header().Set("Content-Type", "application/json")

@@ -111,13 +111,13 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }
 
-// toolRetry bounds a tool call's retries of 5xx answers (a JetStream leader
+// toolRetryFor bounds a tool call's retries of 5xx answers (a JetStream leader
 // election): an MCP client times a tool call out long before the SDK's two minutes.
-var toolRetry = client.Retry{MaxElapsedTime: 20 * time.Second}
+const toolRetryFor = 20 * time.Second
 
 // Remote is the API of a running engram at url, for the stdio server.
 func Remote(url, token string) func(http.Header) (API, error) {
-	c := client.New(url, token, client.WithRetry(toolRetry), client.WithUserAgent("engram-mcp"))
+	c := client.New(url, token, client.WithRetry(client.Retry{MaxElapsedTime: toolRetryFor}), client.WithUserAgent("engram-mcp"))
 	return func(http.Header) (API, error) { return c, nil }
 }
 
@@ -131,7 +131,7 @@ func InProcess(h http.Handler) func(http.Header) (API, error) {
 			return nil, errors.New("the MCP request carries no bearer token")
 		}
 		return client.New("http://engram.in-process", strings.TrimSpace(token), client.WithHTTPClient(hc),
-			client.WithRetry(toolRetry), client.WithUserAgent("engram-mcp")), nil
+			client.WithRetry(client.Retry{MaxElapsedTime: toolRetryFor}), client.WithUserAgent("engram-mcp")), nil
 	}
 }
 

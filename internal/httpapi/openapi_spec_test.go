@@ -43,7 +43,8 @@ type operation struct {
 	body                  any // request body: a value of its Go type or a schema; nil: none
 	bodyContent           string
 	bodyOptional          bool
-	required              []string // the request body's required fields, where its Go type does not say
+	required              []string       // the request body's required fields, where its Go type does not say
+	props                 map[string]any // property schemas of the request body, where its Go type does not say
 	responses             []response
 	errors                []int  // error answers besides 401 (token routes) and 503
 	pending               string // the helper whose branch adds the route; the lead removes the mark at merge
@@ -200,6 +201,8 @@ func operations() []operation {
 			summary:     "Correct a memory by hand",
 			description: "Writes a new version (change \"correct\") under the token's name. expect_version guards against lost updates.",
 			body:        correctBody{}, required: []string{"content"},
+			props: map[string]any{"content": map[string]any{"type": "string", "description": "the corrected content"},
+				"expect_version": map[string]any{"type": "integer", "description": "refuse (409) unless the memory is at this version; 0: any"}},
 			responses: []response{{status: 200, description: "the corrected memory", body: memoryResponse{}}},
 			errors:    []int{400, 404, 409}},
 		{method: "POST", path: "/v1/memories/{id}/deprecate", id: "deprecateMemory", tag: "memories",
@@ -208,6 +211,7 @@ func operations() []operation {
 			errors:    []int{400, 404, 409}},
 		{method: "POST", path: "/v1/memories/{id}/rollback", id: "rollbackMemory", tag: "memories",
 			summary: "Roll a memory back to an earlier version's content", body: rollbackBody{}, required: []string{"version"},
+			props:     map[string]any{"version": map[string]any{"type": "integer", "minimum": 1, "description": "the version whose content to restore"}},
 			responses: []response{{status: 200, description: "the memory at its new version", body: memoryResponse{}}},
 			errors:    []int{400, 404, 409}},
 

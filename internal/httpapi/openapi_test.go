@@ -200,6 +200,9 @@ func buildDocument(ex map[string]example) ([]byte, error) {
 			if op.required != nil {
 				s["required"] = toAny(op.required)
 			}
+			for name, ps := range op.props {
+				s["properties"].(map[string]any)[name] = ps
+			}
 			media := map[string]any{"schema": s}
 			if hasExample && x.Request != nil {
 				media["example"] = x.Request

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -521,7 +522,7 @@ func (v validator) validate(schema map[string]any, instance any) error {
 // with the new examples.
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
-	ex := recordExamples(t)
+	ex := normalizeExamples(t, recordExamples(t), time.Now())
 	if *update {
 		out, err := buildDocument(ex)
 		if err != nil {
@@ -600,6 +601,67 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
+}
+
+var (
+	uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timePattern = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	longFloat   = regexp.MustCompile(`\d\.\d{5,}`)
+)
+
+// normalizeExamples makes recorded examples the same from run to run, so that
+// `make openapi` changes the document only where the API changed: ids become
+// 01a20000-…-<n> in order of appearance, the times of this run move to a fixed day
+// (to the second, keeping their distances), and long decimals keep four places.
+func normalizeExamples(t *testing.T, ex map[string]example, now time.Time) map[string]example {
+	t.Helper()
+	raw, err := json.Marshal(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	ids := map[string]string{}
+	text = uuidPattern.ReplaceAllStringFunc(text, func(id string) string {
+		if _, ok := ids[id]; !ok {
+			ids[id] = fmt.Sprintf("01a20000-0000-7000-8000-%012d", len(ids)+1)
+		}
+		return ids[id]
+	})
+	// The times of this run, in order, move to a fixed day: whole hours from the
+	// earliest are kept (an expiry a day later stays a day later), and within an hour
+	// the n-th distinct time becomes second n, since their milliseconds vary by run.
+	var run []time.Time
+	for _, m := range timePattern.FindAllString(text, -1) {
+		if at, err := time.Parse(time.RFC3339Nano, m); err == nil && at.Sub(now).Abs() < 48*time.Hour {
+			run = append(run, at)
+		}
+	}
+	slices.SortFunc(run, func(a, b time.Time) int { return a.Compare(b) })
+	run = slices.CompactFunc(run, func(a, b time.Time) bool { return a.Equal(b) })
+	moved := map[time.Time]time.Time{}
+	base := time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC)
+	rank := map[time.Duration]int{}
+	for _, at := range run {
+		hour := at.Sub(run[0]).Round(time.Hour)
+		moved[at] = base.Add(hour + time.Duration(rank[hour])*time.Second)
+		rank[hour]++
+	}
+	text = timePattern.ReplaceAllStringFunc(text, func(m string) string {
+		at, err := time.Parse(time.RFC3339Nano, m)
+		if to, ok := moved[at]; err == nil && ok {
+			return to.Format(time.RFC3339)
+		}
+		return m // a time the test chose
+	})
+	text = longFloat.ReplaceAllStringFunc(text, func(m string) string {
+		f, _ := strconv.ParseFloat(m, 64)
+		return strconv.FormatFloat(f, 'f', 4, 64)
+	})
+	var out map[string]example
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatalf("normalizing the examples: %v", err)
+	}
+	return out
 }
 
 // TestOpenAPIValidatorRejects: the schema check of the recorded calls can fail.

@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"users":       {"delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
+		"mcp":         {"serve the MCP tools over stdio, calling the engram at ENGRAM_URL with ENGRAM_TOKEN", runMCP},
 	}
 }
 

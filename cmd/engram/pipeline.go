@@ -138,7 +138,7 @@ func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) (http.Han
 	}
 	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
 		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Metrics: p.metrics.Handler(), Observer: p.metrics,
-		Logger: p.app.Logger}), nil
+		Logger: p.app.Logger, MCP: p.mcp}), nil
 }
 
 // opsEdge is the HTTP edge of a worker process: only /healthz, /readyz and /metrics

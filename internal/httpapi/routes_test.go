@@ -125,7 +125,13 @@ func stubEdge(t *testing.T) (*edge, *stubs) {
 	s := &stubs{}
 	h := New(Config{Tokens: tokens, Turns: turnsStub{s}, Memories: memoriesStub{s}, Lifecycle: lifecycleStub{s},
 		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s}, Console: consoleStub{s},
-		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) })})
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) }),
+		MCP: func(http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_ = s.fail()
+				WriteError(w, 500, "internal", "internal error", "")
+			})
+		}})
 	return h.(*edge), s
 }
 

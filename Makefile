@@ -39,6 +39,7 @@ test: services chromium vet
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
+	$(GO) test -run '^$$' -fuzz '^FuzzStorable$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 test-short: services

@@ -83,6 +83,10 @@ func NewService(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("building the ingest service: Limits.MaxIDLen %d exceeds the %d that subjects allow",
 			s.limits.MaxIDLen, streams.MaxIDLength)
 	}
+	if s.limits.MaxContentBytes > memory.MaxTurnContentBytes || s.limits.MaxMetadataBytes > memory.MaxMetadataBytes {
+		return nil, fmt.Errorf("building the ingest service: Limits.MaxContentBytes %d or MaxMetadataBytes %d exceeds what the store holds (%d, %d)",
+			s.limits.MaxContentBytes, s.limits.MaxMetadataBytes, memory.MaxTurnContentBytes, memory.MaxMetadataBytes)
+	}
 	if s.redactor == nil {
 		r, err := redact.New(redact.Config{})
 		if err != nil {

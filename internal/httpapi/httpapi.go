@@ -9,6 +9,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -23,6 +24,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -251,18 +253,31 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) b
 
 // decodeJSON is DecodeJSON returning the answer to a bad body as a *problem.
 func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *problem {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
 	tooLarge := func() *problem {
 		return newProblem(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
 	}
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
 		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		return newProblem(http.StatusBadRequest, "malformed_json", "reading body: "+err.Error(), "")
+	}
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD, storing something
+	// other than what was sent; JSON must be UTF-8 (RFC 8259), so refuse it.
+	if !utf8.Valid(body) {
+		return newProblem(http.StatusBadRequest, "malformed_json",
+			fmt.Sprintf("body is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(body)), "")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	// Free-form values (metadata) keep their numbers as sent, so that one Go cannot
+	// hold (1e999999) is reported by memory.CheckMetadata with its path.
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &mbe):
-			return tooLarge()
 		case errors.As(err, &ute):
 			return newProblem(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, ute.Type), ute.Field)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -274,11 +289,19 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 	}
 	// dec.More would miss a stray '}' or ']': anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge()
-		}
 		return newProblem(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body", "")
 	}
 	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

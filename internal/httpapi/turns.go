@@ -42,7 +42,7 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 		if fe.Code == memory.CodeTooLarge {
 			status = http.StatusRequestEntityTooLarge
 		}
-		return newProblem(status, fe.Code, fe.Message, fe.Field)
+		return newProblem(status, fe.Code, fe.Reason(), fe.Field)
 	}
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 		if allTooLarge {
 			status = http.StatusRequestEntityTooLarge
 		}
-		msg := first.Message
+		msg := first.Reason()
 		if len(res.Results) > 1 {
 			msg = fmt.Sprintf("all %d turns were rejected; first: %s", len(res.Results), msg)
 		}
@@ -118,10 +118,6 @@ func (e *edge) remember(w http.ResponseWriter, r *http.Request, p Principal) err
 		return pr
 	}
 	res, err := e.turns.Remember(r.Context(), p.Tenant, actorOf(p), req)
-	var fe *memory.FieldError
-	if errors.As(err, &fe) {
-		return newProblem(http.StatusBadRequest, fe.Code, fe.Message, fe.Field)
-	}
 	if err != nil {
 		return err
 	}

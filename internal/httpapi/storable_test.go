@@ -250,7 +250,7 @@ func TestRefusedWithField(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := s.do(t, "POST", tc.path, tc.body)
 			var got struct {
-				Error   httpapi.Error         `json:"error"`
+				Error   httpapi.Error        `json:"error"`
 				Results []ingest.TurnOutcome `json:"results"`
 			}
 			if err := json.Unmarshal(body, &got); err != nil {

@@ -135,9 +135,28 @@ type TurnsResult struct {
 // otherwise every turn has an outcome: invalid turns are rejected, and turns
 // JetStream did not acknowledge are failed (and retryable).
 func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (TurnsResult, error) {
+	return s.IngestFor(ctx, tenant, nil, body)
+}
+
+// CodeForbidden is the error code of a body with a turn for a user the caller may
+// not act for.
+const CodeForbidden = "forbidden"
+
+// IngestFor is Ingest for a caller limited to some users: when mayActFor (nil: every
+// user) refuses the user of any valid turn, nothing of the body is published and the
+// *memory.FieldError (code CodeForbidden) names that turn's user_id.
+func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(userID string) bool, body []byte) (TurnsResult, error) {
 	decoded, ferr := DecodeTurns(body, s.limits, s.now())
 	if ferr != nil {
 		return TurnsResult{}, ferr
+	}
+	if mayActFor != nil {
+		for _, tr := range decoded {
+			if tr.Err == nil && !mayActFor(tr.Turn.UserID) {
+				return TurnsResult{}, &memory.FieldError{Code: CodeForbidden, Field: joinPath(tr.Path, "user_id"),
+					Message: fmt.Sprintf("this token may not act for user %q", tr.Turn.UserID)}
+			}
+		}
 	}
 
 	res := TurnsResult{Results: make([]TurnOutcome, len(decoded))}

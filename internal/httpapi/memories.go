@@ -61,6 +61,9 @@ func (e *edge) getMemory(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	if raw := r.URL.Query().Get("as_of"); raw != "" || r.URL.Query().Has("as_of") {
 		at, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
@@ -87,6 +90,9 @@ func (e *edge) history(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	vs, err := e.memories.History(r.Context(), p.Tenant, id)
 	if err != nil {
 		return err
@@ -107,6 +113,9 @@ type correctBody struct {
 func (e *edge) correct(w http.ResponseWriter, r *http.Request, p Principal) error {
 	id, err := memoryID(r)
 	if err != nil {
+		return err
+	}
+	if err := e.forbidMemory(r, p, id); err != nil {
 		return err
 	}
 	var b correctBody
@@ -147,6 +156,9 @@ func (e *edge) deprecate(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	var b deprecateBody
 	if r.ContentLength != 0 {
 		if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
@@ -175,6 +187,9 @@ func (e *edge) rollback(w http.ResponseWriter, r *http.Request, p Principal) err
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	var b rollbackBody
 	if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
 		return pr
@@ -199,6 +214,9 @@ func (e *edge) deleteMemory(w http.ResponseWriter, r *http.Request, p Principal)
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	d, err := e.lifecycle.DeleteMemory(r.Context(), p.Tenant, id, actorOf(p))
 	if err != nil {
 		return err
@@ -211,6 +229,9 @@ func (e *edge) deleteMemory(w http.ResponseWriter, r *http.Request, p Principal)
 func (e *edge) restore(w http.ResponseWriter, r *http.Request, p Principal) error {
 	id, err := memoryID(r)
 	if err != nil {
+		return err
+	}
+	if err := e.forbidMemory(r, p, id); err != nil {
 		return err
 	}
 	m, err := e.lifecycle.Restore(r.Context(), p.Tenant, id, actorOf(p))
@@ -227,6 +248,9 @@ func (e *edge) deleteUser(w http.ResponseWriter, r *http.Request, p Principal) e
 	if err != nil {
 		return err
 	}
+	if err := forbidUser(p, "user_id", user); err != nil {
+		return err
+	}
 	d, err := e.lifecycle.DeleteUser(r.Context(), p.Tenant, user, actorOf(p))
 	if err != nil {
 		return err
@@ -241,6 +265,9 @@ func (e *edge) deleteUser(w http.ResponseWriter, r *http.Request, p Principal) e
 func (e *edge) export(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	cw := &startWriter{w: w}
@@ -274,6 +301,9 @@ func (s *startWriter) Write(p []byte) (int, error) {
 func (e *edge) importUser(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	body := http.MaxBytesReader(w, r.Body, e.maxImport)

@@ -34,13 +34,20 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
-	res, err := e.turns.Ingest(r.Context(), p.Tenant, body)
+	var mayActFor func(string) bool
+	if p.Scoped() {
+		mayActFor = p.MayActFor
+	}
+	res, err := e.turns.IngestFor(r.Context(), p.Tenant, mayActFor, body)
 	var fe *memory.FieldError
 	if errors.As(err, &fe) {
 		// ingest's answers show its FieldErrors as they are, as in per-turn results.
 		status := http.StatusBadRequest
-		if fe.Code == memory.CodeTooLarge {
+		switch fe.Code {
+		case memory.CodeTooLarge:
 			status = http.StatusRequestEntityTooLarge
+		case ingest.CodeForbidden:
+			status = http.StatusForbidden
 		}
 		return newProblem(status, fe.Code, fe.Reason(), fe.Field)
 	}
@@ -116,6 +123,9 @@ func (e *edge) remember(w http.ResponseWriter, r *http.Request, p Principal) err
 	var req ingest.RememberRequest
 	if pr := decodeJSON(w, r, maxRememberBody, &req); pr != nil {
 		return pr
+	}
+	if err := forbidUser(p, "user_id", req.UserID); err != nil {
+		return err
 	}
 	res, err := e.turns.Remember(r.Context(), p.Tenant, actorOf(p), req)
 	if err != nil {

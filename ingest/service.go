@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,13 @@ type Config struct {
 	Now func() time.Time
 	// AckTimeout bounds the wait for JetStream's acks. Default 10s.
 	AckTimeout time.Duration
+	// Stored looks up turns already stored, so that a resent turn id with different
+	// content is refused (409) after the stream's duplicate window too. nil: only
+	// the stream is asked (conflict.go).
+	Stored StoredTurns
+	// Streams reads duplicates back to compare their content. nil: the Publisher,
+	// when it can (a jetstream.JetStream can).
+	Streams StreamReader
 }
 
 // Service validates, redacts and publishes turns and explicit memories. It is
@@ -64,6 +72,8 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	ackTimeout time.Duration
+	stored     StoredTurns
+	streams    StreamReader
 }
 
 // NewService checks cfg and builds the service.
@@ -78,6 +88,11 @@ func NewService(cfg Config) (*Service, error) {
 		log:        cfg.Logger,
 		now:        cfg.Now,
 		ackTimeout: cfg.AckTimeout,
+		stored:     cfg.Stored,
+		streams:    cfg.Streams,
+	}
+	if s.streams == nil {
+		s.streams, _ = cfg.Publisher.(StreamReader)
 	}
 	if s.limits.MaxIDLen > streams.MaxIDLength {
 		return nil, fmt.Errorf("building the ingest service: Limits.MaxIDLen %d exceeds the %d that subjects allow",
@@ -187,6 +202,26 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 		at = append(at, i)
 	}
 
+	// Turns already stored are not published again: the same content is a duplicate,
+	// a different one a conflict (conflict.go says where the truth is).
+	if hashes := s.storedHashes(ctx, tenant, evs); len(hashes) > 0 {
+		keep, keepAt := evs[:0:0], at[:0:0]
+		for j, ev := range evs {
+			h, ok := hashes[ev.Turn.TurnID]
+			if !ok {
+				keep, keepAt = append(keep, ev), append(keepAt, at[j])
+				continue
+			}
+			out := &res.Results[at[j]]
+			if bytes.Equal(h, memory.ContentHash(ev.Turn.Content)) {
+				out.Status = StatusDuplicate
+			} else {
+				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, ev.Turn.TurnID)
+			}
+		}
+		evs, at = keep, keepAt
+	}
+
 	if len(evs) > 0 {
 		pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
 		pubs, err := streams.PublishTurns(pctx, s.pub, evs)
@@ -201,6 +236,8 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 				out.Status, out.Retryable = StatusFailed, true
 				out.Error = &memory.FieldError{Code: CodeUnavailable,
 					Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+			case pr.Duplicate && s.originalDiffers(ctx, pr, evs[j]):
+				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, evs[j].Turn.TurnID)
 			case pr.Duplicate:
 				out.Status = StatusDuplicate
 			default:

@@ -24,11 +24,13 @@ const maxRememberBody = 64 << 10
 
 // postTurns serves POST /v1/turns.
 //
-// Status choice: 202 when every valid turn is durable (invalid ones are reported
-// per turn); 503 with Retry-After when JetStream failed to acknowledge any turn,
-// even if others were acknowledged, because the client must resend and turn ids
+// Status choice: 202 when every valid turn is durable (invalid ones, and turn ids
+// already stored with other content, are reported per turn); 503 with Retry-After
+// when JetStream failed to acknowledge any turn, even if others were acknowledged,
+// because the client must resend and turn ids
 // make the resend idempotent (acknowledged turns come back "duplicate"); 400
-// (413 when every problem is a size limit) when no turn was valid.
+// (413 when every problem is a size limit, 409 when every turn reuses a stored turn
+// id with other content) when no turn was valid.
 func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) error {
 	body, err := e.readBody(w, r, e.turns.MaxBodyBytes())
 	if err != nil {
@@ -68,7 +70,7 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 			Message: fmt.Sprintf("%d of %d turns were not acknowledged by JetStream; resend the request with the same turn ids",
 				res.Failed, len(res.Results))}
 	case res.Accepted+res.Duplicates == 0:
-		allTooLarge := true
+		allTooLarge, allConflicts := true, true
 		var first *memory.FieldError
 		for _, out := range res.Results {
 			if out.Status != ingest.StatusRejected {
@@ -78,10 +80,15 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 				first = out.Error
 			}
 			allTooLarge = allTooLarge && out.Error.Code == memory.CodeTooLarge
+			allConflicts = allConflicts && out.Error.Code == ingest.CodeConflict
 		}
 		status = http.StatusBadRequest
-		if allTooLarge {
+		switch {
+		case allTooLarge:
 			status = http.StatusRequestEntityTooLarge
+		case allConflicts:
+			// Every turn reuses a stored turn id with other content.
+			status = http.StatusConflict
 		}
 		msg := first.Reason()
 		if len(res.Results) > 1 {

@@ -38,6 +38,9 @@ import (
 // different content.
 const CodeConflict = "conflict"
 
+// storedLookupTimeout bounds the look-up of stored turns.
+const storedLookupTimeout = 2 * time.Second
+
 // StoredTurns reads the content hashes of stored turns (*memory.Store).
 type StoredTurns interface {
 	TurnContentHashes(ctx context.Context, tenant string, turnIDs []string) (map[string][]byte, error)
@@ -64,7 +67,10 @@ func (s *Service) storedHashes(ctx context.Context, tenant string, evs []streams
 	for i, ev := range evs {
 		ids[i] = ev.Turn.TurnID
 	}
-	hashes, err := s.stored.TurnContentHashes(ctx, tenant, ids)
+	// Bounded: a PostgreSQL that hangs must not hold up ingest, which only needs NATS.
+	lctx, cancel := context.WithTimeout(ctx, storedLookupTimeout)
+	defer cancel()
+	hashes, err := s.stored.TurnContentHashes(lctx, tenant, ids)
 	if err != nil {
 		s.log.WarnContext(ctx, "looking up stored turns; checking resent turn ids against the stream only", "tenant", tenant, "err", err)
 		return nil

@@ -6,6 +6,7 @@ BIN := bin/engram
 RACE ?= -race
 TEST_TIMEOUT ?= 20m
 FUZZTIME ?= 5s
+FUZZTIME_STORABLE ?= 15s
 
 .PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean
 
@@ -39,7 +40,8 @@ test: services chromium vet
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
-	$(GO) test -run '^$$' -fuzz '^FuzzStorable$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	@# FuzzStorable spends its first seconds starting a database and JetStream per worker.
+	$(GO) test -run '^$$' -fuzz '^FuzzStorable$$' -fuzztime $(FUZZTIME_STORABLE) ./internal/httpapi/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 test-short: services

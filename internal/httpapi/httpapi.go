@@ -2,7 +2,8 @@
 // (ingest, memory operations, lifecycle, retrieval, working memory, health), consumed
 // through the small interfaces of services.go; every route is in the table of
 // routes.go. Requests authenticate with a bearer token that names their tenant
-// (Tokens); the tenant never comes from the request itself. Handlers only read and
+// (Tokens); the tenant never comes from the request itself. A token may expire, be
+// revoked, or be limited to some users of its tenant (scope.go). Handlers only read and
 // bound the request, call a service and write JSON; one function (fail, errors.go)
 // turns every error into its answer {"error":{"code","message","field"}}, and
 // unknown routes and wrong methods answer in the same shape.

@@ -6,6 +6,7 @@ BIN := bin/engram
 RACE ?= -race
 TEST_TIMEOUT ?= 20m
 FUZZTIME ?= 5s
+FUZZTIME_STORABLE ?= 15s
 
 .PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean npm-tools openapi-lint mcp-ts openapi
 
@@ -57,6 +58,8 @@ test: services chromium vet npm-tools
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
+	@# FuzzStorable spends its first seconds starting a database and JetStream per worker.
+	$(GO) test -run '^$$' -fuzz '^FuzzStorable$$' -fuzztime $(FUZZTIME_STORABLE) ./internal/httpapi/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 test-short: services

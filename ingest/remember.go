@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -72,13 +71,19 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		}
 	}
 	content := strings.TrimSpace(req.Content)
-	switch {
-	case content == "":
+	if content == "" {
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "content", Message: "content is required"}
-	case !utf8.ValidString(content):
-		return memory.Candidate{}, bad("content", "content must be valid UTF-8")
-	case len(content) > maxRememberContent:
-		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
+	}
+	// The store's rules (NUL, UTF-8, size), shared with every entry point: a memory
+	// PostgreSQL cannot hold must be a 400 here, not a dead letter in the resolver.
+	if fe := memory.CheckText("content", content, maxRememberContent); fe != nil {
+		return memory.Candidate{}, fe
+	}
+	if fe := memory.CheckText("key", req.Key, 200); fe != nil {
+		return memory.Candidate{}, fe
+	}
+	if fe := memory.CheckMetadata("metadata", req.Metadata, s.limits.MaxMetadataBytes); fe != nil {
+		return memory.Candidate{}, fe
 	}
 	content, _ = s.redactor.Redact(content)
 	if s.redactor.IsSecret(content) {
@@ -95,9 +100,6 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 	}
 	if !req.Category.Valid() {
 		return memory.Candidate{}, bad("category", "unknown category")
-	}
-	if len(req.Key) > 200 {
-		return memory.Candidate{}, bad("key", "key exceeds 200 characters")
 	}
 	importance := 0.7
 	if req.Importance != nil {
@@ -123,11 +125,17 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		id = u.String()
 	}
 	scope := memory.ScopeUser
+	// The caller's metadata is kept; "actor" is always who authenticated.
+	meta := make(map[string]any, len(req.Metadata)+1)
+	for k, v := range req.Metadata {
+		meta[k] = v
+	}
+	meta["actor"] = actor
 	return memory.Candidate{
 		ID: "manual_" + id, Tenant: tenant, UserID: req.UserID, AgentID: req.AgentID, SessionID: req.SessionID,
 		Scope: scope, Type: req.Type, Category: req.Category, Key: req.Key, Content: content,
 		Importance: importance, Confidence: 1, ValidFrom: validFrom, ExpireAt: req.ExpireAt,
 		Source: memory.SourceManual, Trusted: true, Extractor: "api", ExtractorVersion: "1",
-		Metadata: map[string]any{"actor": actor}, CreatedAt: now,
+		Metadata: meta, CreatedAt: now,
 	}, nil
 }

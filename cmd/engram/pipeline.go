@@ -41,7 +41,8 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
 	}
-	in, err := ingest.NewService(ingest.Config{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger})
+	in, err := ingest.NewService(ingest.Config{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger,
+		Stored: app.Store})
 	if err != nil {
 		return nil, err
 	}

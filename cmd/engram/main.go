@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"users":       {"delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
+		"rebuild":     {"re-derive memories from the stored turns with the extractor configured now", runRebuild},
 	}
 }
 

@@ -305,7 +305,15 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 		Content: "The user's locker code changes every quarter.", Category: memory.CatFact}); err != nil {
 		t.Fatal(err)
 	}
+	// An explicit memory of u2 that says exactly what the model will derive from one
+	// of u2's turns: the rebuild must not confirm (change) it, nor duplicate it.
+	restated := "LLM noted: My favourite board game is Carcassonne."
+	if _, err := h.ingest.Remember(ctx, tenant, "api:test", ingest.RememberRequest{UserID: "u2",
+		Content: restated, Category: memory.CatFact}); err != nil {
+		t.Fatal(err)
+	}
 	h.drain(t, ctx)
+	explicit := find(t, h.memories(t, ctx, tenant, "u2"), restated)
 	before := h.memories(t, ctx, tenant, "u1")
 	if len(before) < 4 {
 		t.Fatalf("the offline rules made only %d memories of u1", len(before))
@@ -359,15 +367,28 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 				llmMade++
 			}
 		}
-		// Every user turn but the chit-chat the gate keeps out yields the model's memory;
-		// u1's board-game turn is claimed by the correction.
-		want := 5
+		// Every user turn but the chit-chat the gate keeps out yields the model's memory,
+		// but for the board-game turns:
+		want := 5 // u2's board-game turn restates u2's explicit memory, counted here once
 		if u == "u1" {
-			want = 4
+			want = 4 // u1's board-game turn is claimed by the correction
 		}
 		if llmMade != want {
 			t.Errorf("%s: %d memories from the model, want %d: %q", u, llmMade, want, got)
 		}
+	}
+	var copies int
+	for _, m := range h.memories(t, ctx, tenant, "u2") {
+		if m.Content == restated {
+			copies++
+			if m.ID != explicit.ID || m.ConfirmCount != explicit.ConfirmCount || m.Version != explicit.Version ||
+				m.Status != memory.StatusActive {
+				t.Errorf("the explicit memory changed: %+v, was %+v", m.Memory, explicit.Memory)
+			}
+		}
+	}
+	if copies != 1 {
+		t.Errorf("%d memories say %q, want the explicit one only", copies, restated)
 	}
 	after := h.memories(t, ctx, tenant, "u1")
 	if m := find(t, after, "locker code"); m.ID == uuid.Nil || m.Source != memory.SourceManual {

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/memory"
@@ -71,7 +72,10 @@ type Config struct {
 	// BatchMax is the live pipeline's micro-batch size (extractor.Pipeline's
 	// Config().BatchMax): a session's turns are extracted in runs of this many.
 	BatchMax int
-	Logger   *slog.Logger
+	// ExtractConcurrency is how many of an owner's micro-batches are extracted at once
+	// (model calls overlap; the resolution stays sequential). Default 4.
+	ExtractConcurrency int
+	Logger             *slog.Logger
 }
 
 // Rebuilder runs rebuilds.
@@ -97,6 +101,9 @@ func New(cfg Config) (*Rebuilder, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ExtractConcurrency <= 0 {
+		cfg.ExtractConcurrency = 4
 	}
 	host, _ := os.Hostname()
 	return &Rebuilder{cfg: cfg, log: cfg.Logger.With("component", "rebuild"), host: fmt.Sprintf("%s/%d", host, os.Getpid())}, nil
@@ -152,6 +159,10 @@ type OwnerReport struct {
 	Added   []MemoryLine `json:"added,omitempty"`
 	Removed []MemoryLine `json:"removed,omitempty"`
 	Changed []Change     `json:"changed,omitempty"`
+	// Extracting is the time spent extracting (no lock held); Resolving the time in
+	// the owner's locked transaction.
+	Extracting time.Duration `json:"extracting_ns"`
+	Resolving  time.Duration `json:"resolving_ns"`
 }
 
 // Report is a run's outcome.
@@ -174,6 +185,8 @@ type Report struct {
 	Before        int                 `json:"memories_before"`
 	After         int                 `json:"memories_after"`
 	Kept          int                 `json:"memories_kept"`
+	Extracting    time.Duration       `json:"extracting_ns"`
+	Resolving     time.Duration       `json:"resolving_ns"`
 	Started       time.Time           `json:"started_at"`
 	Elapsed       time.Duration       `json:"elapsed_ns"`
 	TurnsPerSec   float64             `json:"turns_per_second"`
@@ -333,6 +346,8 @@ func (rep *Report) add(or OwnerReport) {
 	rep.After += or.After
 	rep.Kept += or.Kept
 	rep.Dropped += or.Dropped
+	rep.Extracting += or.Extracting
+	rep.Resolving += or.Resolving
 	rep.OwnerReports = append(rep.OwnerReports, or)
 }
 
@@ -408,18 +423,35 @@ func (r *Rebuilder) owner(ctx context.Context, opts Options, runID uuid.UUID, us
 	}
 	read := map[string]bool{}
 	var cands []memory.Candidate
-	for _, b := range r.batches(turns) {
+	start := time.Now()
+	// Batches are extracted concurrently (each reads only stored turns: its window
+	// does not depend on another batch's result) and their candidates are taken in
+	// batch order, as the resolver would have seen them.
+	batches := r.batches(turns)
+	results := make([][]memory.Candidate, len(batches))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.ExtractConcurrency)
+	for i, b := range batches {
 		for _, t := range b {
 			read[t.TurnID] = true
 		}
-		cs, err := r.cfg.Extractor.ExtractTurns(ctx, b)
-		if err != nil {
-			return or, fmt.Errorf("extracting session %s of %s: %w", b[0].SessionID, user, err)
-		}
+		g.Go(func() error {
+			cs, err := r.cfg.Extractor.ExtractTurns(gctx, b)
+			if err != nil {
+				return fmt.Errorf("extracting session %s of %s: %w", b[0].SessionID, user, err)
+			}
+			results[i] = cs
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return or, err
+	}
+	for _, cs := range results {
 		cands = append(cands, cs...)
 	}
-	or.Turns = len(read)
-
+	extracting := time.Since(start)
+	start = time.Now()
 	err = r.cfg.Store.InTx(ctx, opts.Tenant, func(tx *memory.Tx) error {
 		or = OwnerReport{User: user, Turns: len(read)} // a retried transaction starts over
 		if err := tx.LockOwner(ctx, memory.Owner{UserID: user, Scope: memory.ScopeUser}.LockKey()); err != nil {
@@ -521,6 +553,7 @@ func (r *Rebuilder) owner(ctx context.Context, opts Options, runID uuid.UUID, us
 	if err != nil {
 		return or, fmt.Errorf("rebuilding %s: %w", user, err)
 	}
+	or.Extracting, or.Resolving = extracting, time.Since(start)
 	if or.Outcome == "unchanged" {
 		or.Added, or.Removed, or.Changed = nil, nil, nil
 	}

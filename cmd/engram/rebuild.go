@@ -199,6 +199,9 @@ func printRebuild(w io.Writer, r rebuild.Report) {
 		}
 		fmt.Fprintf(w, "user %s: %s (%d turns; %d memories → %d; %d kept as they are)\n", o.User, o.Outcome, o.Turns,
 			o.Before, o.After, o.Kept)
+		if !r.DryRun {
+			continue // the memories are listed by a dry run (and in --json)
+		}
 		for _, m := range o.Added {
 			fmt.Fprintf(w, "  + %s\n", memLine(m))
 		}

@@ -502,7 +502,10 @@ func (r *Rebuilder) owner(ctx context.Context, opts Options, runID uuid.UUID, us
 					return !plan.keptIDs[d.MemoryID], nil
 				})
 				if err != nil {
-					if streams.IsPermanent(err) {
+					// Only a malformed candidate is dropped; anything else (an embedding
+					// endpoint refusing every call, say) fails the owner, which keeps its
+					// memories, rather than replacing them with fewer.
+					if streams.IsPermanent(err) && errors.Is(err, memory.ErrInvalid) {
 						r.log.Warn("candidate cannot be resolved; dropped", "tenant", opts.Tenant, "user", user, "err", err)
 						or.Dropped++
 						continue

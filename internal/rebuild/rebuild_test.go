@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,6 +161,25 @@ func newTurns(t *testing.T, req openai.ChatCompletionRequest) []promptTurn {
 // rebuilder is a rebuild with the LLM extractor on the fake model.
 func (h *harness) rebuilder(t *testing.T) *rebuild.Rebuilder {
 	t.Helper()
+	return h.rebuilderWith(t, nil)
+}
+
+// hookResolver is the real resolver, with hook run before its first call.
+type hookResolver struct {
+	rebuild.Resolver
+	once sync.Once
+	hook func()
+}
+
+func (h *hookResolver) ResolveLocked(ctx context.Context, tx *memory.Tx, c memory.Candidate) (consolidator.Decision, error) {
+	h.once.Do(h.hook)
+	return h.Resolver.ResolveLocked(ctx, tx, c)
+}
+
+// rebuilderWith is rebuilder with hook (when not nil) run inside the first owner's
+// locked transaction, before its first resolution.
+func (h *harness) rebuilderWith(t *testing.T, hook func()) *rebuild.Rebuilder {
+	t.Helper()
 	chat, err := llm.NewChat(llm.ChatConfig{BaseURL: h.fake.URL(), Model: "fake-extractor", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +192,10 @@ func (h *harness) rebuilder(t *testing.T) *rebuild.Rebuilder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := consolidator.NewResolver(h.store, h.emb, nil, consolidator.DefaultResolverConfig(), nil)
+	var res rebuild.Resolver = consolidator.NewResolver(h.store, h.emb, nil, consolidator.DefaultResolverConfig(), nil)
+	if hook != nil {
+		res = &hookResolver{Resolver: res, hook: hook}
+	}
 	rb, err := rebuild.New(rebuild.Config{Store: h.store, Extractor: ep, Resolver: res,
 		ExtractorID: ex.Name() + "/" + ex.Version() + "/" + ex.Model(), BatchMax: ep.Config().BatchMax})
 	if err != nil {
@@ -538,5 +561,36 @@ func TestRebuildNeverResurrects(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "active|LLM noted: My brother Tomas") }) {
 		t.Errorf("u1 was not rebuilt: %q", got)
+	}
+}
+
+// TestRebuildBlocksOneOwnerOnly: while the rebuild holds one owner's lock, the live
+// pipeline goes on for the others; a live turn of the owner being rebuilt is resolved
+// after it, against the rebuilt memories.
+func TestRebuildBlocksOneOwnerOnly(t *testing.T) {
+	ctx := testCtx(t)
+	h := newHarness(t, ctx)
+	const tenant = "rb4"
+	h.addTurns(t, ctx, tenant, conversation("u1", "u2"))
+	hook := func() {
+		// Inside u1's locked transaction: u2's live turn goes all the way through.
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		h.addTurns(t, dctx, tenant, []map[string]any{{"turn_id": "u2-live", "user_id": "u2", "session_id": "s3",
+			"role": "user", "content": "I started learning the cello this spring.", "occurred_at": t0.Add(24 * time.Hour)}})
+	}
+	if _, err := h.rebuilderWith(t, hook).Run(ctx, rebuild.Options{Tenant: tenant, User: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.active(t, ctx, tenant, "u2"); !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "cello") }) {
+		t.Errorf("u2's live turn was not resolved during u1's rebuild: %q", got)
+	}
+	// A live turn of u1 after the rebuild joins the rebuilt memories.
+	h.addTurns(t, ctx, tenant, []map[string]any{{"turn_id": "u1-live", "user_id": "u1", "session_id": "s3",
+		"role": "user", "content": "I started learning the cello this spring.", "occurred_at": t0.Add(24 * time.Hour)}})
+	got := h.active(t, ctx, tenant, "u1")
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "cello") }) ||
+		!slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "active|LLM noted: ") }) {
+		t.Errorf("u1 after the rebuild and a live turn: %q", got)
 	}
 }

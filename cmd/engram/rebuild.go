@@ -138,7 +138,7 @@ func (a *App) rebuilder() (*rebuild.Rebuilder, error) {
 	}
 	res := consolidator.NewResolver(a.Store, emb, judge, consolidator.DefaultResolverConfig(), a.Logger)
 	return rebuild.New(rebuild.Config{Store: a.Store, Extractor: ep, Resolver: res,
-		ExtractorID: ex.Name() + "/" + ex.Version() + "/" + ex.Model(), BatchMax: ep.Config().BatchMax, Logger: a.Logger})
+		ExtractorID: strings.TrimSuffix(ex.Name()+"/"+ex.Version()+"/"+ex.Model(), "/"), BatchMax: ep.Config().BatchMax, Logger: a.Logger})
 }
 
 // noPublisher is the extraction pipeline's publisher in a rebuild, which takes the
@@ -165,8 +165,8 @@ func progressPrinter(w io.Writer) func(rebuild.Progress) {
 					progressbar.OptionShowCount(), progressbar.OptionSetItsString("owners"), progressbar.OptionShowIts(),
 					progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 			}
-			_ = bar.Set(p.Done)
 			bar.Describe(fmt.Sprintf("rebuild: %d turns", p.Turns))
+			_ = bar.Set(p.Done) // last: completing the bar ends its line
 		}
 	}
 	return func(p rebuild.Progress) {

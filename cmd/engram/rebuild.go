@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,9 +21,11 @@ import (
 	"github.com/engramhq/engram/extractor"
 	"github.com/engramhq/engram/internal/rebuild"
 	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/memory"
 )
 
 const rebuildUsage = `Usage: engram rebuild --tenant T [--user U] [--since TIME] [--dry-run] [--json] [--quiet]
+       engram rebuild runs --tenant T [--limit N] [--json]
 
 Re-derive memories from the stored turns with the extractor configured now (the LLM
 one when ENGRAM_LLM_* is set, else the offline rules): each owner's turns go, session
@@ -38,10 +42,14 @@ changes nothing.
 
 One rebuild per tenant at a time: a second fails at once. An interrupted run (Ctrl-C,
 a crash) is resumed by the next run with the same filters and extractor. Progress goes
-to stderr (a bar on a terminal), the report to stdout.
+to stderr (a bar on a terminal), the report to stdout. "runs" lists a tenant's recent
+rebuilds, newest first.
 `
 
 func runRebuild(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "runs" {
+		return rebuildRuns(ctx, env, args[1:])
+	}
 	fs := flag.NewFlagSet("engram rebuild", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
@@ -225,4 +233,49 @@ func memLine(m rebuild.MemoryLine) string {
 		key = " " + m.Key
 	}
 	return fmt.Sprintf("[%s/%s%s, %s] %s", m.Type, m.Category, key, m.Status, strings.TrimSpace(m.Content))
+}
+
+// rebuildRuns is "engram rebuild runs": a tenant's recent rebuilds.
+func rebuildRuns(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "rebuild runs", "rebuild runs --tenant T [--limit N] [--json]")
+	tenant := fs.String("tenant", "", "the tenant (required)")
+	limit := fs.Int("limit", 20, "how many runs")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tenant == "" {
+		return usagef("--tenant is required")
+	}
+	app := env.newApp()
+	defer app.Close()
+	if err := app.openDB(ctx, true); err != nil {
+		return err
+	}
+	var runs []memory.RebuildRun
+	if err := app.Store.InTx(ctx, *tenant, func(tx *memory.Tx) error {
+		var err error
+		runs, err = tx.LatestRebuildRuns(ctx, *limit)
+		return err
+	}); err != nil {
+		return fmt.Errorf("listing the rebuilds of %s: %w", *tenant, err)
+	}
+	if *asJSON {
+		if runs == nil {
+			runs = []memory.RebuildRun{}
+		}
+		return writeJSON(env.Stdout, runs)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tOWNERS\tTURNS\tMEMORIES\tUSER\tSINCE\tEXTRACTOR\tHOST")
+	for _, r := range runs {
+		user, since := cmp.Or(r.UserFilter, "-"), "-"
+		if r.Since != nil {
+			since = r.Since.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d → %d\t%s\t%s\t%s\t%s\n", r.ID, r.Status,
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), r.OwnersDone, r.OwnersTotal, r.Counts["turns"],
+			r.Counts["before"], r.Counts["after"], user, since, r.Extractor, r.Host)
+	}
+	return tw.Flush()
 }

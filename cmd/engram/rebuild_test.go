@@ -23,6 +23,7 @@ func TestRebuildUsage(t *testing.T) {
 		{[]string{"rebuild"}, 2, "--tenant is required"},
 		{[]string{"rebuild", "--tenant", "acme", "--since", "last week"}, 2, "--since"},
 		{[]string{"rebuild", "--tenant", "acme", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"rebuild", "runs"}, 2, "--tenant is required"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, "_"), func(t *testing.T) {
@@ -97,5 +98,14 @@ func TestRebuildCommand(t *testing.T) {
 	}
 	if n := pgtest.Count(t, pool, "acme", `SELECT count(*) FROM memories WHERE status = 'active'`); n != 2 {
 		t.Errorf("%d active memories, want 2", n)
+	}
+	out.Reset()
+	if code := run(ctx, []string{"rebuild", "runs", "--tenant", "acme", "--json"}, env, &out, &errOut); code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, errOut.String())
+	}
+	var runs []memory.RebuildRun
+	if err := json.Unmarshal(out.Bytes(), &runs); err != nil || len(runs) != 2 || runs[0].Status != "completed" ||
+		runs[1].Counts["after"] != 2 || runs[1].Counts["before"] != 0 {
+		t.Errorf("runs %+v %v", runs, err)
 	}
 }

@@ -149,16 +149,17 @@ type Change struct {
 
 // OwnerReport is what the rebuild did (or, in a dry run, would do) to one owner.
 type OwnerReport struct {
-	User    string       `json:"user_id"`
-	Outcome string       `json:"outcome"` // replaced, unchanged, empty (would-replace in a dry run)
-	Turns   int          `json:"turns"`
-	Before  int          `json:"memories_before"` // derived memories that a rebuild replaces
-	After   int          `json:"memories_after"`  // rebuilt memories
-	Kept    int          `json:"kept"`            // memories kept as they are
-	Dropped int          `json:"candidates_dropped"`
-	Added   []MemoryLine `json:"added,omitempty"`
-	Removed []MemoryLine `json:"removed,omitempty"`
-	Changed []Change     `json:"changed,omitempty"`
+	User       string       `json:"user_id"`
+	Outcome    string       `json:"outcome"` // replaced, unchanged, empty (would-replace in a dry run)
+	Turns      int          `json:"turns"`
+	Before     int          `json:"memories_before"` // derived memories that a rebuild replaces
+	After      int          `json:"memories_after"`  // rebuilt memories
+	Kept       int          `json:"kept"`            // memories kept as they are
+	Candidates int          `json:"candidates"`      // extracted from the turns
+	Dropped    int          `json:"candidates_dropped"`
+	Added      []MemoryLine `json:"added,omitempty"`
+	Removed    []MemoryLine `json:"removed,omitempty"`
+	Changed    []Change     `json:"changed,omitempty"`
 	// Extracting is the time spent extracting (no lock held); Resolving the time in
 	// the owner's locked transaction.
 	Extracting time.Duration `json:"extracting_ns"`
@@ -268,7 +269,7 @@ func (r *Rebuilder) Run(ctx context.Context, opts Options) (Report, error) {
 		}
 	}
 	progress("", 0)
-	n := 0
+	n, finished := 0, 0 // owners seen; owners done (in this run or the one it resumes)
 	for _, user := range users {
 		if ctx.Err() != nil {
 			break
@@ -276,6 +277,7 @@ func (r *Rebuilder) Run(ctx context.Context, opts Options) (Report, error) {
 		if done[user] {
 			rep.OwnersSkipped++
 			n++
+			finished++
 			progress(user, n)
 			continue
 		}
@@ -292,6 +294,7 @@ func (r *Rebuilder) Run(ctx context.Context, opts Options) (Report, error) {
 		}
 		rep.add(or)
 		n++
+		finished++
 		progress(user, n)
 	}
 	rep.Elapsed = time.Since(rep.Started)
@@ -316,9 +319,9 @@ func (r *Rebuilder) Run(ctx context.Context, opts Options) (Report, error) {
 	// The run record is written even when ctx has ended, so the next run resumes it.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	run.Status, run.OwnersDone, run.Errors = rep.Status, n, rep.Errors
+	run.Status, run.OwnersDone, run.Errors = rep.Status, finished, rep.Errors
 	for k, v := range map[string]int{"turns": rep.Turns, "candidates": rep.Candidates, "replaced": rep.Replaced,
-		"unchanged": rep.Unchanged, "before": rep.Before, "after": rep.After, "kept": rep.Kept} {
+		"unchanged": rep.Unchanged, "before": rep.Before, "after": rep.After, "kept": rep.Kept, "dropped": rep.Dropped} {
 		run.Counts[k] += v
 	}
 	if err := r.cfg.Store.InTx(fctx, opts.Tenant, func(tx *memory.Tx) error { return tx.UpdateRebuildRun(fctx, run) }); err != nil {
@@ -327,7 +330,7 @@ func (r *Rebuilder) Run(ctx context.Context, opts Options) (Report, error) {
 	switch rep.Status {
 	case "interrupted":
 		return rep, fmt.Errorf("rebuild: run %s interrupted after %d of %d owners (run it again to resume): %w",
-			run.ID, n, len(users), ctx.Err())
+			run.ID, finished, len(users), ctx.Err())
 	case "failed":
 		return rep, fmt.Errorf("rebuild: run %s: %d owners failed (run it again to retry them)", run.ID, len(rep.Errors))
 	}
@@ -346,6 +349,7 @@ func (rep *Report) add(or OwnerReport) {
 	rep.After += or.After
 	rep.Kept += or.Kept
 	rep.Dropped += or.Dropped
+	rep.Candidates += or.Candidates
 	rep.Extracting += or.Extracting
 	rep.Resolving += or.Resolving
 	rep.OwnerReports = append(rep.OwnerReports, or)
@@ -471,7 +475,7 @@ func (r *Rebuilder) owner(ctx context.Context, opts Options, runID uuid.UUID, us
 		if err != nil {
 			return err
 		}
-		or.Dropped = len(cands) - len(keep)
+		or.Candidates, or.Dropped = len(cands), len(cands)-len(keep)
 		if len(live) == 0 && len(plan.replace) == 0 {
 			// Erased meanwhile (or never had content): nothing to do, nothing to record.
 			or.Outcome = "empty"

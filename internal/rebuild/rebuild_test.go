@@ -594,3 +594,33 @@ func TestRebuildBlocksOneOwnerOnly(t *testing.T) {
 		t.Errorf("u1 after the rebuild and a live turn: %q", got)
 	}
 }
+
+// TestRebuildModelOutageFailsTheOwner: when the model fails during an owner's
+// extraction, that owner keeps its memories, the others are rebuilt, and the next run
+// resumes with the failed owner only.
+func TestRebuildModelOutageFailsTheOwner(t *testing.T) {
+	ctx := testCtx(t)
+	h := newHarness(t, ctx)
+	const tenant = "rb5"
+	h.addTurns(t, ctx, tenant, conversation("u1", "u2"))
+	offline := h.active(t, ctx, tenant, "u1")
+	h.fake.QueueChat(fakeopenai.Reply{Status: 503, Content: "overloaded"})
+	rb := h.rebuilder(t)
+	rep, err := rb.Run(ctx, rebuild.Options{Tenant: tenant})
+	if err == nil || rep.Status != "failed" || len(rep.Errors) != 1 || rep.Errors[0]["user_id"] != "u1" || rep.Replaced != 1 {
+		t.Fatalf("run with a model outage: %+v %v", rep, err)
+	}
+	if got := h.active(t, ctx, tenant, "u1"); !slices.Equal(got, offline) {
+		t.Errorf("u1's memories changed in a failed rebuild: %q, were %q", got, offline)
+	}
+	again, err := rb.Run(ctx, rebuild.Options{Tenant: tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Resumed || again.RunID != rep.RunID || again.OwnersSkipped != 1 || again.Replaced != 1 {
+		t.Errorf("resumed run %+v", again)
+	}
+	if got := h.active(t, ctx, tenant, "u1"); slices.Equal(got, offline) {
+		t.Errorf("u1 was not rebuilt by the resumed run: %q", got)
+	}
+}

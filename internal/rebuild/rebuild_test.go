@@ -624,3 +624,36 @@ func TestRebuildModelOutageFailsTheOwner(t *testing.T) {
 		t.Errorf("u1 was not rebuilt by the resumed run: %q", got)
 	}
 }
+
+// TestRebuildSince: only the turns since the given time are derived again; memories
+// of earlier turns are kept as they are.
+func TestRebuildSince(t *testing.T) {
+	ctx := testCtx(t)
+	h := newHarness(t, ctx)
+	const tenant = "rb6"
+	h.addTurns(t, ctx, tenant, conversation("u1"))
+	since := t0.Add(3 * time.Hour) // the second session
+	rep, err := h.rebuilder(t).Run(ctx, rebuild.Options{Tenant: tenant, Since: &since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Turns != 6 || rep.Kept == 0 || rep.Replaced != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	for _, m := range h.memories(t, ctx, tenant, "u1") {
+		if m.Status != memory.StatusActive {
+			continue
+		}
+		// Turns 0-2 (and their replies) are the first session's.
+		early := slices.ContainsFunc(m.TurnIDs, func(id string) bool { return id[len(id)-1] < '3' })
+		if llmMade := strings.HasPrefix(m.Content, "LLM noted: "); llmMade == early {
+			t.Errorf("memory %q from turns %v: rebuilt %v", m.Content, m.TurnIDs, llmMade)
+		}
+	}
+	// A later run with another --since is another run, not a resumption.
+	later := since.Add(time.Hour)
+	again, err := h.rebuilder(t).Run(ctx, rebuild.Options{Tenant: tenant, Since: &later})
+	if err != nil || again.Resumed || again.RunID == rep.RunID || again.Replaced != 0 {
+		t.Errorf("second run %+v %v", again, err)
+	}
+}

@@ -258,8 +258,9 @@ type OwnerMemory struct {
 	Memory
 	// TurnIDs are the turns in its lineage.
 	TurnIDs []string
-	// ByHand is set when a person shaped it: an explicit memory (POST /v1/memories), or
-	// one with a correction, deprecation, rollback or restore in its history.
+	// ByHand is set when a person shaped it: an explicit statement (POST /v1/memories)
+	// created, confirmed or rewrote it, or its history has a correction, deprecation,
+	// rollback or restore.
 	ByHand bool
 	// LastChange is the change of its latest version.
 	LastChange Change
@@ -271,7 +272,11 @@ func (t *Tx) OwnerMemories(ctx context.Context, userID string) ([]OwnerMemory, e
 			coalesce((SELECT array_agg(l.source_id ORDER BY l.source_id) FROM memory_lineage l
 				WHERE l.tenant = m.tenant AND l.memory_id = m.id AND l.source_kind = 'turn'), '{}'),
 			m.source = 'manual' OR EXISTS (SELECT 1 FROM memory_versions v WHERE v.tenant = m.tenant AND v.memory_id = m.id
-				AND (v.change IN ('correct', 'deprecate', 'rollback', 'restore') OR v.candidate_id LIKE 'manual\_%')),
+				AND v.change IN ('correct', 'deprecate', 'rollback', 'restore'))
+			-- an explicit statement that created, confirmed or rewrote it (confirmations
+			-- write no version; the audit entry names the candidate)
+			OR EXISTS (SELECT 1 FROM audit_log a WHERE a.tenant = m.tenant AND a.memory_id = m.id
+				AND a.details->>'candidate_id' LIKE 'manual\_%'),
 			coalesce((SELECT v.change FROM memory_versions v WHERE v.tenant = m.tenant AND v.memory_id = m.id
 				ORDER BY v.version DESC LIMIT 1), '')
 		FROM memories m WHERE m.tenant = $1 AND m.user_id = $2 ORDER BY m.recorded_at, m.id`, t.tenant, userID)

@@ -346,6 +346,17 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 			t.Fatalf("offline memory looks like the fake model's: %q", m.Content)
 		}
 	}
+	// An explicit statement of what the rules had already derived confirms that
+	// memory, which makes it the person's too: it is kept.
+	brother := find(t, before, "brother is named")
+	if _, err := h.ingest.Remember(ctx, tenant, "api:test", ingest.RememberRequest{UserID: "u1",
+		Content: brother.Content, Category: brother.Category}); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t, ctx)
+	if m := find(t, h.memories(t, ctx, tenant, "u1"), "brother is named"); m.ID != brother.ID || m.ConfirmCount != 2 {
+		t.Fatalf("the explicit restatement did not confirm %s: %+v", brother.ID, m.Memory)
+	}
 	board := find(t, before, "Carcassonne")
 	if _, err := h.ops.Correct(ctx, tenant, board.ID, lifecycle.Correction{Content: "The user's favourite board game is Azul."}, "api:test"); err != nil {
 		t.Fatal(err)
@@ -394,7 +405,9 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 		// but for the board-game turns:
 		want := 5 // u2's board-game turn restates u2's explicit memory, counted here once
 		if u == "u1" {
-			want = 4 // u1's board-game turn is claimed by the correction
+			// u1's board-game turn is claimed by the correction, its brother turn by the
+			// explicit restatement (and the other memory of that turn is kept as it was)
+			want = 3
 		}
 		if llmMade != want {
 			t.Errorf("%s: %d memories from the model, want %d: %q", u, llmMade, want, got)
@@ -417,6 +430,10 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 	if m := find(t, after, "locker code"); m.ID == uuid.Nil || m.Source != memory.SourceManual {
 		t.Errorf("explicit memory %+v", m)
 	}
+	if m := find(t, after, "brother is named"); m.ID != brother.ID {
+		t.Errorf("the memory an explicit statement confirmed is not kept: %+v", m)
+	}
+	find(t, after, "brother is a carpenter")
 	if m := find(t, after, "Azul"); m.ID != board.ID {
 		t.Errorf("the corrected memory is not kept as it was: %+v", m)
 	}

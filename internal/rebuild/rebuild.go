@@ -5,8 +5,9 @@
 // owner's lock.
 //
 // What survives a rebuild, and why:
-//   - Memories a person shaped are kept as they are: explicit ones (POST /v1/memories),
-//     and any with a correction, deprecation, rollback or restore in its history. They
+//   - Memories a person shaped are kept as they are: explicit ones (POST /v1/memories,
+//     or one an explicit statement confirmed or rewrote), and any with a correction,
+//     deprecation, rollback or restore in its history. They
 //     are "kept and marked" rather than replayed on top: a correction names a memory
 //     id and its exact words, and re-deriving would have to guess which new memory it
 //     meant. The rebuilt candidates are resolved against them; one that would confirm,

@@ -124,9 +124,16 @@ func (r *Resolver) consultJudge(ctx context.Context, c memory.Candidate, vec []f
 	if applied {
 		return nil, &rec, nil
 	}
+	j, err := r.askJudge(ctx, c, vec, ns)
+	return j, nil, err
+}
+
+// askJudge asks the judge about c and the neighbours ns; nil (rules decide) when none
+// passes the floor or the answer is unusable, an error only when ctx ended.
+func (r *Resolver) askJudge(ctx context.Context, c memory.Candidate, vec []float32, ns []scored) (*judged, error) {
 	near := r.judgeable(ns)
 	if len(near) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	in := JudgeInput{Candidate: c}
 	refs := map[string]scored{}
@@ -140,14 +147,14 @@ func (r *Resolver) consultJudge(ctx context.Context, c memory.Candidate, vec []f
 		var j *judged
 		if j, err = r.validVerdict(ctx, c, vec, v, refs); err == nil {
 			j.fingerprint = fingerprint(near)
-			return j, nil, nil
+			return j, nil
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	}
 	r.log.Warn("judge unusable; the rules decide", "candidate", c.ID, "err", err)
-	return nil, nil, nil
+	return nil, nil
 }
 
 // validVerdict checks a verdict against the neighbours it was given and embeds the

@@ -362,40 +362,83 @@ func (r *Resolver) resolveOnce(ctx context.Context, c memory.Candidate, vec []fl
 		if err := tx.LockOwner(ctx, lockKey(c)); err != nil {
 			return err
 		}
-		rec, ok, err := recordedDecision(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		if ok {
-			d = rec
-			return nil
-		}
-		ns, err := r.neighbours(ctx, tx, c, vec)
-		if err != nil {
-			return err
-		}
-		p, err := r.plan(c, vec, ns, jv)
-		if err != nil {
-			return err
-		}
-		d, err = r.write(ctx, tx, c, vec, ns, p)
-		if err != nil {
-			return err
-		}
-		first, err := tx.RecordCandidate(ctx, c.ID, d.MemoryID, string(d.Kind), d.Reason)
-		if err != nil {
-			return err
-		}
-		if !first {
-			return errLedgerRace
-		}
-		return nil
+		var err error
+		d, err = r.decideLocked(ctx, tx, c, vec, jv)
+		return err
 	})
 	if err != nil {
 		return Decision{}, err
 	}
 	if !d.Replayed {
 		r.log.Debug("resolved", "candidate", c.ID, "kind", d.Kind, "memory", d.MemoryID, "by", d.By, "reason", d.Reason)
+	}
+	return d, nil
+}
+
+// decideLocked is one resolution in tx, which holds the owner's lock: consult the
+// ledger, read the neighbours, decide, write, record.
+func (r *Resolver) decideLocked(ctx context.Context, tx *memory.Tx, c memory.Candidate, vec []float32, jv *judged) (Decision, error) {
+	rec, ok, err := recordedDecision(ctx, tx, c.ID)
+	if err != nil || ok {
+		return rec, err
+	}
+	ns, err := r.neighbours(ctx, tx, c, vec)
+	if err != nil {
+		return Decision{}, err
+	}
+	p, err := r.plan(c, vec, ns, jv)
+	if err != nil {
+		return Decision{}, err
+	}
+	d, err := r.write(ctx, tx, c, vec, ns, p)
+	if err != nil {
+		return Decision{}, err
+	}
+	first, err := tx.RecordCandidate(ctx, c.ID, d.MemoryID, string(d.Kind), d.Reason)
+	if err != nil {
+		return Decision{}, err
+	}
+	if !first {
+		return Decision{}, errLedgerRace
+	}
+	return d, nil
+}
+
+// ResolveLocked resolves c inside the caller's transaction, which must already hold
+// the owner's lock (tx.LockOwner with memory.Owner{UserID, AgentID, Scope}.LockKey()).
+// It is Resolve for a caller that changes several memories of one owner in one step
+// (a rebuild from the turn log): the judge, when there is one, is asked inside the
+// transaction, since nobody else can change the owner's memories meanwhile, and
+// nothing is retried — on an error the caller rolls back and retries the whole step.
+func (r *Resolver) ResolveLocked(ctx context.Context, tx *memory.Tx, c memory.Candidate) (Decision, error) {
+	if err := checkCandidate(c); err != nil {
+		return Decision{}, streams.Permanent(fmt.Errorf("resolving candidate %q: %w", c.ID, err))
+	}
+	if tx.Tenant() != c.Tenant {
+		return Decision{}, streams.Permanent(fmt.Errorf("resolving candidate %s of tenant %s in a transaction of tenant %s: %w",
+			c.ID, c.Tenant, tx.Tenant(), memory.ErrBadTenant))
+	}
+	vec, err := r.embed(ctx, c.Content)
+	if err != nil {
+		return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
+	}
+	var jv *judged
+	if r.judge != nil {
+		rec, ok, err := recordedDecision(ctx, tx, c.ID)
+		if err != nil || ok {
+			return rec, err
+		}
+		ns, err := r.neighbours(ctx, tx, c, vec)
+		if err != nil {
+			return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
+		}
+		if jv, err = r.askJudge(ctx, c, vec, ns); err != nil {
+			return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
+		}
+	}
+	d, err := r.decideLocked(ctx, tx, c, vec, jv)
+	if err != nil {
+		return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
 	}
 	return d, nil
 }

@@ -383,6 +383,39 @@ func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedT
 		return cmp.Compare(a.seq, b.seq)
 	})
 	p.embedTurns(ctx, key, queued)
+	cands, err := p.candidates(ctx, key, queued)
+	if err != nil || len(cands) == 0 {
+		return err
+	}
+	return p.publish(ctx, key, cands)
+}
+
+// ExtractTurns is a micro-batch's work without the stream: turns (stored already, of
+// one session, in conversation order, at most Config().BatchMax of them as the live
+// batches hold) get their session window, the gate, the extractor, source trust,
+// redaction and candidate ids, and the candidates come back instead of being
+// published. A rebuild from the turn log uses it, so that it extracts exactly as the
+// live pipeline does. Turn vectors are not written.
+func (p *Pipeline) ExtractTurns(ctx context.Context, turns []memory.Turn) ([]memory.Candidate, error) {
+	if len(turns) == 0 {
+		return nil, nil
+	}
+	t0 := turns[0]
+	key := sessionKey{t0.Tenant, t0.UserID, t0.SessionID}
+	queued := make([]queuedTurn, len(turns))
+	for i, t := range turns {
+		if t.Tenant != key.tenant || t.UserID != key.user || t.SessionID != key.session {
+			return nil, fmt.Errorf("%w: turn %s is not of session %s/%s/%s", memory.ErrInvalid, t.TurnID, key.tenant, key.user, key.session)
+		}
+		queued[i] = queuedTurn{turn: t, seq: uint64(i)}
+	}
+	p.c.batches.Add(1)
+	return p.candidates(ctx, key, queued)
+}
+
+// candidates runs window, gate, extraction, trust, redaction and ids over queued, in
+// order.
+func (p *Pipeline) candidates(ctx context.Context, key sessionKey, queued []queuedTurn) ([]memory.Candidate, error) {
 	batch := Batch{Tenant: key.tenant, UserID: key.user, SessionID: key.session}
 	ids := make([]string, len(queued))
 	for i, q := range queued {
@@ -398,7 +431,7 @@ func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedT
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("reading the window of session %s: %w", key.session, err)
+		return nil, fmt.Errorf("reading the window of session %s: %w", key.session, err)
 	}
 
 	// The gate judges every turn in context; only passing turns reach the extractor, and
@@ -413,21 +446,17 @@ func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedT
 	}
 	p.c.skipped.Add(int64(len(batch.New) - len(gated.New)))
 	if len(gated.New) == 0 {
-		return nil
+		return nil, nil
 	}
 	p.c.extractions.Add(1)
 	cands, err := p.cfg.Extractor.Extract(ctx, gated)
 	if err != nil {
-		return fmt.Errorf("extracting from %d turns of session %s with %s: %w",
+		return nil, fmt.Errorf("extracting from %d turns of session %s with %s: %w",
 			len(gated.New), key.session, p.cfg.Extractor.Name(), err)
 	}
 	// Trust looks at the whole conversation, skipped turns included: whether the user's
 	// direct reply to a claim confirmed it depends on every turn in between.
-	cands = p.finish(batch, ApplyTrust(batch, cands))
-	if len(cands) == 0 {
-		return nil
-	}
-	return p.publish(ctx, key, cands)
+	return p.finish(batch, ApplyTrust(batch, cands)), nil
 }
 
 // embedTurns stores a vector for each of the batch's turns that has content, in one

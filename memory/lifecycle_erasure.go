@@ -139,7 +139,7 @@ func (t *Tx) DeleteUserRows(ctx context.Context, userID string) (UserRowCounts, 
 	for _, tb := range []struct {
 		table string
 		n     *int
-	}{{"retrievals", &n.Retrievals}, {"session_summaries", &n.SessionSummaries}} {
+	}{{"retrievals", &n.Retrievals}, {"session_summaries", &n.SessionSummaries}, {"rebuild_progress", nil}} {
 		var exists bool
 		if err := t.tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tb.table).Scan(&exists); err != nil {
 			return n, fmt.Errorf("looking up table %s: %w", tb.table, err)
@@ -149,6 +149,10 @@ func (t *Tx) DeleteUserRows(ctx context.Context, userID string) (UserRowCounts, 
 			continue
 		}
 		steps = append(steps, step{tb.table, tb.n, `DELETE FROM ` + tb.table + ` WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}})
+		if tb.table == "rebuild_progress" { // a rebuild's filter names the user too (migration 0008)
+			steps = append(steps, step{"rebuild filters", nil, `UPDATE rebuild_runs SET user_filter = '(deleted)'
+				WHERE tenant = $1 AND user_filter = $2`, []any{tenant, userID}})
+		}
 	}
 	for _, s := range steps {
 		tag, err := t.tx.Exec(ctx, s.sql, s.args...)

@@ -392,7 +392,7 @@ func (t *Tx) Apply(ctx context.Context, id uuid.UUID, u Update) (Memory, error) 
 		}
 	}
 	switch u.Change {
-	case ChangeDeprecate, ChangeExpire:
+	case ChangeDeprecate, ChangeExpire, ChangeRebuild:
 		if next.ValidTo == nil {
 			next.ValidTo = &now
 		}

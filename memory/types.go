@@ -134,6 +134,8 @@ const (
 	ChangeRestore     Change = "restore"
 	ChangeDecay       Change = "decay"
 	ChangeConsolidate Change = "consolidate"
+	// ChangeRebuild closes a memory that a rebuild from the turn log replaced.
+	ChangeRebuild Change = "rebuild"
 )
 
 // Changes() lists every valid Change, in a fixed order (a new slice each call: the
@@ -141,7 +143,7 @@ const (
 func Changes() []Change {
 	return []Change{ChangeAdd, ChangeConfirm, ChangeUpdate, ChangeSupersede, ChangePending,
 		ChangePromote, ChangeCorrect, ChangeDeprecate, ChangeRollback, ChangeExpire, ChangeArchive,
-		ChangeRestore, ChangeDecay, ChangeConsolidate}
+		ChangeRestore, ChangeDecay, ChangeConsolidate, ChangeRebuild}
 }
 
 // Valid reports whether c is a known change kind.

@@ -48,25 +48,9 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	}
 	m := metrics.New(app.Logger)
 	m.WatchJetStream(app.JS)
-	chat, err := app.chat()
+	ex, chat, err := app.extractor(r, m)
 	if err != nil {
-		return nil, fmt.Errorf("ENGRAM_LLM_*: %w", err)
-	}
-	if chat != nil {
-		chat.SetObserver(m.ModelObserver("llm"))
-	}
-	var ex extractor.Extractor = extractor.NewOffline()
-	if chat != nil {
-		ex, err = extractor.NewLLMExtractor(chat, extractor.LLMConfig{Redactor: r, Logger: app.Logger})
-		if err != nil {
-			return nil, err
-		}
-		if app.Config.LLMFallback == "offline" {
-			fb := extractor.NewFallback(ex, extractor.NewOffline(), app.Config.LLMFallbackAfter, app.Logger)
-			m.WatchCounter("engram_extractor_fallback_batches_total",
-				"Batches the offline rules extracted because the chat model was unavailable (ENGRAM_LLM_FALLBACK=offline).", fb.Fallbacks)
-			ex = fb
-		}
+		return nil, err
 	}
 	emb, err := app.embedder()
 	if err != nil {
@@ -122,6 +106,36 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
 		retr: retr, tasks: tasks, nightly: nightly, life: life, metrics: m, ready: app.readiness(m)}, nil
+}
+
+// extractor is the configured extractor (the LLM one when ENGRAM_LLM_* is set, with
+// the offline fallback when asked for; else the offline rules) and its chat client
+// (nil offline). m, when set, observes the model calls.
+func (a *App) extractor(r *redact.Redactor, m *metrics.Metrics) (extractor.Extractor, *llm.ChatClient, error) {
+	chat, err := a.chat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ENGRAM_LLM_*: %w", err)
+	}
+	if chat == nil {
+		return extractor.NewOffline(), nil, nil
+	}
+	if m != nil {
+		chat.SetObserver(m.ModelObserver("llm"))
+	}
+	var ex extractor.Extractor
+	ex, err = extractor.NewLLMExtractor(chat, extractor.LLMConfig{Redactor: r, Logger: a.Logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Config.LLMFallback == "offline" {
+		fb := extractor.NewFallback(ex, extractor.NewOffline(), a.Config.LLMFallbackAfter, a.Logger)
+		if m != nil {
+			m.WatchCounter("engram_extractor_fallback_batches_total",
+				"Batches the offline rules extracted because the chat model was unavailable (ENGRAM_LLM_FALLBACK=offline).", fb.Fallbacks)
+		}
+		ex = fb
+	}
+	return ex, chat, nil
 }
 
 func (p *pipeline) workers() []func(context.Context) error {

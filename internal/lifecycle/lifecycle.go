@@ -103,6 +103,18 @@ func (l *Lifecycle) DeleteMemory(ctx context.Context, tenant string, id uuid.UUI
 		if cur, err = tx.Get(ctx, id); err != nil {
 			return err
 		}
+		// The source turns (ids only) stay in the audit entry: a rebuild from the turn
+		// log must not derive the deleted memory from them again.
+		lin, err := tx.LineageOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		turns := []string{}
+		for _, l := range lin {
+			if l.Kind == memory.LineageTurn {
+				turns = append(turns, l.SourceID)
+			}
+		}
 		n, err := tx.DeleteMemory(ctx, id)
 		if err != nil {
 			return err
@@ -110,7 +122,8 @@ func (l *Lifecycle) DeleteMemory(ctx context.Context, tenant string, id uuid.UUI
 		out.Versions, out.Lineage, out.Embeddings = n.Versions, n.Lineage, n.Embeddings
 		return tx.Audit(ctx, memory.AuditEntry{Action: "delete", Actor: actorOr(actor), Module: module, MemoryID: id,
 			Subject: cur.UserID, Version: cur.Version, ContentHash: memory.ContentHash(cur.Content),
-			Details: map[string]any{"versions": out.Versions, "lineage": out.Lineage, "embeddings": out.Embeddings}})
+			Details: map[string]any{"versions": out.Versions, "lineage": out.Lineage, "embeddings": out.Embeddings,
+				"source_turn_ids": turns}})
 	})
 	return out, err
 }

@@ -129,11 +129,9 @@ func (t *Tx) DeleteUserRows(ctx context.Context, userID string) (UserRowCounts, 
 		{"registry", nil, `DELETE FROM owners WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
 		{"run progress", nil, `DELETE FROM consolidation_progress WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
 		// Run records keep no trace of the user either: the filter and error entries go.
-		{"run filters", nil, `UPDATE consolidation_runs SET user_filter = '(deleted)' WHERE tenant_filter = $1 AND user_filter = $2`,
-			[]any{tenant, userID}},
-		{"run errors", nil, `UPDATE consolidation_runs SET errors = (SELECT coalesce(jsonb_agg(e), '[]')
-				FROM jsonb_array_elements(errors) e WHERE NOT (e->>'tenant' = $1 AND e->>'user_id' = $2))
-			WHERE errors @> jsonb_build_array(jsonb_build_object('tenant', $1::text, 'user_id', $2::text))`, []any{tenant, userID}},
+		// Run records span tenants, so this goes through the operator function that
+		// scrubs the transaction's own tenant's user only (migration 0008).
+		{"run records", nil, `SELECT engram_forget_user_runs($1)`, []any{userID}},
 	}
 	// The retriever's tables (migration 0003) may not exist in every database yet.
 	for _, tb := range []struct {

@@ -81,6 +81,7 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
 	}
 	content, _ = s.redactor.Redact(content)
+	req.Key, _ = s.redactor.Redact(req.Key)
 	if s.redactor.IsSecret(content) {
 		return memory.Candidate{}, bad("content", "content is essentially a secret; engram does not store secrets")
 	}

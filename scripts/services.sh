@@ -256,6 +256,9 @@ BEGIN
 END
 \$\$;
 EOF
+	# The owner drops the databases it made (the test harness's, one per test) even
+	# while the application role's connections to them are still closing.
+	psql_admin -d postgres -c "GRANT pg_signal_backend TO $OWNER_ROLE"
 	if [[ "$(psql_admin -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$APP_DB'")" != "1" ]]; then
 		psql_admin -d postgres -c "CREATE DATABASE $APP_DB OWNER $OWNER_ROLE"
 	fi

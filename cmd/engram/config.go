@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/internal/redact"
 )
 
 // Config is everything engram reads from its environment. Only this package reads
@@ -23,6 +24,9 @@ type Config struct {
 	// too; otherwise commands check the schema is current and `engram migrate` needs
 	// --database-url.
 	MigrateDatabaseURL string
+	// RedactKeep (ENGRAM_REDACT_KEEP, e.g. "phone,email") lists personal identifiers
+	// redaction leaves in place (phone, email, address); secrets are always redacted.
+	RedactKeep []string
 	// LocalPGPort (ENGRAM_PG_PORT, default 55432) is the port of that local cluster.
 	LocalPGPort int
 	// DBMaxConns (ENGRAM_DB_MAX_CONNS, default 16) bounds the connection pool.
@@ -92,6 +96,7 @@ type envVar struct {
 
 var envVars = []envVar{
 	{"ENGRAM_DATABASE_URL", "(local cluster)", "PostgreSQL URL of the application role (owns nothing); unset: the project-local cluster, started on demand"},
+	{"ENGRAM_REDACT_KEEP", "", "personal identifiers to keep unredacted: phone, email, address (secrets are always redacted)"},
 	{"ENGRAM_MIGRATE_DATABASE_URL", "(local cluster)", "PostgreSQL URL of the owner role that runs migrations; unset with ENGRAM_DATABASE_URL set: migrations are not run, only checked"},
 	{"ENGRAM_PG_PORT", "55432", "port of the project-local cluster"},
 	{"ENGRAM_DB_MAX_CONNS", "16", "connection pool size"},
@@ -166,6 +171,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return def
 		}
 		return d
+	}
+	if v := getenv("ENGRAM_REDACT_KEEP"); v != "" {
+		for _, k := range strings.Split(v, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				c.RedactKeep = append(c.RedactKeep, k)
+			}
+		}
+		if _, err := redact.New(redact.Config{Keep: c.RedactKeep}); err != nil {
+			errs = append(errs, fmt.Sprintf("ENGRAM_REDACT_KEEP=%q: %v", v, err))
+		}
 	}
 	c.LocalPGPort = intVar("ENGRAM_PG_PORT", 55432, 1, 65535)
 	c.DBMaxConns = intVar("ENGRAM_DB_MAX_CONNS", 16, 1, 1000)

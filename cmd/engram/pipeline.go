@@ -37,7 +37,7 @@ type pipeline struct {
 }
 
 func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
-	r, err := redact.New(redact.Config{})
+	r, err := redact.New(redact.Config{Keep: app.Config.RedactKeep})
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
 	}

@@ -272,8 +272,19 @@ func create(ctx context.Context, t testing.TB, tmpl string) string {
 			return
 		}
 		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: dropping %s: %v", name, err)
+		// The application role's connections may still be closing; FORCE ends those
+		// left when the owner may signal them (pg_signal_backend, as scripts/services.sh
+		// grants it), and otherwise the drop is retried for a while.
+		for attempt := 0; ; attempt++ {
+			_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			if err == nil {
+				return
+			}
+			if attempt == 50 || ctx.Err() != nil {
+				t.Logf("pgtest: dropping %s: %v", name, err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 	u, err := withDatabase(ServerURL(), name)

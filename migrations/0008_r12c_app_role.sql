@@ -61,6 +61,17 @@ REVOKE UPDATE, DELETE ON audit_log FROM engram_app;
 -- The schema's version is read (serve checks it), never written, by the application.
 REVOKE INSERT, UPDATE, DELETE ON engram_migrations FROM engram_app;
 REVOKE ALL ON consolidation_runs FROM engram_app;
+-- A user erasure rewrites the tables it deleted from (VACUUM FULL), which takes the
+-- owner or, from PostgreSQL 17, the MAINTAIN privilege (vacuum, analyze, reindex,
+-- lock; not ALTER). Older servers: the owner's pool does it (memory.CompactErased).
+DO $$
+BEGIN
+    IF current_setting('server_version_num')::int >= 170000 THEN
+        EXECUTE 'GRANT MAINTAIN ON ALL TABLES IN SCHEMA public TO engram_app';
+        EXECUTE 'ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT MAINTAIN ON TABLES TO engram_app';
+    END IF;
+END
+$$;
 GRANT SELECT (id, resumes, root_id, started_at, finished_at, status, tenant_filter, user_filter, dry_run)
     ON consolidation_runs TO engram_app;
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/internal/natsserver"
 
 	"github.com/jackc/pgx/v5"
@@ -123,6 +124,24 @@ func (a *App) openOwnerPool(ctx context.Context) (*pgxpool.Pool, error) {
 	}
 	a.closers = append(a.closers, pool.Close)
 	return pool, nil
+}
+
+// compactor is what rewrites the tables after a user erasure: the owner role's store
+// when its URL is known (the project-local cluster, or ENGRAM_MIGRATE_DATABASE_URL),
+// else the application's, which may do it on PostgreSQL 17 (MAINTAIN, granted by
+// migration 0008) and otherwise reports that it cannot.
+func (a *App) compactor(ctx context.Context) lifecycle.Compactor {
+	if a.migrateURL() == "" {
+		return a.Store
+	}
+	owner := a.migrateURL()
+	pool, err := memory.ConnectOwner(ctx, owner, 2)
+	if err != nil {
+		a.Logger.Warn("erasure will not compact the tables: the owner role's pool did not open", "err", err)
+		return a.Store
+	}
+	a.closers = append(a.closers, pool.Close)
+	return memory.NewStore(pool)
 }
 
 // checkMigrated fails, naming what is missing, when the database lacks a migration.

@@ -119,6 +119,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	}
 	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
 	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
+	life.SetCompactor(app.compactor(ctx))
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
 		retr: retr, tasks: tasks, nightly: nightly, life: life, metrics: m, ready: app.readiness(m)}, nil
 }

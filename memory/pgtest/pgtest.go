@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,6 +373,36 @@ func OwnerCount(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...an
 		t.Fatalf("pgtest: as the owner: %s: %v", sql, err)
 	}
 	return n
+}
+
+// DataDir is the data directory of the cluster the tests use, when this process can
+// read it: ENGRAM_TEST_PGDATA, else the project-local cluster's (scripts/services.sh
+// records where it lives in .engram/location), else "" (a remote server).
+func DataDir() string {
+	if v := os.Getenv("ENGRAM_TEST_PGDATA"); v != "" {
+		return v
+	}
+	if os.Getenv("ENGRAM_TEST_DATABASE_URL") != "" {
+		return ""
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, ".engram", "location")); err == nil {
+			d := filepath.Join(strings.TrimSpace(string(b)), "data")
+			if _, err := os.Stat(filepath.Join(d, "PG_VERSION")); err == nil {
+				return d
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // Store is a memory.Store on a fresh database.

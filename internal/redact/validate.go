@@ -241,3 +241,19 @@ func capsThenDigit(s string) bool {
 	}
 	return false
 }
+
+// digitSpaceCapital finds a digit, a space and a capital letter: how a street address
+// ("221 Baker Street") begins.
+func digitSpaceCapital(s string) bool {
+	for off := 0; ; {
+		i := strings.IndexByte(s[off:], ' ')
+		if i < 0 {
+			return false
+		}
+		i += off
+		if i > 0 && i+1 < len(s) && s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= 'A' && s[i+1] <= 'Z' {
+			return true
+		}
+		off = i + 1
+	}
+}

@@ -407,9 +407,10 @@ func TestStaleRunningRowIsInterruptedAndResumed(t *testing.T) {
 	e.seedPayments("acme", "u1")
 	e.seedPayments("acme", "u2")
 	// A process died mid-run: its row says running, and u1 is done.
-	// The run tables have no row-level security: any tenant's transaction sees them.
-	id := int64(e.count("acme", `INSERT INTO consolidation_runs (status) VALUES ('running') RETURNING id`))
-	e.exec("acme", `UPDATE consolidation_runs SET root_id = id WHERE id = $1`, id)
+	// Run records are written by the operator functions only: the dead process's row
+	// is set up as the owner.
+	id := int64(pgtest.OwnerCount(t, e.store.Pool(), "acme", `INSERT INTO consolidation_runs (status) VALUES ('running') RETURNING id::int`))
+	pgtest.OwnerExec(t, e.store.Pool(), "acme", `UPDATE consolidation_runs SET root_id = id WHERE id = $1`, id)
 	e.exec("acme", `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts)
 		VALUES ($1, 'acme', 'u1', $1, '{"expired": 2}')`, id)
 	rep := e.run(RunOptions{})

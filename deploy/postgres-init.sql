@@ -1,10 +1,14 @@
--- engram connects as a role that row-level security binds: not a superuser and
--- without BYPASSRLS (engram refuses to start otherwise). CREATEDB lets the test
+-- Two roles, neither superuser nor BYPASSRLS, so row-level security binds both:
+-- engram owns the tables and runs the migrations (`engram migrate`, the compose
+-- file's migrate service); engram_app is what serve and the workers connect as. It
+-- owns nothing, so it cannot lift row-level security (engram refuses to start as a
+-- role that could); migration 0008 grants it what it needs. CREATEDB lets the test
 -- harness clone one database per test. Extensions are created by the superuser
 -- in template1 and in engram, so migrations and cloned databases find them.
 -- Full-text match (@@) is declared leakproof so that, under row-level security, the
 -- per-user full-text indexes can be used (see scripts/services.sh).
 CREATE ROLE engram LOGIN PASSWORD 'engram' CREATEDB NOSUPERUSER NOBYPASSRLS;
+CREATE ROLE engram_app LOGIN PASSWORD 'engram_app' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
 CREATE DATABASE engram OWNER engram;
 \c template1
 CREATE EXTENSION IF NOT EXISTS vector;

@@ -86,6 +86,7 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		return memory.Candidate{}, fe
 	}
 	content, _ = s.redactor.Redact(content)
+	req.Key, _ = s.redactor.Redact(req.Key)
 	if s.redactor.IsSecret(content) {
 		return memory.Candidate{}, bad("content", "content is essentially a secret; engram does not store secrets")
 	}

@@ -261,19 +261,27 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 	return res, nil
 }
 
-// RedactTurn replaces secrets in the turn's free text (content and tool error; the tool
-// call is copied, not written through) and returns the kinds found, which is all that
-// may be logged. Ingest does this to every turn before it is published.
+// RedactTurn replaces secrets in the turn's free text (content, tool name and error,
+// and every string of its metadata; the tool call and metadata are copied, not written
+// through) and returns the kinds found, which is all that may be logged. Ingest does
+// this to every turn before it is published.
 func RedactTurn(r *redact.Redactor, t *memory.Turn) []string {
 	var kinds []string
 	var f []redact.Finding
 	t.Content, f = r.Redact(t.Content)
 	kinds = appendKinds(kinds, f)
-	if t.Tool != nil && t.Tool.Error != "" {
+	if t.Tool != nil {
 		tool := *t.Tool // copy rather than write through a pointer the caller may share
 		tool.Error, f = r.Redact(tool.Error)
 		kinds = appendKinds(kinds, f)
+		tool.Name, f = r.Redact(tool.Name)
+		kinds = appendKinds(kinds, f)
 		t.Tool = &tool
+	}
+	if t.Metadata != nil {
+		m, k := r.RedactValue(t.Metadata)
+		t.Metadata = m.(map[string]any)
+		kinds = append(kinds, k...)
 	}
 	return kinds
 }

@@ -271,32 +271,38 @@ func (s *Store) ConsoleRuns(ctx context.Context, tenant string, limit int) ([]Te
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.pool.Query(ctx, `SELECT r.id, coalesce(r.root_id, r.id), r.started_at, r.finished_at, r.status,
+	// Run records and progress are row-level secured (migration 0008): read in the
+	// tenant's transaction.
+	var out []TenantRun
+	err := s.InTxWith(ctx, tenant, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
+		rows, err := tx.tx.Query(ctx, `SELECT r.id, coalesce(r.root_id, r.id), r.started_at, r.finished_at, r.status,
 		r.dry_run, CASE WHEN r.tenant_filter = $1 THEN r.user_filter ELSE '' END,
 		coalesce((SELECT json_agg(p.counts) FROM consolidation_progress p WHERE p.run_id = r.id AND p.tenant = $1), '[]')
 		FROM consolidation_runs r WHERE r.tenant_filter IN ('', $1) ORDER BY r.id DESC LIMIT $2`, tenant, limit)
-	if err != nil {
-		return nil, fmt.Errorf("listing consolidation runs: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TenantRun, error) {
-		var x TenantRun
-		var counts []byte
-		if err := r.Scan(&x.ID, &x.RootID, &x.StartedAt, &x.FinishedAt, &x.Status, &x.DryRun, &x.User, &counts); err != nil {
-			return x, err
+		if err != nil {
+			return err
 		}
-		var owners []map[string]any
-		if err := json.Unmarshal(counts, &owners); err != nil {
-			return x, fmt.Errorf("decoding the counts of run %d: %w", x.ID, err)
-		}
-		x.OwnersDone, x.Counts = len(owners), map[string]float64{}
-		for _, o := range owners {
-			for k, v := range o {
-				if n, ok := v.(float64); ok {
-					x.Counts[k] += n
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TenantRun, error) {
+			var x TenantRun
+			var counts []byte
+			if err := r.Scan(&x.ID, &x.RootID, &x.StartedAt, &x.FinishedAt, &x.Status, &x.DryRun, &x.User, &counts); err != nil {
+				return x, err
+			}
+			var owners []map[string]any
+			if err := json.Unmarshal(counts, &owners); err != nil {
+				return x, fmt.Errorf("decoding the counts of run %d: %w", x.ID, err)
+			}
+			x.OwnersDone, x.Counts = len(owners), map[string]float64{}
+			for _, o := range owners {
+				for k, v := range o {
+					if n, ok := v.(float64); ok {
+						x.Counts[k] += n
+					}
 				}
 			}
-		}
-		return x, nil
+			return x, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing consolidation runs: %w", err)

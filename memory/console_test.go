@@ -102,10 +102,10 @@ func TestConsoleReads(t *testing.T) {
 		id     *int64
 		tenant string
 	}{{&all, ""}, {&mine, "acme"}, {&theirs, "globex"}} {
-		pgtest.Exec(t, pool, "acme", `INSERT INTO consolidation_runs (status, tenant_filter) VALUES ('completed', $1)`, r.tenant)
-		*r.id = int64(pgtest.Count(t, pool, "acme", `SELECT max(id)::int FROM consolidation_runs`))
+		// Run records are written by the operator functions only: set them up as the owner.
+		*r.id = int64(pgtest.OwnerCount(t, pool, "acme", `INSERT INTO consolidation_runs (status, tenant_filter) VALUES ('completed', $1) RETURNING id::int`, r.tenant))
 	}
-	pgtest.Exec(t, pool, "acme", `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts) VALUES
+	pgtest.OwnerExec(t, pool, "acme", `INSERT INTO consolidation_progress (root_id, tenant, user_id, run_id, counts) VALUES
 		($1, 'acme', 'u1', $1, '{"archived": 2, "decayed": 1}'), ($1, 'acme', 'u2', $1, '{"archived": 1}'),
 		($1, 'globex', 'g1', $1, '{"archived": 40}')`, all)
 	runs, err := s.ConsoleRuns(ctx, "acme", 10)

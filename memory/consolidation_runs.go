@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,9 +10,11 @@ import (
 )
 
 // The nightly consolidation's run records (consolidation_runs), per-owner progress
-// (consolidation_progress) and the owners registry. The run tables are operator
-// tables without row-level security (migration 0002); owners is row-level secured,
-// and listing it across tenants is the one operator read.
+// (consolidation_progress) and the owners registry. All three are under forced
+// row-level security (migration 0008): a tenant's transaction sees its own rows, and
+// the work that spans tenants (listing owners, starting, finishing and listing runs)
+// goes through the SECURITY DEFINER functions engram_op_*, the one narrow path the
+// application role has across tenants.
 
 // runLockKey is the session advisory lock one consolidation run holds for its whole
 // duration. Any constant works as long as no other advisory lock in engram uses it
@@ -82,49 +83,14 @@ type RunStart struct {
 // to a process that died. root is the first run of the chain (the run itself when it
 // resumes nothing); resumes is 0 when it resumes nothing.
 func (l *RunLock) StartRun(ctx context.Context, r RunStart) (id, resumes, root int64, err error) {
-	conn := l.conn
-	if _, err := conn.Exec(ctx, `UPDATE consolidation_runs r SET status = 'interrupted', finished_at = now(),
-			owners_done = (SELECT count(*) FROM consolidation_progress p WHERE p.run_id = r.id),
-			counts = coalesce((SELECT jsonb_object_agg(k, s) FROM (
-				SELECT e.key AS k, sum(e.value::bigint) AS s
-				FROM consolidation_progress p, jsonb_each_text(p.counts) e
-				WHERE p.run_id = r.id GROUP BY e.key) x), '{}')
-		WHERE status = 'running'`); err != nil {
-		return 0, 0, 0, fmt.Errorf("closing stale consolidation runs: %w", err)
+	within := 0.0
+	if r.ResumeWithin > 0 {
+		within = r.ResumeWithin.Seconds()
 	}
-	if !r.DryRun && r.ResumeWithin > 0 {
-		// Only the latest run with the same filters is resumed, and only while the chain
-		// it belongs to is young: the next night starts afresh.
-		var prevID, prevRoot int64
-		var prevStatus string
-		var rootAgeSecs float64
-		err := conn.QueryRow(ctx, `SELECT r.id, root.id, r.status, extract(epoch FROM now() - root.started_at)::float8
-			FROM consolidation_runs r JOIN consolidation_runs root ON root.id = coalesce(r.root_id, r.id)
-			WHERE NOT r.dry_run AND r.tenant_filter = $1 AND r.user_filter = $2 ORDER BY r.id DESC LIMIT 1`,
-			r.Tenant, r.User).Scan(&prevID, &prevRoot, &prevStatus, &rootAgeSecs)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return 0, 0, 0, fmt.Errorf("reading the last consolidation run: %w", err)
-		case (prevStatus == RunInterrupted || prevStatus == RunFailed) && rootAgeSecs < r.ResumeWithin.Seconds():
-			resumes, root = prevID, prevRoot
-		}
-	}
-	var resumesArg, rootArg *int64
-	if resumes != 0 {
-		resumesArg, rootArg = &resumes, &root
-	}
-	err = conn.QueryRow(ctx, `INSERT INTO consolidation_runs (resumes, root_id, status, tenant_filter, user_filter, dry_run, host)
-		VALUES ($1, $2, 'running', $3, $4, $5, $6) RETURNING id`,
-		resumesArg, rootArg, r.Tenant, r.User, r.DryRun, r.Host).Scan(&id)
+	err = l.conn.QueryRow(ctx, `SELECT out_id, out_resumes, out_root FROM engram_op_start_run($1, $2, $3, $4, $5)`,
+		r.Tenant, r.User, r.DryRun, within, r.Host).Scan(&id, &resumes, &root)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("recording the consolidation run: %w", err)
-	}
-	if root == 0 {
-		root = id
-		if _, err := conn.Exec(ctx, `UPDATE consolidation_runs SET root_id = id WHERE id = $1`, id); err != nil {
-			return 0, 0, 0, fmt.Errorf("recording the consolidation run: %w", err)
-		}
 	}
 	return id, resumes, root, nil
 }
@@ -140,21 +106,9 @@ type RunOwner struct {
 // in registry order, leaving out those the chain root already finished, and how many
 // it left out.
 func (l *RunLock) OwnersToConsolidate(ctx context.Context, root int64, tenant, user string) ([]RunOwner, int, error) {
-	// The registry is row-level secured like every tenant table: a query that sets
-	// no tenant sees nothing. Enumerating owners across tenants is the one operator
-	// read, and it says so explicitly, for this transaction only.
-	tx, err := l.conn.Begin(ctx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT set_config('engram.operator', 'on', true)`); err != nil {
-		return nil, 0, fmt.Errorf("listing owners: %w", err)
-	}
-	rows, err := tx.Query(ctx, `SELECT o.tenant, o.user_id,
-			EXISTS (SELECT 1 FROM consolidation_progress p WHERE p.root_id = $3 AND p.tenant = o.tenant AND p.user_id = o.user_id)
-		FROM owners o WHERE ($1 = '' OR o.tenant = $1) AND ($2 = '' OR o.user_id = $2)
-		ORDER BY o.tenant, o.user_id`, tenant, user, root)
+	// The registry is row-level secured like every tenant table: enumerating owners
+	// across tenants is an operator read, through its SECURITY DEFINER function.
+	rows, err := l.conn.Query(ctx, `SELECT tenant, user_id, done FROM engram_op_owners($1, $2, $3)`, tenant, user, root)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing owners: %w", err)
 	}
@@ -218,9 +172,8 @@ type RunEnd struct {
 func (s *Store) FinishRun(ctx context.Context, r RunEnd) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, err := s.pool.Exec(ctx, `UPDATE consolidation_runs SET status = $2, finished_at = now(),
-		owners_total = $3, owners_done = $4, owners_skipped = $5, counts = $6, llm_calls = $7, errors = $8
-		WHERE id = $1`, r.ID, r.Status, r.Owners, r.OwnersDone, r.OwnersSkipped, r.Counts, r.LLMCalls, r.Errors)
+	_, err := s.pool.Exec(ctx, `SELECT engram_op_finish_run($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.ID, r.Status, r.Owners, r.OwnersDone, r.OwnersSkipped, r.Counts, r.LLMCalls, r.Errors)
 	if err != nil {
 		return fmt.Errorf("recording the end of consolidation run %d: %w", r.ID, err)
 	}
@@ -251,7 +204,7 @@ type RunRecord struct {
 func (s *Store) ConsolidationRuns(ctx context.Context, limit int) ([]RunRecord, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, resumes, coalesce(root_id, id), started_at, finished_at, status,
 		tenant_filter, user_filter, dry_run, owners_total, owners_done, owners_skipped, counts, llm_calls, errors, host
-		FROM consolidation_runs ORDER BY id DESC LIMIT $1`, limit)
+		FROM engram_op_runs($1)`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing consolidation runs: %w", err)
 	}
@@ -271,9 +224,7 @@ func (s *Store) ConsolidationRuns(ctx context.Context, limit int) ([]RunRecord, 
 // and is running or completed (another replica served a schedule tick).
 func (s *Store) RunServedSince(ctx context.Context, since time.Time) (bool, error) {
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM consolidation_runs
-		WHERE NOT dry_run AND tenant_filter = '' AND user_filter = '' AND status IN ('running', 'completed')
-		  AND started_at >= $1)`, since).Scan(&ok)
+	err := s.pool.QueryRow(ctx, `SELECT engram_op_run_served_since($1)`, since).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("reading recent consolidation runs: %w", err)
 	}

@@ -22,20 +22,13 @@ type EmbeddingCount struct {
 
 // MetricTenants lists the tenants that have memories or turns, for metrics. Like the
 // consolidator's owner listing it is an operator read of the owners registry (tenant
-// names only, never content), declared for this transaction only.
+// names only, never content), through its SECURITY DEFINER function (migration 0008).
 func (s *Store) MetricTenants(ctx context.Context) ([]string, error) {
-	var out []string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('engram.operator', 'on', true)`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT DISTINCT tenant FROM owners ORDER BY tenant`)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	})
+	rows, err := s.pool.Query(ctx, `SELECT engram_op_tenants()`)
+	if err != nil {
+		return nil, fmt.Errorf("listing tenants for metrics: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("listing tenants for metrics: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,9 +34,8 @@ func CheckTenant(tenant string) error {
 }
 
 // Connect opens a pool for the application. Migrations must have run first (the
-// pgvector type is looked up on every new connection), and the role must be bound
-// by row-level security: a superuser or BYPASSRLS role is refused, because tenant
-// isolation would silently stop holding.
+// pgvector type is looked up on every new connection), and the role must be one that
+// row-level security binds and that cannot lift it: see CheckRole.
 func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -58,18 +58,82 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	return pool, nil
 }
 
-// CheckRole fails when the connected role bypasses row-level security.
+// ConnectOwner opens a pool as the owner role, for maintenance the application role
+// may not do (VACUUM after an erasure, the benchmarks' ANALYZE and index builds).
+// Forced row-level security binds the owner too on every tenant table; only the
+// operator tables let it see across tenants. Request paths never use it.
+func ConnectOwner(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the owner's database URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		return pgxvec.RegisterTypes(ctx, c)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL as the owner: %w", err)
+	}
+	var owner bool
+	if err := pool.QueryRow(ctx, `SELECT pg_has_role(current_user, relowner, 'MEMBER') FROM pg_class
+		WHERE oid = to_regclass('memories')`).Scan(&owner); err != nil || !owner {
+		pool.Close()
+		if err == nil {
+			err = errors.New("it does not own the table memories")
+		}
+		return nil, fmt.Errorf("%w: the owner's database URL is not the owner role's: %v", ErrRole, err)
+	}
+	return pool, nil
+}
+
+// ErrRole is the error CheckRole wraps: the role could bypass or lift row-level
+// security.
+var ErrRole = errors.New("memory: unsafe database role")
+
+// CheckRole fails unless the connected role is one that forced row-level security
+// binds and that cannot lift it: not a superuser nor BYPASSRLS (nor a member of a
+// role that is), owning nothing in the database (no table, function or schema, and
+// not the database: an owner can ALTER TABLE ... NO FORCE ROW LEVEL SECURITY) and
+// unable to create objects in a schema. The migrations run as the owner role; the
+// application connects as engram_app (migration 0008).
 func CheckRole(ctx context.Context, pool *pgxpool.Pool) error {
-	var name string
-	var super, bypass bool
-	err := pool.QueryRow(ctx, `SELECT rolname, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user`).
-		Scan(&name, &super, &bypass)
+	var name, db string
+	var privileged, ownsDB, canCreate bool
+	var owned []string
+	err := pool.QueryRow(ctx, `SELECT current_user, current_database(),
+		EXISTS (SELECT 1 FROM pg_roles r WHERE (r.rolsuper OR r.rolbypassrls) AND pg_has_role(current_user, r.oid, 'MEMBER')),
+		(SELECT pg_has_role(current_user, d.datdba, 'MEMBER') FROM pg_database d WHERE d.datname = current_database()),
+		EXISTS (SELECT 1 FROM pg_namespace n WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema'
+			AND has_schema_privilege(n.oid, 'CREATE')),
+		ARRAY(SELECT o FROM (
+			SELECT 'table ' || c.relname AS o FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema' AND pg_has_role(current_user, c.relowner, 'MEMBER')
+			UNION ALL
+			SELECT 'function ' || p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+			WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema' AND pg_has_role(current_user, p.proowner, 'MEMBER')
+			UNION ALL
+			SELECT 'schema ' || n.nspname FROM pg_namespace n
+			WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema' AND pg_has_role(current_user, n.nspowner, 'MEMBER')
+		) x ORDER BY o NOT LIKE 'table %', o LIMIT 4)`).Scan(&name, &db, &privileged, &ownsDB, &canCreate, &owned)
 	if err != nil {
 		return fmt.Errorf("checking the database role: %w", err)
 	}
-	if super || bypass {
-		return fmt.Errorf("the database role %q bypasses row-level security (superuser or BYPASSRLS): "+
-			"connect as a role without those attributes so tenants stay isolated", name)
+	const fix = "connect serve and the workers as the application role (engram_app: LOGIN NOSUPERUSER NOBYPASSRLS, " +
+		"owning nothing) and run the migrations as the owner role (ENGRAM_MIGRATE_DATABASE_URL)"
+	switch {
+	case privileged:
+		return fmt.Errorf("%w: the database role %q bypasses row-level security (superuser or BYPASSRLS, or a member of such a role): %s",
+			ErrRole, name, fix)
+	case len(owned) > 0:
+		return fmt.Errorf("%w: the database role %q owns objects in database %q (%s) and could lift their row-level security: %s",
+			ErrRole, name, db, strings.Join(owned, ", "), fix)
+	case ownsDB:
+		return fmt.Errorf("%w: the database role %q owns database %q: %s", ErrRole, name, db, fix)
+	case canCreate:
+		return fmt.Errorf("%w: the database role %q may create objects in a schema of database %q: %s", ErrRole, name, db, fix)
 	}
 	return nil
 }

@@ -6,7 +6,8 @@
 #   scripts/services.sh start     install if needed, then start the project-local cluster
 #   scripts/services.sh stop      stop it
 #   scripts/services.sh status    say whether it runs and where its data lives
-#   scripts/services.sh url       print the ENGRAM_DATABASE_URL of the local cluster
+#   scripts/services.sh url       print the ENGRAM_DATABASE_URL of the local cluster (the app role)
+#   scripts/services.sh owner-url print the ENGRAM_MIGRATE_DATABASE_URL (the owner role)
 #
 # The cluster is this checkout's own: data under .engram/pgdata (or, when the
 # postgres user cannot reach the checkout, under /var/lib/engram/<hash of the
@@ -18,7 +19,11 @@ ROOT="${ENGRAM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 PORT="${ENGRAM_PG_PORT:-55432}"
 PG_MAJOR="${ENGRAM_PG_MAJOR:-15}"
 PGVECTOR_VERSION="0.8.0"
-APP_ROLE="engram"
+# Two roles: OWNER_ROLE runs the migrations and owns the tables (and, with CREATEDB,
+# lets the test harness clone a database per test); APP_ROLE is what serve and the
+# workers connect as: it owns nothing, so it cannot lift row-level security.
+OWNER_ROLE="engram"
+APP_ROLE="engram_app"
 APP_DB="engram"
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -33,7 +38,8 @@ services: cannot install PostgreSQL with pgvector on this machine ($1).
     - macOS: brew install postgresql@17 pgvector, and put its bin directory on PATH;
   or run PostgreSQL and NATS in containers:
     docker compose -f deploy/compose.yaml up -d
-    export ENGRAM_DATABASE_URL='postgres://engram:engram@127.0.0.1:5432/engram?sslmode=disable'
+    export ENGRAM_MIGRATE_DATABASE_URL='postgres://engram:engram@127.0.0.1:5432/engram?sslmode=disable'
+    export ENGRAM_DATABASE_URL='postgres://engram_app:engram_app@127.0.0.1:5432/engram?sslmode=disable'
     export ENGRAM_NATS_URL='nats://127.0.0.1:4222'
 EOF
 	exit 1
@@ -161,6 +167,10 @@ url() {
 	echo "postgres://$APP_ROLE@127.0.0.1:$PORT/$APP_DB?sslmode=disable"
 }
 
+owner_url() {
+	echo "postgres://$OWNER_ROLE@127.0.0.1:$PORT/$APP_DB?sslmode=disable"
+}
+
 is_running() {
 	local bin dir
 	bin="$(pg_bin)"
@@ -231,22 +241,29 @@ EOF
 }
 
 ensure_roles() {
-	# The application role owns its tables but is neither superuser nor BYPASSRLS, so
-	# forced row-level security applies to everything it runs.
+	# Neither role is superuser or BYPASSRLS, so forced row-level security applies to
+	# everything they run; only the owner could lift it, and the application is not the
+	# owner. Created when missing, also on a cluster made before there were two roles.
 	psql_admin -d postgres <<EOF
 DO \$\$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$OWNER_ROLE') THEN
+    CREATE ROLE $OWNER_ROLE LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS NOCREATEROLE;
+  END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$APP_ROLE') THEN
-    CREATE ROLE $APP_ROLE LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS NOCREATEROLE;
+    CREATE ROLE $APP_ROLE LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
   END IF;
 END
 \$\$;
 EOF
+	# The owner drops the databases it made (the test harness's, one per test) even
+	# while the application role's connections to them are still closing.
+	psql_admin -d postgres -c "GRANT pg_signal_backend TO $OWNER_ROLE"
 	if [[ "$(psql_admin -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$APP_DB'")" != "1" ]]; then
-		psql_admin -d postgres -c "CREATE DATABASE $APP_DB OWNER $APP_ROLE"
+		psql_admin -d postgres -c "CREATE DATABASE $APP_DB OWNER $OWNER_ROLE"
 	fi
 	# Extensions are created by the superuser in template1 and the app database, so
-	# migrations (run as the app role) and every cloned test database find them.
+	# migrations (run as the owner role) and every cloned test database find them.
 	# Under row-level security the planner may use a condition as an index condition only
 	# when its operator is leakproof; full-text match (@@) is not marked so, which leaves
 	# the per-user full-text indexes unused and every keyword search reading all of the
@@ -295,8 +312,9 @@ start) cmd_start ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 url) url ;;
+owner-url) owner_url ;;
 *)
-	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/internal/natsserver"
 
 	"github.com/jackc/pgx/v5"
@@ -55,30 +57,54 @@ func (a *App) databaseURL() string {
 	if a.Config.DatabaseURL != "" {
 		return a.Config.DatabaseURL
 	}
-	return fmt.Sprintf("postgres://engram@127.0.0.1:%d/engram?sslmode=disable", a.Config.LocalPGPort)
+	return fmt.Sprintf("postgres://engram_app@127.0.0.1:%d/engram?sslmode=disable", a.Config.LocalPGPort)
+}
+
+// migrateURL is the owner role's URL, or "" when none is configured (an explicit
+// application URL without ENGRAM_MIGRATE_DATABASE_URL).
+func (a *App) migrateURL() string {
+	if a.Config.MigrateDatabaseURL != "" {
+		return a.Config.MigrateDatabaseURL
+	}
+	if a.Config.DatabaseURL == "" {
+		return fmt.Sprintf("postgres://engram@127.0.0.1:%d/engram?sslmode=disable", a.Config.LocalPGPort)
+	}
+	return ""
 }
 
 // openDB connects to PostgreSQL (starting the local cluster when the embedded
-// default is in use and nothing answers), applies migrations when migrate is set,
-// and opens the application pool. The pool registers pgvector's types on connect,
-// which needs the extension, so migrations run first on a connection of their own.
+// default is in use and nothing answers), applies migrations as the owner role when
+// migrate is set and an owner URL is known (otherwise checks that none is pending),
+// and opens the application pool as the application role. The pool registers
+// pgvector's types on connect, which needs the extension, so migrations run first on
+// a connection of their own.
 func (a *App) openDB(ctx context.Context, migrate bool) error {
 	url := a.databaseURL()
-	conn, err := a.connectOrStart(ctx, url)
+	if migrate {
+		if owner := a.migrateURL(); owner != "" {
+			conn, err := a.connectOrStart(ctx, owner, "ENGRAM_MIGRATE_DATABASE_URL")
+			if err != nil {
+				return err
+			}
+			done, err := migrations.Default().Up(ctx, conn)
+			conn.Close(ctx)
+			if err != nil {
+				return fmt.Errorf("applying migrations: %w", err)
+			}
+			for _, m := range done {
+				a.Logger.Info("applied migration", "version", m.Version, "name", m.Name)
+			}
+		}
+	}
+	conn, err := a.connectOrStart(ctx, url, "ENGRAM_DATABASE_URL")
 	if err != nil {
 		return err
 	}
-	if migrate {
-		done, err := migrations.Default().Up(ctx, conn)
-		if err != nil {
-			conn.Close(ctx)
-			return fmt.Errorf("applying migrations: %w", err)
-		}
-		for _, m := range done {
-			a.Logger.Info("applied migration", "version", m.Version, "name", m.Name)
-		}
-	}
+	err = checkMigrated(ctx, conn)
 	conn.Close(ctx)
+	if err != nil {
+		return err
+	}
 	pool, err := memory.Connect(ctx, url, int32(a.Config.DBMaxConns))
 	if err != nil {
 		return err
@@ -88,14 +114,70 @@ func (a *App) openDB(ctx context.Context, migrate bool) error {
 	return nil
 }
 
-func (a *App) connectOrStart(ctx context.Context, url string) (*pgx.Conn, error) {
+// openOwnerPool opens a small pool as the owner role (the migrations' URL), for the
+// maintenance the application role may not do; it fails when no owner URL is known.
+func (a *App) openOwnerPool(ctx context.Context) (*pgxpool.Pool, error) {
+	owner := a.migrateURL()
+	if owner == "" {
+		return nil, errors.New("this needs the owner role: set ENGRAM_MIGRATE_DATABASE_URL")
+	}
+	pool, err := memory.ConnectOwner(ctx, owner, 4)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, pool.Close)
+	return pool, nil
+}
+
+// compactor is what rewrites the tables after a user erasure: the owner role's store
+// when its URL is known (the project-local cluster, or ENGRAM_MIGRATE_DATABASE_URL),
+// else the application's, which may do it on PostgreSQL 17 (MAINTAIN, granted by
+// migration 0008) and otherwise reports that it cannot.
+func (a *App) compactor(ctx context.Context) lifecycle.Compactor {
+	if a.migrateURL() == "" {
+		return a.Store
+	}
+	owner := a.migrateURL()
+	pool, err := memory.ConnectOwner(ctx, owner, 2)
+	if err != nil {
+		a.Logger.Warn("erasure will not compact the tables: the owner role's pool did not open", "err", err)
+		return a.Store
+	}
+	a.closers = append(a.closers, pool.Close)
+	return memory.NewStore(pool)
+}
+
+// checkMigrated fails, naming what is missing, when the database lacks a migration.
+func checkMigrated(ctx context.Context, conn *pgx.Conn) error {
+	st, err := migrations.Default().Status(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("checking the database schema: %w", err)
+	}
+	var pending []string
+	for _, s := range st {
+		if !s.Applied {
+			pending = append(pending, fmt.Sprintf("%04d_%s", s.Version, s.Name))
+		}
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("the database lacks migrations %s: run `engram migrate` as the owner role "+
+			"(ENGRAM_MIGRATE_DATABASE_URL or --database-url)", strings.Join(pending, ", "))
+	}
+	return nil
+}
+
+// connectOrStart connects to url (named by the variable that sets it, for errors),
+// starting the local cluster when the embedded default is in use and nothing answers.
+func (a *App) connectOrStart(ctx context.Context, url, variable string) (*pgx.Conn, error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err == nil {
 		return conn, nil
 	}
-	if a.Config.DatabaseURL != "" {
-		return nil, fmt.Errorf("connecting to ENGRAM_DATABASE_URL: %w", err)
+	if a.Config.DatabaseURL != "" || a.Config.MigrateDatabaseURL != "" {
+		return nil, fmt.Errorf("connecting to %s: %w", variable, err)
 	}
+	// The local cluster may be down, or made before there were two roles: the services
+	// script starts it and creates what is missing.
 	a.Logger.Info("starting the project-local PostgreSQL", "port", a.Config.LocalPGPort)
 	if serr := scripts.StartPostgres(ctx, a.Config.LocalPGPort, os.Stderr); serr != nil {
 		return nil, fmt.Errorf("the local PostgreSQL is not running (%v) and could not be started: %w; run `make services` or set ENGRAM_DATABASE_URL", err, serr)

@@ -8,14 +8,25 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/internal/redact"
 )
 
 // Config is everything engram reads from its environment. Only this package reads
 // the environment; every other package takes its part of Config as arguments.
 type Config struct {
-	// DatabaseURL (ENGRAM_DATABASE_URL) is the PostgreSQL URL. Empty: the project-local
-	// cluster of scripts/services.sh, started on demand.
+	// DatabaseURL (ENGRAM_DATABASE_URL) is the PostgreSQL URL serve and the workers
+	// connect with: the application role (engram_app), which owns nothing and so cannot
+	// lift row-level security. Empty: the project-local cluster of scripts/services.sh,
+	// started on demand.
 	DatabaseURL string
+	// MigrateDatabaseURL (ENGRAM_MIGRATE_DATABASE_URL) is the owner role's URL, which
+	// migrations run with. Empty: the local cluster's owner when DatabaseURL is empty
+	// too; otherwise commands check the schema is current and `engram migrate` needs
+	// --database-url.
+	MigrateDatabaseURL string
+	// RedactKeep (ENGRAM_REDACT_KEEP, e.g. "phone,email") lists personal identifiers
+	// redaction leaves in place (phone, email, address); secrets are always redacted.
+	RedactKeep []string
 	// LocalPGPort (ENGRAM_PG_PORT, default 55432) is the port of that local cluster.
 	LocalPGPort int
 	// DBMaxConns (ENGRAM_DB_MAX_CONNS, default 16) bounds the connection pool.
@@ -87,7 +98,9 @@ type envVar struct {
 }
 
 var envVars = []envVar{
-	{"ENGRAM_DATABASE_URL", "(local cluster)", "PostgreSQL URL; unset: the project-local cluster, started on demand"},
+	{"ENGRAM_DATABASE_URL", "(local cluster)", "PostgreSQL URL of the application role (owns nothing); unset: the project-local cluster, started on demand"},
+	{"ENGRAM_REDACT_KEEP", "", "personal identifiers to keep unredacted: phone, email, address (secrets are always redacted)"},
+	{"ENGRAM_MIGRATE_DATABASE_URL", "(local cluster)", "PostgreSQL URL of the owner role that runs migrations; unset with ENGRAM_DATABASE_URL set: migrations are not run, only checked"},
 	{"ENGRAM_PG_PORT", "55432", "port of the project-local cluster"},
 	{"ENGRAM_DB_MAX_CONNS", "16", "connection pool size"},
 	{"ENGRAM_NATS_URL", "(embedded)", "NATS URL; unset: in-process JetStream"},
@@ -123,22 +136,23 @@ var envVars = []envVar{
 // names the variable.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:     getenv("ENGRAM_DATABASE_URL"),
-		NATSURL:         getenv("ENGRAM_NATS_URL"),
-		HTTPAddr:        or(getenv("ENGRAM_HTTP_ADDR"), ":8080"),
-		DataDir:         or(getenv("ENGRAM_DATA_DIR"), ".engram"),
-		Tokens:          getenv("ENGRAM_TOKENS"),
-		TokensFile:      getenv("ENGRAM_TOKENS_FILE"),
-		LLMBaseURL:      getenv("ENGRAM_LLM_BASE_URL"),
-		LLMAPIKey:       getenv("ENGRAM_LLM_API_KEY"),
-		LLMModel:        getenv("ENGRAM_LLM_MODEL"),
-		EmbedBaseURL:    getenv("ENGRAM_EMBED_BASE_URL"),
-		EmbedAPIKey:     getenv("ENGRAM_EMBED_API_KEY"),
-		EmbedModel:      getenv("ENGRAM_EMBED_MODEL"),
-		ConsolidateCron: or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
-		WorkerHTTPAddr:  or(getenv("ENGRAM_WORKER_HTTP_ADDR"), ":9090"),
-		URL:             or(getenv("ENGRAM_URL"), "http://localhost:8080"),
-		Token:           strings.TrimSpace(getenv("ENGRAM_TOKEN")),
+		DatabaseURL:        getenv("ENGRAM_DATABASE_URL"),
+		MigrateDatabaseURL: getenv("ENGRAM_MIGRATE_DATABASE_URL"),
+		NATSURL:            getenv("ENGRAM_NATS_URL"),
+		HTTPAddr:           or(getenv("ENGRAM_HTTP_ADDR"), ":8080"),
+		DataDir:            or(getenv("ENGRAM_DATA_DIR"), ".engram"),
+		Tokens:             getenv("ENGRAM_TOKENS"),
+		TokensFile:         getenv("ENGRAM_TOKENS_FILE"),
+		LLMBaseURL:         getenv("ENGRAM_LLM_BASE_URL"),
+		LLMAPIKey:          getenv("ENGRAM_LLM_API_KEY"),
+		LLMModel:           getenv("ENGRAM_LLM_MODEL"),
+		EmbedBaseURL:       getenv("ENGRAM_EMBED_BASE_URL"),
+		EmbedAPIKey:        getenv("ENGRAM_EMBED_API_KEY"),
+		EmbedModel:         getenv("ENGRAM_EMBED_MODEL"),
+		ConsolidateCron:    or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
+		WorkerHTTPAddr:     or(getenv("ENGRAM_WORKER_HTTP_ADDR"), ":9090"),
+		URL:                or(getenv("ENGRAM_URL"), "http://localhost:8080"),
+		Token:              strings.TrimSpace(getenv("ENGRAM_TOKEN")),
 	}
 	var errs []string
 	intVar := func(name string, def, min, max int) int {
@@ -164,6 +178,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return def
 		}
 		return d
+	}
+	if v := getenv("ENGRAM_REDACT_KEEP"); v != "" {
+		for _, k := range strings.Split(v, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				c.RedactKeep = append(c.RedactKeep, k)
+			}
+		}
+		if _, err := redact.New(redact.Config{Keep: c.RedactKeep}); err != nil {
+			errs = append(errs, fmt.Sprintf("ENGRAM_REDACT_KEEP=%q: %v", v, err))
+		}
 	}
 	c.LocalPGPort = intVar("ENGRAM_PG_PORT", 55432, 1, 65535)
 	c.DBMaxConns = intVar("ENGRAM_DB_MAX_CONNS", 16, 1, 1000)

@@ -60,6 +60,12 @@ func TestLoadConfig(t *testing.T) {
 					t.Fatal("auto did not turn turn embedding on with an embedding model")
 				}
 			}},
+		{name: "redact keep", env: map[string]string{"ENGRAM_REDACT_KEEP": "phone, email"}, check: func(t *testing.T, c Config) {
+			if strings.Join(c.RedactKeep, ",") != "phone,email" {
+				t.Fatalf("RedactKeep = %v", c.RedactKeep)
+			}
+		}},
+		{name: "redact keep refuses secrets", env: map[string]string{"ENGRAM_REDACT_KEEP": "phone,password"}, wantErr: "ENGRAM_REDACT_KEEP"},
 		{name: "embed turns forced on", env: map[string]string{"ENGRAM_EMBED_TURNS": "true"}, check: func(t *testing.T, c Config) {
 			if !c.EmbedTurns {
 				t.Fatal("ENGRAM_EMBED_TURNS=true ignored")

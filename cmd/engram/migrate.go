@@ -11,8 +11,9 @@ import (
 )
 
 func runMigrate(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "migrate", "migrate [up|status] [--json]")
+	fs := newFlagSet(env, "migrate", "migrate [up|status] [--database-url URL] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
+	dbURL := fs.String("database-url", "", "the owner role's PostgreSQL URL (default: ENGRAM_MIGRATE_DATABASE_URL, or the local cluster's owner)")
 	sub := "up"
 	if len(args) > 0 && (args[0] == "up" || args[0] == "status") {
 		sub, args = args[0], args[1:]
@@ -25,8 +26,20 @@ func runMigrate(ctx context.Context, env *Env, args []string) error {
 	}
 	app := env.newApp()
 	defer app.Close()
-	url := app.databaseURL()
-	conn, err := app.connectOrStart(ctx, url)
+	// Migrations run as the owner role, never as the application role (which cannot
+	// create or alter tables); status may be read by either.
+	url, variable := *dbURL, "--database-url"
+	if url == "" {
+		url, variable = app.migrateURL(), "ENGRAM_MIGRATE_DATABASE_URL"
+	}
+	if url == "" && sub == "status" {
+		url, variable = app.databaseURL(), "ENGRAM_DATABASE_URL"
+	}
+	if url == "" {
+		return usagef("migrations run as the owner role: set ENGRAM_MIGRATE_DATABASE_URL or pass --database-url " +
+			"(ENGRAM_DATABASE_URL is the application role's, which owns nothing)")
+	}
+	conn, err := app.connectOrStart(ctx, url, variable)
 	if err != nil {
 		return err
 	}

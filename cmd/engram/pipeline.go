@@ -37,7 +37,7 @@ type pipeline struct {
 }
 
 func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
-	r, err := redact.New(redact.Config{})
+	r, err := redact.New(redact.Config{Keep: app.Config.RedactKeep})
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
 	}
@@ -75,6 +75,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	}
 	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
 	ops := lifecycle.NewOps(app.Store, emb)
+	ops.SetRedactor(r)
 	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas})
 	if err != nil {
 		return nil, fmt.Errorf("opening the task-state bucket: %w", err)
@@ -104,6 +105,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	}
 	nightly := consolidator.NewConsolidator(app.Store, res, emb, chat, consolidator.DefaultNightlyConfig(), app.Logger)
 	life := lifecycle.NewLifecycle(app.Store, app.JS, tasks, app.Logger)
+	life.SetCompactor(app.compactor(ctx))
 	return &pipeline{app: app, redactor: r, ingest: in, extract: ep, resolver: res, ops: ops,
 		retr: retr, tasks: tasks, nightly: nightly, life: life, metrics: m, ready: app.readiness(m)}, nil
 }

@@ -34,15 +34,26 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return benchIngestCommand(ctx, app.JS, args[1:], env.Stdout, env.Stderr)
 	case "search":
+		// The benchmarks refresh statistics, vacuum and build indexes, which only the
+		// owner may: they run on a scratch database as the owner role (row-level
+		// security still binds it on the tenant tables).
 		if err := app.openDB(ctx, true); err != nil {
 			return err
 		}
-		return benchSearchCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
+		pool, err := app.openOwnerPool(ctx)
+		if err != nil {
+			return fmt.Errorf("bench search: %w", err)
+		}
+		return benchSearchCommand(ctx, pool, args[1:], env.Stdout, env.Stderr)
 	case "resolve":
 		if err := app.openDB(ctx, true); err != nil {
 			return err
 		}
-		return benchResolveCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
+		pool, err := app.openOwnerPool(ctx)
+		if err != nil {
+			return fmt.Errorf("bench resolve: %w", err)
+		}
+		return benchResolveCommand(ctx, pool, args[1:], env.Stdout, env.Stderr)
 	default:
 		return usagef("unknown benchmark %q: want ingest, resolve or search", args[0])
 	}

@@ -24,15 +24,26 @@ type TaskStates interface {
 	Delete(ctx context.Context, tenant, taskID string) error
 }
 
+// Compactor rewrites the tables an erasure deleted from, so the deleted rows' bytes
+// leave the table files (memory.Store fits, on a pool of the owner role or one with
+// MAINTAIN). It returns memory.ErrCannotCompact when the role may not.
+type Compactor interface {
+	CompactErased(ctx context.Context) (memory.CompactReport, error)
+}
+
 // Lifecycle deletes, restores, exports and imports memories and users. Hard deletion
 // is for the right to erasure: the rows go, and only the audit log keeps a trace (ids
 // and content hashes, never content).
 type Lifecycle struct {
-	store *memory.Store
-	js    jetstream.JetStream // nil: streams are not cleaned
-	tasks TaskStates          // nil: no working memory to delete
-	log   *slog.Logger
+	store   *memory.Store
+	js      jetstream.JetStream // nil: streams are not cleaned
+	tasks   TaskStates          // nil: no working memory to delete
+	compact Compactor           // nil: deleted rows stay in the table files until a VACUUM
+	log     *slog.Logger
 }
+
+// SetCompactor makes DeleteUser finish with c's compaction of the tables it deleted from.
+func (l *Lifecycle) SetCompactor(c Compactor) { l.compact = c }
 
 // NewLifecycle makes the lifecycle operations. js (for purging the user's messages
 // from TURNS, CANDIDATES and DLQ) and tasks (working memory) may be nil, in which
@@ -145,6 +156,10 @@ type UserDeletion struct {
 	TurnMessages     int    `json:"turn_messages"`
 	CandidateMsgs    int    `json:"candidate_messages"`
 	DeadLetters      int    `json:"dead_letters"`
+	// Compacted lists the tables rewritten after the deletion (and how long it took),
+	// so the deleted rows are gone from the table files too.
+	Compacted      []string `json:"compacted,omitempty"`
+	CompactSeconds float64  `json:"compact_seconds,omitempty"`
 	// Skipped lists the stores that could not be cleaned because they are not
 	// configured (streams, working memory) or do not exist yet (tables).
 	Skipped []string `json:"skipped,omitempty"`
@@ -161,6 +176,23 @@ type UserDeletion struct {
 // the first purge ran can be stored by a worker meanwhile, and the second purge
 // removes what was published in between. A worker that already fetched a message
 // before the first purge may still write it afterwards; deleting again removes it.
+//
+// Erasure reaches the disk. Stream messages are deleted one by one with JetStream's
+// secure delete, which overwrites the record with random bytes in the block file (and
+// rewrites the file), where a purge only marks records deleted and leaves their bytes
+// in the block until a compaction happens to rewrite it. Secure deletion was chosen
+// over crypto-shredding (a per-user key for payloads) because it needs no key store
+// beside the data and no encryption on the ingest path, and it leaves nothing that a
+// lost key could reopen. Then the compactor rewrites the tables (VACUUM FULL; see
+// memory.Store.CompactErased), so the rows' bytes leave the table files. What remains
+// until it is recycled: PostgreSQL's WAL (the segments that recorded the rows, until
+// later checkpoints recycle them; and any WAL archive or replica), JetStream's
+// replication log on a clustered stream until its next snapshot, the freed blocks of
+// the rewritten files in the filesystem, which are not overwritten, and the working
+// memory's earlier revisions in the KV bucket's files: a KV stream denies message
+// deletion (and the bucket keeps one revision per key, dropping older ones without
+// overwriting), so a task's state is purged, unreadable at once, and its bytes leave
+// the disk when the bucket's block expires with its TTL (24 h by default).
 func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string) (UserDeletion, error) {
 	rep := UserDeletion{Tenant: tenant, UserID: userID}
 	if err := checkUser(tenant, userID); err != nil {
@@ -202,7 +234,23 @@ func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string
 	rep.TurnMessages += again.TurnMessages
 	rep.CandidateMsgs += again.CandidateMsgs
 	rep.DeadLetters += again.DeadLetters
-	l.log.Info("user deleted", "tenant", tenant, "user", userID, "memories", rep.Memories, "turns", rep.Turns)
+	switch {
+	case l.compact == nil:
+		rep.Skipped = append(rep.Skipped, "compaction")
+	default:
+		c, err := l.compact.CompactErased(ctx)
+		if errors.Is(err, memory.ErrCannotCompact) {
+			l.log.Warn("the deleted rows stay in the table files until a VACUUM (FULL) by the owner: "+
+				"the database role may not vacuum (set ENGRAM_MIGRATE_DATABASE_URL, or grant MAINTAIN on PostgreSQL 17)",
+				"tenant", tenant, "user", userID)
+			rep.Skipped = append(rep.Skipped, "compaction")
+		} else if err != nil {
+			return rep, fmt.Errorf("deleting user %s: %w", userID, err)
+		}
+		rep.Compacted, rep.CompactSeconds = c.Tables, c.Seconds
+	}
+	l.log.Info("user deleted", "tenant", tenant, "user", userID, "memories", rep.Memories, "turns", rep.Turns,
+		"compact_seconds", rep.CompactSeconds)
 	return rep, nil
 }
 
@@ -255,8 +303,15 @@ func (l *Lifecycle) purgeStreams(ctx context.Context, tenant, userID string, rep
 	return nil
 }
 
-// purgeSubject purges one subject of a stream and returns how many messages it held.
+// purgeSubject securely deletes every message of one subject of a stream (see
+// DeleteUser: a purge would leave the payloads in the block files) and returns how
+// many it deleted.
 func purgeSubject(ctx context.Context, js jetstream.JetStream, stream, subject string) (int, error) {
+	return secureDeleteSubject(ctx, js, stream, subject)
+}
+
+// secureDeleteSubject overwrites and deletes every message of subject in stream.
+func secureDeleteSubject(ctx context.Context, js jetstream.JetStream, stream, subject string) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return 0, nil
@@ -268,14 +323,66 @@ func purgeSubject(ctx context.Context, js jetstream.JetStream, stream, subject s
 	if err != nil {
 		return 0, fmt.Errorf("reading stream %s: %w", stream, err)
 	}
-	n := int(info.State.Subjects[subject])
-	if n == 0 {
+	if info.State.Subjects[subject] == 0 {
 		return 0, nil
 	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
-		return 0, fmt.Errorf("purging %s from stream %s: %w", subject, stream, err)
+	seqs, err := sequences(ctx, js, stream, []string{subject}, nil)
+	if err != nil {
+		return 0, err
 	}
-	return n, nil
+	for _, seq := range seqs {
+		if err := s.SecureDeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return 0, fmt.Errorf("deleting message %d of %s from stream %s: %w", seq, subject, stream, err)
+		}
+	}
+	return len(seqs), nil
+}
+
+// sequences lists the stream sequences of the messages on filters that keep accepts
+// (nil: all). It reads headers only, through an ordered consumer that consumes nothing.
+func sequences(ctx context.Context, js jetstream.JetStream, stream string, filters []string, keep func(jetstream.Msg) bool) ([]uint64, error) {
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    filters,
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		HeadersOnly:       true,
+		InactiveThreshold: 30 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading stream %s: %w", stream, err)
+	}
+	defer func() {
+		if ci := cons.CachedInfo(); ci != nil {
+			_ = js.DeleteConsumer(context.WithoutCancel(ctx), stream, ci.Name)
+		}
+	}()
+	var seqs []uint64
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return nil, fmt.Errorf("reading stream %s: %w", stream, err)
+		}
+		n, done := 0, false
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("reading stream %s: %w", stream, err)
+			}
+			if keep == nil || keep(m) {
+				seqs = append(seqs, meta.Sequence.Stream)
+			}
+			if meta.NumPending == 0 {
+				done = true
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			return nil, fmt.Errorf("reading stream %s: %w", stream, err)
+		}
+		if done || n == 0 {
+			break
+		}
+	}
+	return seqs, nil
 }
 
 // deleteDeadLetters securely deletes the tenant's dead letters (and those whose tenant
@@ -296,47 +403,12 @@ func deleteDeadLetters(ctx context.Context, js jetstream.JetStream, tenant strin
 	if info.State.Msgs == 0 {
 		return 0, nil
 	}
-	cons, err := js.OrderedConsumer(ctx, streams.DLQStream, jetstream.OrderedConsumerConfig{
-		// "_" is where dead letters go when their tenant could not be determined.
-		FilterSubjects:    []string{streams.DLQSubjectPrefix + "*." + streams.EncodeToken(tenant), streams.DLQSubjectPrefix + "*._"},
-		DeliverPolicy:     jetstream.DeliverAllPolicy,
-		HeadersOnly:       true,
-		InactiveThreshold: 30 * time.Second,
-	})
+	// "_" is where dead letters go when their tenant could not be determined.
+	seqs, err := sequences(ctx, js, streams.DLQStream,
+		[]string{streams.DLQSubjectPrefix + "*." + streams.EncodeToken(tenant), streams.DLQSubjectPrefix + "*._"},
+		func(m jetstream.Msg) bool { return subjects[m.Headers().Get(streams.HeaderDLQSubject)] })
 	if err != nil {
-		return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
-	}
-	defer func() {
-		if ci := cons.CachedInfo(); ci != nil {
-			_ = js.DeleteConsumer(context.WithoutCancel(ctx), streams.DLQStream, ci.Name)
-		}
-	}()
-	var seqs []uint64
-	for {
-		batch, err := cons.FetchNoWait(256)
-		if err != nil {
-			return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
-		}
-		n, done := 0, false
-		for m := range batch.Messages() {
-			n++
-			meta, err := m.Metadata()
-			if err != nil {
-				return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
-			}
-			if subjects[m.Headers().Get(streams.HeaderDLQSubject)] {
-				seqs = append(seqs, meta.Sequence.Stream)
-			}
-			if meta.NumPending == 0 {
-				done = true
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
-			return 0, fmt.Errorf("reading stream %s: %w", streams.DLQStream, err)
-		}
-		if done || n == 0 {
-			break
-		}
+		return 0, err
 	}
 	for _, seq := range seqs {
 		// Secure deletion overwrites the payload in the store, not just the index.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 	"github.com/engramhq/engram/streams/natstest"
@@ -38,7 +40,16 @@ func newLifecycleEnv(t *testing.T) *lifecycleEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &lifecycleEnv{nightlyEnv: e, js: js, tasks: tasks, lc: NewLifecycle(e.store, js, tasks, nil)}
+	lc := NewLifecycle(e.store, js, tasks, nil)
+	// Erasure compacts the tables as the owner role, as engram serve does with the
+	// owner's URL.
+	owner, err := memory.ConnectOwner(e.ctx, pgtest.OwnerURLOf(t, e.pool.Config().ConnString()), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(owner.Close)
+	lc.SetCompactor(memory.NewStore(owner))
+	return &lifecycleEnv{nightlyEnv: e, js: js, tasks: tasks, lc: lc}
 }
 
 func (e *lifecycleEnv) publish(subject string, header nats.Header) {
@@ -174,7 +185,8 @@ func TestDeleteUser(t *testing.T) {
 	}
 	if rep.Memories != 8 || rep.Turns != 7 || rep.Versions < 13 || rep.Embeddings != 8 || rep.Ledger != 1 ||
 		rep.ForeignLineage != 2 || rep.Retrievals != 1 || rep.SessionSummaries != 1 || rep.TaskStates != 1 ||
-		rep.TurnMessages != 2 || rep.CandidateMsgs != 1 || rep.DeadLetters != 3 || len(rep.Skipped) != 0 {
+		rep.TurnMessages != 2 || rep.CandidateMsgs != 1 || rep.DeadLetters != 3 || len(rep.Skipped) != 0 ||
+		!slices.Contains(rep.Compacted, "turns") || !slices.Contains(rep.Compacted, "memories") {
 		t.Fatalf("report %+v", rep)
 	}
 	for table, n := range e.userRows("u1", u1Mem, u1Turns) {
@@ -389,5 +401,29 @@ func TestDeletedMemoryStaysDeleted(t *testing.T) {
 	}
 	if n := e.count("acme", `SELECT count(*) FROM memories`); n != 0 {
 		t.Fatalf("the deleted memory came back: %d memories", n)
+	}
+}
+
+// Compaction needs the owner (or MAINTAIN, PostgreSQL 17): the application role is
+// told it may not, rather than VACUUM skipping the tables with a warning only.
+func TestCompactNeedsTheRight(t *testing.T) {
+	t.Parallel()
+	e := newNightlyEnv(t)
+	var version int
+	if err := e.pool.QueryRow(e.ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.store.CompactErased(e.ctx)
+	if version < 170000 && !errors.Is(err, memory.ErrCannotCompact) {
+		t.Fatalf("CompactErased as the application role on PostgreSQL %d: %v, want ErrCannotCompact", version, err)
+	}
+	if version >= 170000 && err != nil {
+		t.Fatalf("CompactErased with MAINTAIN: %v", err)
+	}
+	lc := NewLifecycle(e.store, nil, nil, nil)
+	lc.SetCompactor(e.store)
+	rep, err := lc.DeleteUser(e.ctx, "acme", "nobody", "test")
+	if err != nil || (version < 170000 && !slices.Contains(rep.Skipped, "compaction")) {
+		t.Fatalf("DeleteUser without the right to compact: %+v, %v", rep, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 )
 
@@ -18,11 +19,16 @@ import (
 // CLI share them. Every change is a new version with an actor and a reason.
 type Ops struct {
 	store *memory.Store
-	emb   Embedder // nil: changed content keeps no vector until re-embedded
+	emb   Embedder         // nil: changed content keeps no vector until re-embedded
+	red   *redact.Redactor // nil: corrections are stored as given
 }
 
 // NewOps makes the operations on store; emb re-embeds corrected content (nil allowed).
 func NewOps(store *memory.Store, emb Embedder) *Ops { return &Ops{store: store, emb: emb} }
+
+// SetRedactor makes corrections go through r like every other text engram stores: a
+// secret pasted into a correction becomes its placeholder.
+func (o *Ops) SetRedactor(r *redact.Redactor) { o.red = r }
 
 // Correction is a manual edit of a memory.
 type Correction struct {
@@ -63,6 +69,10 @@ func (o *Ops) AsOf(ctx context.Context, tenant string, id uuid.UUID, at time.Tim
 // authoritative: confidence becomes 1 and a pending memory becomes active.
 func (o *Ops) Correct(ctx context.Context, tenant string, id uuid.UUID, c Correction, actor string) (memory.Memory, error) {
 	content := strings.TrimSpace(c.Content)
+	if o.red != nil {
+		content, _ = o.red.Redact(content)
+		c.Reason, _ = o.red.Redact(c.Reason)
+	}
 	switch {
 	case content == "":
 		return memory.Memory{}, memory.Invalid("content", "must not be empty")

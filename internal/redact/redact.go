@@ -16,28 +16,54 @@ import (
 
 // Kinds of findings; the placeholder for kind k is "[REDACTED:k]".
 const (
-	kindOpenAIKey     = "openai_key"
-	kindAnthropicKey  = "anthropic_key"
-	kindAWSAccessKey  = "aws_access_key"
-	kindAWSSecretKey  = "aws_secret_key"
-	kindGCPKey        = "gcp_key"
-	kindGCPToken      = "gcp_token"
-	kindGitHubToken   = "github_token"
-	kindGitLabToken   = "gitlab_token"
-	kindSlackToken    = "slack_token"
-	kindSlackWebhook  = "slack_webhook"
-	kindStripeKey     = "stripe_key"
-	kindNPMToken      = "npm_token"
-	kindHuggingFace   = "huggingface_token"
-	kindJWT           = "jwt"
-	kindBearerToken   = "bearer_token"
-	kindBasicAuth     = "basic_auth"
-	kindPrivateKey    = "private_key"
-	kindPassword      = "password"
-	kindSecret        = "secret"
-	kindCardNumber    = "card_number"
-	kindIDNumber      = "id_number"
-	kindCustom        = "custom"
+	kindOpenAIKey    = "openai_key"
+	kindAnthropicKey = "anthropic_key"
+	kindAWSAccessKey = "aws_access_key"
+	kindAWSSecretKey = "aws_secret_key"
+	kindGCPKey       = "gcp_key"
+	kindGCPToken     = "gcp_token"
+	kindGitHubToken  = "github_token"
+	kindGitLabToken  = "gitlab_token"
+	kindSlackToken   = "slack_token"
+	kindSlackWebhook = "slack_webhook"
+	kindStripeKey    = "stripe_key"
+	kindNPMToken     = "npm_token"
+	kindHuggingFace  = "huggingface_token"
+	kindJWT          = "jwt"
+	kindBearerToken  = "bearer_token"
+	kindBasicAuth    = "basic_auth"
+	kindPrivateKey   = "private_key"
+	kindPassword     = "password"
+	kindSecret       = "secret"
+	kindCardNumber   = "card_number"
+	kindIDNumber     = "id_number"
+	kindCustom       = "custom"
+
+	// Cloud, VCS, registry, chat, payment and mail providers' credentials.
+	kindAzureKey      = "azure_key"
+	kindAzureSAS      = "azure_sas"
+	kindAliyunKey     = "aliyun_access_key"
+	kindTencentKey    = "tencent_secret_id"
+	kindBaiduKey      = "baidu_access_key"
+	kindCloudKey      = "cloud_access_key" // labelled AK/SK pairs (Huawei, Baidu, …) without a prefix
+	kindAtlassian     = "atlassian_token"  // Bitbucket app passwords, Atlassian API tokens
+	kindPyPIToken     = "pypi_token"
+	kindDockerToken   = "docker_token"
+	kindDiscordToken  = "discord_token"
+	kindDiscordHook   = "discord_webhook"
+	kindTelegramToken = "telegram_token"
+	kindSendGridKey   = "sendgrid_key"
+	kindTwilioKey     = "twilio_key"
+	kindMailgunKey    = "mailgun_key"
+	kindEngramToken   = "engram_token"
+	kindIBAN          = "iban"
+	kindSSN           = "us_ssn"
+	kindUKNI          = "uk_ni"
+
+	// Personal identifiers: redacted unless Config.Keep names them.
+	KindPhone         = "phone"
+	KindEmail         = "email"
+	KindAddress       = "address"
 	placeholderPrefix = "[REDACTED:"
 	placeholderSuffix = "]"
 	valueGroupPrefix  = "v" // named groups v1, v2 … mark the part to replace
@@ -52,7 +78,15 @@ type Config struct {
 	// replaced by [REDACTED:custom]. A named group whose name starts with "v"
 	// limits the replacement to that group, to keep a label such as "pin=".
 	Extra []string
+	// Keep lists personal identifiers to leave in place (some agents need a user's
+	// phone number or email): KindPhone, KindEmail, KindAddress. Secrets, card and
+	// account numbers and national identity numbers are always redacted; naming one
+	// is an error.
+	Keep []string
 }
+
+// Keepable lists the kinds Config.Keep may name.
+func Keepable() []string { return []string{KindPhone, KindEmail, KindAddress} }
 
 // Finding is one redacted span. Start and End are byte offsets in the input.
 type Finding struct {
@@ -94,18 +128,26 @@ type rule struct {
 	validate func(v string) bool
 	// trimPunct drops trailing sentence punctuation from the value ("is hunter2.").
 	trimPunct bool
+	// notUserinfo: the match must not follow "//" or ':' (the user part of a URL,
+	// https://token@host, is no email address).
+	notUserinfo bool
+	// pre, when set, is a cheap scan that must find the pattern's anchor in the input
+	// (rules without a literal prefix are slow to run over text that lacks it).
+	pre func(s string) bool
 }
 
 type ruleSpec struct {
-	kind      string
-	pattern   string
-	hints     []string
-	label     bool
-	also      []string
-	minDigits int
-	wordStart bool
-	validate  func(string) bool
-	trimPunct bool
+	kind        string
+	pattern     string
+	hints       []string
+	label       bool
+	also        []string
+	minDigits   int
+	wordStart   bool
+	validate    func(string) bool
+	trimPunct   bool
+	notUserinfo bool
+	pre         func(string) bool
 }
 
 // Pieces shared by the "label: value" rules. The value is either quoted (and may
@@ -169,6 +211,64 @@ func builtinSpecs() []ruleSpec {
 		{kind: kindHuggingFace,
 			pattern: `hf_[A-Za-z0-9]{30,}\b`,
 			hints:   []string{"hf_"}, validate: looksRandom, wordStart: true},
+		{kind: kindAzureKey,
+			// Storage account keys (88 base64 characters) and Service Bus / Event Hubs
+			// shared access keys in connection strings.
+			pattern: `(?i)(?:AccountKey|SharedAccessKey|AccessKey)=(?P<v1>[A-Za-z0-9+/]{30,}={0,2})`,
+			hints:   []string{"accountkey=", "sharedaccesskey=", "accesskey="}},
+		{kind: kindAzureSAS,
+			// A shared access signature's signature parameter, URL-encoded base64.
+			pattern: `(?i)[?&;]sig=(?P<v1>[A-Za-z0-9%+/=]{20,})`,
+			hints:   []string{"sig="}},
+		{kind: kindAliyunKey,
+			pattern: `LTAI[0-9A-Za-z]{12,24}\b`,
+			hints:   []string{"ltai"}, wordStart: true},
+		{kind: kindTencentKey,
+			pattern: `AKID[0-9A-Za-z]{13,40}\b`,
+			hints:   []string{"akid"}, wordStart: true},
+		{kind: kindBaiduKey,
+			pattern: `ALTAK[0-9A-Za-z]{10,40}\b`,
+			hints:   []string{"altak"}, wordStart: true},
+		{kind: kindCloudKey,
+			// AK/SK pairs without a recognisable prefix (Huawei Cloud's 20-character AK
+			// and 40-character SK, Baidu's 32-character SK), under their usual labels.
+			pattern: `(?i)(?:huaweicloud[_-]sdk[_-](?:ak|sk)|hw[_-]?(?:ak|sk)|obs[_-](?:ak|sk)|bce[_-](?:ak|sk)|\b(?:ak|sk))` + labelSep + labelValue,
+			hints:   []string{"ak", "sk"}, label: true, validate: keyLike},
+		{kind: kindAtlassian,
+			pattern: `AT(?:BB|ATT3|CTT3)[A-Za-z0-9_=.-]{24,}`,
+			hints:   []string{"atbb", "atatt3", "atctt3"}, wordStart: true},
+		{kind: kindPyPIToken,
+			pattern: `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}`,
+			hints:   []string{"pypi-ageichlwas5vcmc"}, wordStart: true},
+		{kind: kindDockerToken,
+			pattern: `dckr_pat_[A-Za-z0-9_-]{20,}`,
+			hints:   []string{"dckr_pat_"}, wordStart: true},
+		{kind: kindDiscordHook,
+			pattern: `https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`,
+			hints:   []string{"discord"}},
+		{kind: kindDiscordToken,
+			// user id (base64) . timestamp . HMAC
+			pattern: `[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`,
+			pre:     dotSixDot, wordStart: true, validate: looksRandom},
+		{kind: kindTelegramToken,
+			pattern: `\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b`,
+			hints:   []string{":aa"}},
+		{kind: kindSendGridKey,
+			pattern: `SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`,
+			hints:   []string{"sg."}, wordStart: true},
+		{kind: kindTwilioKey,
+			// API key SIDs; auth tokens are labelled and caught by the secret rules.
+			pattern: `SK[0-9a-f]{32}\b`,
+			hints:   []string{"sk"}, wordStart: true},
+		{kind: kindMailgunKey,
+			pattern: `key-[0-9a-f]{32}\b`,
+			hints:   []string{"key-"}, wordStart: true},
+		{kind: kindMailgunKey,
+			pattern: `\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b`,
+			pre:     func(s string) bool { return hexRun(s) >= 32 }},
+		{kind: kindEngramToken,
+			pattern: `egm_[A-Za-z0-9]{32,64}\b`,
+			hints:   []string{"egm_"}, wordStart: true},
 		{kind: kindJWT,
 			pattern: `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
 			hints:   []string{"eyj"}, wordStart: true},
@@ -179,8 +279,9 @@ func builtinSpecs() []ruleSpec {
 			pattern: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<v1>[A-Za-z0-9+/=]{8,})`,
 			hints:   []string{"authorization"}},
 		{kind: kindPassword,
-			// Credentials in a URL: scheme://user:password@host.
-			pattern: `://[^\s:/@]+:(?P<v1>[^\s/@]+)@`,
+			// Credentials in a URL: scheme://user:password@host (the user may be empty,
+			// as in redis://:password@host).
+			pattern: `://[^\s:/@]*:(?P<v1>[^\s/@]+)@`,
 			hints:   []string{"://"}},
 		{kind: kindPassword,
 			pattern: `(?i)(?:password|passwd|pwd|passphrase|passcode)\b` + labelSep + labelValue,
@@ -191,12 +292,20 @@ func builtinSpecs() []ruleSpec {
 			pattern: `(?i)\b(?:password|passwd|passcode|pin code|pin)[ \t]+(?:is|was)[ \t]+(?:"(?P<v1>[^"\r\n]{1,200})"|(?P<v2>\S+))`,
 			hints:   []string{"pass", "pin"}, also: []string{" is ", " was "},
 			validate: looksRandomLoose, trimPunct: true},
-		{kind: kindSecret,
-			pattern: `(?i)(?:secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret)\b` + labelSep + labelValue,
-			hints:   []string{"secret", "key", "token"}, validate: minLen3, label: true},
 		{kind: kindPassword,
-			pattern: `(?:密码|口令)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
-			hints:   []string{"密码", "口令"}},
+			pattern: `(?i)\bpin(?:[ _-]?code)?\b` + labelSep + labelValue,
+			hints:   []string{"pin"}, validate: hasDigit, label: true},
+		{kind: kindSecret,
+			pattern: `(?i)(?:secret|secret[_-]?(?:key|id)|api[_-]?key|apikey|access[_-]?key(?:[_-]?(?:id|secret))?|private[_-]?key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret)\b` + labelSep + labelValue,
+			hints:   []string{"secret", "key", "token"}, validate: minLen3, label: true},
+		{kind: kindSecret,
+			// Prose: "the twilio auth token is 5f2…". Only key-like values.
+			pattern: `(?i)\b(?:token|key|secret)[ \t]+(?:is|was)[ \t]+(?P<v1>\S+)`,
+			hints:   []string{"token", "key", "secret"}, also: []string{" is ", " was "},
+			validate: keyLike, trimPunct: true},
+		{kind: kindPassword,
+			pattern: `(?i)(?:密码|口令|验证码|pin[ \t]*码)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
+			hints:   []string{"密码", "口令", "验证码", "码"}},
 		{kind: kindSecret,
 			pattern: `(?:密钥|秘钥)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
 			hints:   []string{"密钥", "秘钥"}},
@@ -208,12 +317,57 @@ func builtinSpecs() []ruleSpec {
 			// Issuer prefixes start with 2–6; separators are single spaces or dashes.
 			pattern:   `\b[2-6](?:[ -]?\d){12,18}\b`,
 			minDigits: 13, validate: validCard},
+		{kind: kindIBAN,
+			// Country, check digits, then the account in groups of four (ISO 13616),
+			// checked with mod 97.
+			pattern: `\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b`,
+			pre:     capsThenDigit, validate: validIBAN},
+		{kind: kindSSN,
+			// Formatted only: area (not 000, 666 or 9xx), group, serial.
+			pattern:   `\b(?:00[1-9]|0[1-9]\d|[1-578]\d\d|6[0-57-9]\d|66[0-57-9])[- ](?:0[1-9]|[1-9]\d)[- ](?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})\b`,
+			minDigits: 9},
+		{kind: kindUKNI,
+			pattern: `\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b`,
+			pre:     capsThenDigit, validate: validUKNI},
+		{kind: KindEmail,
+			pattern: `[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`,
+			hints:   []string{"@"}, wordStart: true, notUserinfo: true},
+		{kind: KindPhone,
+			// International (E.164-like): + or 00, country code, then groups.
+			pattern:   `(?:\+|\b00)[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}\b`,
+			minDigits: 7, validate: phoneDigits},
+		{kind: KindPhone,
+			// North American: (415) 555-2671, 415-555-2671, 415.555.2671.
+			pattern:   `(?:\([2-9]\d{2}\)[ ]?|\b[2-9]\d{2}[.-])[2-9]\d{2}[ .-]\d{4}\b`,
+			minDigits: 7},
+		{kind: KindPhone,
+			// Chinese mobiles: 1[3-9]x xxxx xxxx.
+			pattern:   `\b1[3-9]\d[ -]?\d{4}[ -]?\d{4}\b`,
+			minDigits: 11},
+		{kind: KindAddress,
+			pattern: `\b\d{1,5} (?:[A-Z][a-z]+ ){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close|Square|Sq)\b\.?`,
+			pre:     digitSpaceCapital},
+		{kind: KindAddress,
+			pattern: `\p{Han}{2,3}(?:省|市|自治区)(?:\p{Han}{1,8}?(?:市|区|县|镇))*\p{Han}{1,12}?(?:路|街|大道|巷|胡同)\d{1,5}号(?:\d{1,4}(?:号楼|栋|单元|室))*`,
+			hints:   []string{"号"}},
 	}
 }
 
 // New compiles the built-in rules and cfg.Extra.
 func New(cfg Config) (*Redactor, error) {
-	specs := builtinSpecs()
+	keep := map[string]bool{}
+	for _, k := range cfg.Keep {
+		k = strings.TrimSpace(strings.ToLower(k))
+		if k == "" {
+			continue
+		}
+		if !slices.Contains(Keepable(), k) {
+			return nil, fmt.Errorf("redact: cannot keep %q: only personal identifiers (%s) may be kept; secrets are always redacted",
+				k, strings.Join(Keepable(), ", "))
+		}
+		keep[k] = true
+	}
+	specs := slices.DeleteFunc(builtinSpecs(), func(s ruleSpec) bool { return keep[s.kind] })
 	r := &Redactor{
 		rules:     make([]rule, 0, len(specs)+len(cfg.Extra)),
 		filler:    fillerWords(),
@@ -227,7 +381,7 @@ func New(cfg Config) (*Redactor, error) {
 		}
 		r.rules = append(r.rules, rule{kind: s.kind, re: re, hints: s.hints, label: s.label,
 			also: s.also, minDigits: s.minDigits, wordStart: s.wordStart,
-			valueGroups: valueGroups(re), validate: s.validate, trimPunct: s.trimPunct})
+			valueGroups: valueGroups(re), validate: s.validate, trimPunct: s.trimPunct, notUserinfo: s.notUserinfo, pre: s.pre})
 	}
 	for i, p := range cfg.Extra {
 		if strings.TrimSpace(p) == "" {
@@ -288,7 +442,7 @@ func (r *Redactor) find(s string) []Finding {
 	digits, numStart := longestNumber(s)
 	var cands []candidate
 	for prio, ru := range r.rules {
-		from := ru.scanFrom(lower, digits, numStart)
+		from := ru.scanFrom(s, lower, digits, numStart)
 		if from < 0 {
 			continue
 		}
@@ -301,6 +455,9 @@ func (r *Redactor) find(s string) []Finding {
 			start, end := m[0], m[1]
 			if start > 0 && ((ru.wordStart && isWordByte(s[start-1])) || (ru.label && isAlnum(s[start-1]))) {
 				continue // "task-…" is not "sk-…"; "mysecret=" is no label
+			}
+			if ru.notUserinfo && (strings.HasSuffix(s[:start], "//") || strings.HasSuffix(s[:start], ":")) {
+				continue
 			}
 			for _, g := range ru.valueGroups {
 				if m[2*g] >= 0 {
@@ -350,11 +507,14 @@ const hintBackoff = 64
 // scanFrom is the cheap prefilter run before the regexp: it returns -1 when the
 // rule cannot match, else the offset from which matching must start (a little
 // before the first hint), so a hint near the end of a long text scans little.
-func (ru *rule) scanFrom(lower string, digits, numStart int) int {
+func (ru *rule) scanFrom(s, lower string, digits, numStart int) int {
 	if ru.minDigits > digits {
 		return -1
 	}
-	if ru.minDigits >= minCardDigits {
+	if ru.pre != nil && !ru.pre(s) {
+		return -1
+	}
+	if ru.minDigits >= minCardDigits || (ru.minDigits > 0 && len(ru.hints) == 0) {
 		// Start one byte early so that a leading \b sees the real preceding byte.
 		return max(0, numStart-1)
 	}
@@ -455,4 +615,38 @@ func longestNumber(s string) (best, firstLong int) {
 		}
 	}
 	return best, firstLong
+}
+
+// RedactValue returns a copy of a decoded JSON value (maps, slices, strings, numbers,
+// booleans, nil) with secrets in every string replaced, keys included, and the
+// findings' kinds (offsets are per string, so only the kinds are returned). A turn's
+// metadata goes through it: agents put tool output and headers there too.
+func (r *Redactor) RedactValue(v any) (any, []string) {
+	var kinds []string
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			out, f := r.Redact(x)
+			for _, fi := range f {
+				kinds = append(kinds, fi.Kind)
+			}
+			return out
+		case map[string]any:
+			m := make(map[string]any, len(x))
+			for k, e := range x {
+				m[walk(k).(string)] = walk(e)
+			}
+			return m
+		case []any:
+			s := make([]any, len(x))
+			for i, e := range x {
+				s[i] = walk(e)
+			}
+			return s
+		default:
+			return v
+		}
+	}
+	return walk(v), kinds
 }

@@ -135,7 +135,6 @@ func TestRedactLookAlikes(t *testing.T) {
 		"task-12345 is done, see risk-assessment-template-v2",
 		"order ORD-2024-88123 shipped",
 		"card 4111 1111 1111 1112 is a typo", // fails Luhn
-		"call me at 13812345678",
 		"the password policy requires 12 characters",
 		"the password is required",
 		"我忘记密码了怎么办",
@@ -218,12 +217,12 @@ func TestIsSecret(t *testing.T) {
 
 func TestNewExtra(t *testing.T) {
 	t.Parallel()
-	r, err := New(Config{Extra: []string{`\bEMP-\d{6}\b`, `(?i)\bpin=(?P<v>\d{4,6})\b`}})
+	r, err := New(Config{Extra: []string{`\bEMP-\d{6}\b`, `(?i)\bbadge=(?P<v>\d{4,6})\b`}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	out, findings := r.Redact("employee EMP-123456 uses pin=9876")
-	if want := "employee [REDACTED:custom] uses pin=[REDACTED:custom]"; out != want {
+	out, findings := r.Redact("employee EMP-123456 uses badge=9876")
+	if want := "employee [REDACTED:custom] uses badge=[REDACTED:custom]"; out != want {
 		t.Fatalf("got %q want %q", out, want)
 	}
 	if len(findings) != 2 || findings[0].Kind != kindCustom {
@@ -342,4 +341,34 @@ func FuzzRedact(f *testing.F) {
 		}
 		_ = r.IsSecret(s)
 	})
+}
+
+func TestHintsAreLowerCase(t *testing.T) {
+	t.Parallel()
+	for _, s := range builtinSpecs() {
+		for _, h := range append(append([]string{}, s.hints...), s.also...) {
+			if h != strings.ToLower(h) {
+				t.Errorf("%s: hint %q is not lower-case; the prefilter compares with lower-cased text", s.kind, h)
+			}
+		}
+	}
+}
+
+func TestRedactValue(t *testing.T) {
+	t.Parallel()
+	r := newRedactor(t)
+	in := map[string]any{"note": "key " + ghToken, "n": 3.0, "nested": map[string]any{"list": []any{"x", openaiKey, true}},
+		"password=" + "hunter2!": "k"}
+	out, kinds := r.RedactValue(in)
+	m := out.(map[string]any)
+	if m["note"] != "key [REDACTED:github_token]" || m["n"] != 3.0 ||
+		m["nested"].(map[string]any)["list"].([]any)[1] != "[REDACTED:openai_key]" || m["password=[REDACTED:password]"] != "k" {
+		t.Fatalf("RedactValue = %#v", out)
+	}
+	if len(kinds) != 3 {
+		t.Fatalf("kinds %v", kinds)
+	}
+	if in["note"] != "key "+ghToken {
+		t.Fatal("RedactValue wrote through its input")
+	}
 }

@@ -2,9 +2,15 @@
 // template that is migrated once per migration set (keyed by its fingerprint), so
 // tests run in parallel against real PostgreSQL without seeing each other's rows.
 //
-// The server is ENGRAM_TEST_DATABASE_URL, else ENGRAM_DATABASE_URL, else the
-// project-local cluster of scripts/services.sh, started on demand. The role must be
-// able to create databases and must not bypass row-level security.
+// Each database is made as production makes one: created and migrated by the owner
+// role, and used by the tests through the application role (engram_app), which owns
+// nothing, so forced row-level security binds the tests as it binds serve.
+//
+// The owner's server URL is ENGRAM_TEST_DATABASE_URL, else the project-local cluster
+// of scripts/services.sh (role engram), started on demand; that role must be able to
+// create databases and must not bypass row-level security. The application's is
+// ENGRAM_TEST_APP_DATABASE_URL, else the owner's URL with the user engram_app and no
+// password.
 package pgtest
 
 import (
@@ -15,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,10 +46,13 @@ func localPort() int {
 	return 55432
 }
 
-// DefaultURL is the project-local cluster's application URL.
+// DefaultURL is the project-local cluster's owner URL.
 func DefaultURL() string {
 	return fmt.Sprintf("postgres://engram@127.0.0.1:%d/engram?sslmode=disable", localPort())
 }
+
+// AppRole is the role the application connects as (migration 0008 grants to it).
+const AppRole = "engram_app"
 
 // templateOnce guards template creation per test binary; across binaries an
 // advisory lock does. This is the one piece of package state, and it lives in test
@@ -52,14 +62,26 @@ var templateOnce struct {
 	done map[string]error
 }
 
-// ServerURL is the URL tests connect to for administration.
+// ServerURL is the URL of the owner role, which creates, migrates and drops the
+// test databases.
 func ServerURL() string {
-	for _, k := range []string{"ENGRAM_TEST_DATABASE_URL", "ENGRAM_DATABASE_URL"} {
-		if v := os.Getenv(k); v != "" {
-			return v
-		}
+	if v := os.Getenv("ENGRAM_TEST_DATABASE_URL"); v != "" {
+		return v
 	}
 	return DefaultURL()
+}
+
+// appServerURL is the URL of the application role.
+func appServerURL() (string, error) {
+	if v := os.Getenv("ENGRAM_TEST_APP_DATABASE_URL"); v != "" {
+		return v, nil
+	}
+	u, err := url.Parse(ServerURL())
+	if err != nil {
+		return "", fmt.Errorf("parsing database URL: %w", err)
+	}
+	u.User = url.User(AppRole)
+	return u.String(), nil
 }
 
 func withDatabase(raw, db string) (string, error) {
@@ -73,11 +95,20 @@ func withDatabase(raw, db string) (string, error) {
 
 // connectAdmin connects to the server's base database, starting the project-local
 // cluster when the default URL is in use and nothing answers.
+// A cluster made before there were two roles lacks the application role: the
+// services script creates it (idempotently) on the local cluster.
 func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
 	raw := ServerURL()
 	conn, err := pgx.Connect(ctx, raw)
 	if err == nil {
-		return conn, nil
+		var ok bool
+		if err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", AppRole).Scan(&ok); err == nil && ok {
+			return conn, nil
+		}
+		conn.Close(ctx)
+		if err == nil {
+			err = fmt.Errorf("role %s does not exist (create it LOGIN NOSUPERUSER NOBYPASSRLS, as scripts/services.sh does)", AppRole)
+		}
 	}
 	if raw != DefaultURL() {
 		return nil, fmt.Errorf("connecting to %s: %w", redact(raw), err)
@@ -160,9 +191,17 @@ func buildTemplate(ctx context.Context, name string) error {
 	return nil
 }
 
-// URL creates a fresh, migrated database for t and returns its URL. The database is
-// dropped when the test ends.
+// URL creates a fresh, migrated database for t and returns the application role's
+// URL of it. The database is dropped when the test ends.
 func URL(t testing.TB) string {
+	t.Helper()
+	owner := OwnerDatabaseURL(t)
+	return AppURLOf(t, owner)
+}
+
+// OwnerDatabaseURL creates a fresh, migrated database for t and returns the owner
+// role's URL of it, for tests of what only the owner may do.
+func OwnerDatabaseURL(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -173,8 +212,38 @@ func URL(t testing.TB) string {
 	return create(ctx, t, tmpl)
 }
 
+// AppURLOf is the application role's URL of the database of rawURL.
+func AppURLOf(t testing.TB, rawURL string) string {
+	t.Helper()
+	return sameDatabase(t, rawURL, appServerURL)
+}
+
+// OwnerURLOf is the owner role's URL of the database of rawURL.
+func OwnerURLOf(t testing.TB, rawURL string) string {
+	t.Helper()
+	return sameDatabase(t, rawURL, func() (string, error) { return ServerURL(), nil })
+}
+
+func sameDatabase(t testing.TB, rawURL string, server func() (string, error)) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatalf("pgtest: parsing database URL: %v", err)
+	}
+	srv, err := server()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	out, err := withDatabase(srv, strings.TrimPrefix(u.Path, "/"))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return out
+}
+
 // EmptyURL creates a fresh database with no migrations applied (the extensions the
-// cluster installs in template1 are there), for testing migrations themselves.
+// cluster installs in template1 are there), for testing migrations themselves. The
+// URL is the owner role's: migrations run as the owner.
 func EmptyURL(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -204,8 +273,19 @@ func create(ctx context.Context, t testing.TB, tmpl string) string {
 			return
 		}
 		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: dropping %s: %v", name, err)
+		// The application role's connections may still be closing; FORCE ends those
+		// left when the owner may signal them (pg_signal_backend, as scripts/services.sh
+		// grants it), and otherwise the drop is retried for a while.
+		for attempt := 0; ; attempt++ {
+			_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			if err == nil {
+				return
+			}
+			if attempt == 50 || ctx.Err() != nil {
+				t.Logf("pgtest: dropping %s: %v", name, err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 	u, err := withDatabase(ServerURL(), name)
@@ -243,6 +323,86 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// OwnerExec runs a statement as the owner role on the database of pool, in a
+// transaction of tenant: tests use it to set up states the application role may not
+// write (run records of a process that died). Row-level security binds the owner too,
+// except on the operator tables (migration 0008).
+func OwnerExec(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) {
+	t.Helper()
+	owner := OwnerURLOf(t, pool.Config().ConnString())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, owner)
+	if err != nil {
+		t.Fatalf("pgtest: connecting as the owner: %v", err)
+	}
+	defer conn.Close(ctx)
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("pgtest: as the owner: %s: %v", sql, err)
+	}
+}
+
+// OwnerCount is OwnerExec for a query returning one integer.
+func OwnerCount(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) int {
+	t.Helper()
+	owner := OwnerURLOf(t, pool.Config().ConnString())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, owner)
+	if err != nil {
+		t.Fatalf("pgtest: connecting as the owner: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sql, args...).Scan(&n)
+	})
+	if err != nil {
+		t.Fatalf("pgtest: as the owner: %s: %v", sql, err)
+	}
+	return n
+}
+
+// DataDir is the data directory of the cluster the tests use, when this process can
+// read it: ENGRAM_TEST_PGDATA, else the project-local cluster's (scripts/services.sh
+// records where it lives in .engram/location), else "" (a remote server).
+func DataDir() string {
+	if v := os.Getenv("ENGRAM_TEST_PGDATA"); v != "" {
+		return v
+	}
+	if os.Getenv("ENGRAM_TEST_DATABASE_URL") != "" {
+		return ""
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, ".engram", "location")); err == nil {
+			d := filepath.Join(strings.TrimSpace(string(b)), "data")
+			if _, err := os.Stat(filepath.Join(d, "PG_VERSION")); err == nil {
+				return d
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // Store is a memory.Store on a fresh database.

@@ -27,7 +27,7 @@ func TestMigrateAsOwnerServeAsApp(t *testing.T) {
 	}{
 		{"migrate without the owner", []string{"migrate"}, map[string]string{"ENGRAM_DATABASE_URL": app}, 2, "ENGRAM_MIGRATE_DATABASE_URL"},
 		{"migrate as the owner", []string{"migrate", "--database-url", owner}, map[string]string{"ENGRAM_DATABASE_URL": app}, 0, "up to date"},
-		{"status as the app", []string{"migrate", "status"}, map[string]string{"ENGRAM_DATABASE_URL": app}, 0, "r12c_app_role"},
+		{"status as the app", []string{"migrate", "status"}, map[string]string{"ENGRAM_DATABASE_URL": app}, 0, "app_role"},
 		{"serve as the owner", []string{"memory", "list", "--tenant", "t1", "--user", "u1"}, map[string]string{"ENGRAM_DATABASE_URL": owner}, 1, `"engram" owns objects`},
 	}
 	for _, tt := range tests {

@@ -3,8 +3,8 @@ package ingest
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 	"unicode/utf8"

@@ -27,7 +27,7 @@ type MemorySearch struct {
 	Statuses   []string
 	// Metadata keeps memories whose metadata contains these keys with equal values.
 	Metadata map[string]any
-	Now        time.Time // expiry, and with AsOf the moment read from history
+	Now      time.Time // expiry, and with AsOf the moment read from history
 	// From and To bound valid_from, or updated_at (recorded_at of versions) when
 	// ByUpdatedAt.
 	From, To    *time.Time

@@ -153,6 +153,8 @@ func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []s
 const usersUsage = `Usage: engram users <command> --tenant T [flags] USER
 
 Commands:
+  forget   forget the user's memories (hard delete, as memory delete) and keep the
+           turns; --turns deletes the turns too (then it is delete)
   delete   delete everything engram holds about the user: memories with their
            versions, lineage and embeddings, turns, retrieval records, session
            summaries, working memory, and the user's messages in the streams
@@ -166,17 +168,17 @@ Commands:
 func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usersUsage)
-		return errors.New("users: missing command (delete, export, import)")
+		return errors.New("users: missing command (forget, delete, export, import)")
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usersUsage)
 		return nil
-	case "delete", "export", "import":
+	case "forget", "delete", "export", "import":
 	default:
 		fmt.Fprint(stderr, usersUsage)
-		return fmt.Errorf("users: unknown command %q (want delete, export, import)", cmd)
+		return fmt.Errorf("users: unknown command %q (want forget, delete, export, import)", cmd)
 	}
 	fs := flag.NewFlagSet("engram users "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -189,6 +191,10 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 	file := fs.String("file", "", "export: file to write (default stdout); import: file to read (required)")
 	actor := fs.String("actor", "cli", "actor recorded in the audit log")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var withTurns bool
+	if cmd == "forget" {
+		fs.BoolVar(&withTurns, "turns", false, "delete the user's turns too (a full user deletion)")
+	}
 	pos, err := parseFlags(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -206,6 +212,20 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 	user := pos[0]
 	var report any
 	switch cmd {
+	case "forget":
+		rep, err := lc.DeleteUserMemories(ctx, *tenant, user, withTurns, *actor)
+		if err != nil {
+			return fmt.Errorf("users forget: %w", err)
+		}
+		report = rep
+		if !*asJSON {
+			kept := "turns kept"
+			if !rep.TurnsKept {
+				kept = fmt.Sprintf("%d turns deleted", rep.Turns)
+			}
+			fmt.Fprintf(stdout, "forgot %d memories of %s/%s (%d versions, %d embeddings, %d candidates in flight); %s\n",
+				rep.Memories, *tenant, user, rep.Versions, rep.Embeddings, rep.CandidateMsgs, kept)
+		}
 	case "delete":
 		rep, err := lc.DeleteUser(ctx, *tenant, user, *actor)
 		if err != nil {

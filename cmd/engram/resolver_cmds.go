@@ -17,12 +17,13 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-const memoryUsage = `Usage: engram memory <command> --tenant T [flags] ID
+const memoryUsage = `Usage: engram memory <command> --tenant T [flags] [ID]
 
-Read and correct one memory. Every change is a new version, recorded with its actor
-and reason; nothing is deleted.
+List, read and correct memories. Every change is a new version, recorded with its
+actor and reason; only delete removes anything.
 
 Commands:
+  list       the tenant's memories, filtered (--user, --status, --metadata KEY=VALUE, ...)
   get        the memory with its versions and lineage
   history    its versions, oldest first
   as-of      the version believed true at a time (--at RFC3339)
@@ -30,6 +31,9 @@ Commands:
              --reason, --expect-version)
   deprecate  mark it deprecated (--reason)
   rollback   write a new version equal to version N (--version N, --reason)
+  delete     hard-delete it with its versions, lineage and embeddings (the audit
+             log keeps its id and content hash)
+  restore    bring an archived memory back to active
 
 Every command takes --tenant and --json. Run "engram memory <command> --help" for
 its flags.

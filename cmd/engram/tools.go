@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/lifecycle"
 	"github.com/engramhq/engram/memory"
 )
 
@@ -88,6 +89,9 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 	defer app.Close()
 	if err := app.openDB(ctx, true); err != nil {
 		return err
+	}
+	if args[0] == "list" {
+		return memoryListCommand(ctx, lifecycle.NewOps(app.Store, nil), args[1:], env.Stdout, env.Stderr)
 	}
 	if args[0] == "delete" || args[0] == "restore" {
 		if err := app.openNATS(ctx, false); err != nil {

@@ -61,6 +61,9 @@ func memoryListCommand(ctx context.Context, ops *lifecycle.Ops, args []string, s
 		}
 		q.UpdatedAfter = &at
 	}
+	if preflight(ctx) {
+		return nil
+	}
 	var all []memory.Memory
 	for {
 		q.Limit = memory.MaxListLimit

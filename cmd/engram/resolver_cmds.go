@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/internal/lifecycle"
@@ -55,7 +54,7 @@ func memoryCommand(ctx context.Context, store *memory.Store, args []string, stdo
 func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidator.Embedder, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, memoryUsage)
-		return errors.New("memory: missing command (get, history, as-of, correct, deprecate, rollback)")
+		return usagef("memory: missing command (list, get, history, as-of, correct, deprecate, rollback, delete, restore)")
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
@@ -65,7 +64,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	case "get", "history", "as-of", "correct", "deprecate", "rollback":
 	default:
 		fmt.Fprint(stderr, memoryUsage)
-		return fmt.Errorf("memory: unknown command %q (want get, history, as-of, correct, deprecate, rollback)", cmd)
+		return usagef("memory: unknown command %q (want list, get, history, as-of, correct, deprecate, rollback, delete, restore)", cmd)
 	}
 
 	fs := flag.NewFlagSet("engram memory "+cmd, flag.ContinueOnError)
@@ -76,8 +75,13 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	}
 	tenant := fs.String("tenant", "", "tenant of the memory (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	actor := fs.String("actor", "cli", "actor recorded on the new version")
-	reason := fs.String("reason", "", "why (recorded on the new version)")
+	// Only the commands that write a version record an actor and a reason.
+	actor, reason := new(string), new(string)
+	switch cmd {
+	case "correct", "deprecate", "rollback":
+		fs.StringVar(actor, "actor", "cli", "actor recorded on the new version")
+		fs.StringVar(reason, "reason", "", "why (recorded on the new version)")
+	}
 	var content, category, at string
 	var importance float64
 	var expect, version int
@@ -93,11 +97,17 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		fs.StringVar(&at, "at", "", "RFC 3339 time (required)")
 	}
 	id, err := memoryIDArg(fs, cmd, rest, tenant)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
+	}
+	var asOf time.Time
+	if cmd == "as-of" {
+		if asOf, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return usagef("memory as-of: --at must be an RFC 3339 time, got %q", at)
+		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	ops := lifecycle.NewOps(store, emb)
 	var out any
@@ -131,13 +141,9 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		}
 		out = vs
 	case "as-of":
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil {
-			return fmt.Errorf("memory as-of: --at must be an RFC 3339 time, got %q", at)
-		}
-		v, err := ops.AsOf(ctx, *tenant, id, t)
+		v, err := ops.AsOf(ctx, *tenant, id, asOf)
 		if errors.Is(err, memory.ErrNotFound) {
-			return fmt.Errorf("memory as-of %s: nothing was believed at %s (or no such memory)", id, t.Format(time.RFC3339))
+			return fmt.Errorf("memory as-of %s: nothing was believed at %s (or no such memory)", id, asOf.Format(time.RFC3339))
 		}
 		if err != nil {
 			return fmt.Errorf("memory as-of %s: %w", id, err)
@@ -178,7 +184,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 }
 
 func printMemory(w io.Writer, m memory.Memory) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(w, false)
 	fmt.Fprintf(tw, "id\t%s\n", m.ID)
 	fmt.Fprintf(tw, "owner\t%s\n", memory.Owner{UserID: m.UserID, AgentID: m.AgentID, Scope: m.Scope})
 	fmt.Fprintf(tw, "content\t%s\n", m.Content)
@@ -199,7 +205,7 @@ func printMemory(w io.Writer, m memory.Memory) {
 }
 
 func printVersions(w io.Writer, vs []memory.Version) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(w, false)
 	fmt.Fprintln(tw, "version\tchange\tstatus\tvalid from\tvalid to\tactor\tcontent\treason")
 	for _, v := range vs {
 		to := ""

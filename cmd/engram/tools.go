@@ -11,8 +11,11 @@ import (
 )
 
 func runDLQ(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || wantsHelp(args) {
 		return dlqCommand(ctx, nil, args, env.Stdout, env.Stderr)
+	}
+	if err := dlqCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -27,7 +30,7 @@ func runToken(_ context.Context, env *Env, args []string) error {
 	tenant := fs.String("tenant", "", "tenant the token authenticates as (required)")
 	name := fs.String("name", "", "a label for the token, recorded as the actor of its writes")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := memory.CheckTenant(*tenant); err != nil {
@@ -58,6 +61,23 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
+	// Help, or a dry run that checks the command line before anything is opened.
+	pre := ctx
+	if !wantsHelp(args[1:]) {
+		pre = withPreflight(ctx)
+	}
+	var err error
+	switch args[0] {
+	case "ingest":
+		err = benchIngestCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "search":
+		err = benchSearchCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "resolve":
+		err = benchResolveCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	}
+	if err != nil || wantsHelp(args[1:]) {
+		return err
+	}
 	app := env.newApp()
 	defer app.Close()
 	switch args[0] {
@@ -82,8 +102,28 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 }
 
 func runMemory(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) > 0 && wantsHelp(args) {
+		switch args[0] {
+		case "list":
+			return memoryListCommand(ctx, nil, args[1:], env.Stdout, env.Stderr)
+		case "delete", "restore":
+			return memoryLifecycleCommand(ctx, nil, args, env.Stdout, env.Stderr)
+		}
+	}
+	if len(args) == 0 || wantsHelp(args) {
 		return memoryCommandWith(ctx, nil, nil, args, env.Stdout, env.Stderr)
+	}
+	var err error
+	switch pre := withPreflight(ctx); args[0] {
+	case "list":
+		err = memoryListCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "delete", "restore":
+		err = memoryLifecycleCommand(pre, nil, args, env.Stdout, env.Stderr)
+	default:
+		err = memoryCommandWith(pre, nil, nil, args, env.Stdout, env.Stderr)
+	}
+	if err != nil {
+		return err
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -137,6 +177,9 @@ func runConsolidate(ctx context.Context, env *Env, args []string) error {
 			return consolidateCommand(ctx, nil, args, env.Stdout, env.Stderr)
 		}
 	}
+	if err := consolidateCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
+	}
 	app, p, err := openPipeline(ctx, env)
 	if err != nil {
 		return err
@@ -147,8 +190,11 @@ func runConsolidate(ctx context.Context, env *Env, args []string) error {
 }
 
 func runUsers(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || wantsHelp(args) {
 		return usersCommand(ctx, nil, args, env.Stdout, env.Stderr)
+	}
+	if err := usersCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
 	}
 	app, p, err := openPipeline(ctx, env)
 	if err != nil {

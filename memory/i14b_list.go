@@ -34,7 +34,8 @@ type ListQuery struct {
 	// UpdatedAfter keeps memories updated strictly after this time.
 	UpdatedAfter *time.Time
 	// Metadata keeps memories whose metadata contains every key with an equal value
-	// (jsonb containment, served by the memories_metadata index).
+	// (jsonb containment, applied to the rows the owner's index range yields: see
+	// migration 0008 for why no index serves it directly).
 	Metadata map[string]any
 	After    *ListPosition
 	Limit    int // 1..MaxListLimit

@@ -64,11 +64,12 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		usage(stderr, cmds) // a usage error: the help goes with the error stream
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout, cmds)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	cmd, ok := cmds[args[0]]

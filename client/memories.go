@@ -231,7 +231,8 @@ type MemoryPage struct {
 
 // ListMemories reads one page of the tenant's memories, oldest change first
 // (updated_at, then id). A memory created or changed while a caller pages through
-// sorts after the pages already read, so it is met again, never skipped.
+// sorts after the pages already read, so it is met on a later page (only a write
+// stamped before that page was read but committed after it can land behind the cursor).
 func (c *Client) ListMemories(ctx context.Context, req ListRequest) (MemoryPage, error) {
 	var out MemoryPage
 	err := c.do(ctx, "GET", "/v1/memories"+req.query(), nil, &out)

@@ -164,7 +164,8 @@ func parseList(v url.Values) (memory.ListQuery, error) {
 
 // listMemories serves GET /v1/memories: the tenant's memories, filtered, in pages
 // ordered by (updated_at, id). A memory created or changed while a client pages
-// through moves behind the cursor and is met again on a later page, never skipped.
+// through sorts after the pages already read and is met on a later page; only a write
+// stamped before a page was read but committed after it can land behind the cursor.
 func (e *edge) listMemories(w http.ResponseWriter, r *http.Request, p Principal) error {
 	v := r.URL.Query()
 	q, err := parseList(v)

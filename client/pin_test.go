@@ -235,3 +235,62 @@ func fill(v reflect.Value, depth int) {
 		}
 	}
 }
+
+// TestTurnPinnedToServer: a client.Turn with every field set is accepted whole by the
+// server's decoder (which refuses unknown fields) and arrives unchanged.
+func TestTurnPinnedToServer(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	turns := []client.Turn{
+		{TurnID: "t1", UserID: "u1", AgentID: "a1", SessionID: "s1", TaskID: "k1", Role: client.RoleUser,
+			Content: "I moved to Porto", Name: "Ana", OccurredAt: at, Metadata: map[string]any{"lang": "en"}},
+		{TurnID: "t2", UserID: "u1", SessionID: "s1", Role: client.RoleTool, Content: "exit 1", OccurredAt: at,
+			Tool: &client.ToolCall{Name: "deploy", Status: "failure", Error: "timeout"}},
+	}
+	// Every JSON field of client.Turn is set in one of the turns above.
+	set := map[string]bool{}
+	for _, tr := range turns {
+		b, _ := json.Marshal(tr)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		for k := range m {
+			set[k] = true
+		}
+	}
+	for name := range jsonFields(reflect.TypeOf(client.Turn{})) {
+		if !set[name] {
+			t.Errorf("the test sets no %s: add it", name)
+		}
+	}
+	body, err := json.Marshal(map[string]any{"turns": turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ferr := ingest.DecodeTurns(body, ingest.DefaultLimits(), at.Add(time.Minute))
+	if ferr != nil {
+		t.Fatalf("the server refuses the client's turns: %v", ferr)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("turn %d refused: %v", i, r.Err)
+		}
+		c, s := turns[i], r.Turn
+		if s.TurnID != c.TurnID || s.UserID != c.UserID || s.AgentID != or(c.AgentID, "default") || s.SessionID != c.SessionID ||
+			s.TaskID != c.TaskID || string(s.Role) != string(c.Role) || s.Content != c.Content || !s.OccurredAt.Equal(c.OccurredAt) {
+			t.Errorf("turn %d: sent %+v, the server read %+v", i, c, s)
+		}
+		if c.Name != "" && s.Metadata[ingest.MetadataName] != c.Name {
+			t.Errorf("turn %d: name %q not kept in the metadata %v", i, c.Name, s.Metadata)
+		}
+		if c.Tool != nil && (s.Tool == nil || *s.Tool != memory.ToolCall(*c.Tool)) {
+			t.Errorf("turn %d: tool %+v read as %+v", i, c.Tool, s.Tool)
+		}
+	}
+}
+
+func or(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
+}

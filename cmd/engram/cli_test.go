@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/bench"
 )
 
 // unreachable points every service at a closed port: a command line that is checked
@@ -196,5 +198,21 @@ func TestTabWriterAlignsByDisplayWidth(t *testing.T) {
 	_ = right.Flush()
 	if want := " phase  per s\nacross   1200\n"; b.String() != want {
 		t.Fatalf("right-aligned: got %q, want %q", b.String(), want)
+	}
+}
+
+// TestBenchResolvePrintsDecisionsAsATable: one aligned line per decision kind, in
+// order, not a Go map.
+func TestBenchResolvePrintsDecisionsAsATable(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	printBenchResolve(&b, bench.ResolveResult{Tenant: "bench", Owners: 2, PerOwner: 3,
+		Across: bench.ResolvePhase{Candidates: 10, PerSecond: 600, Decisions: map[string]int{"update": 3, "add": 12, "confirm": 1}}})
+	out := b.String()
+	if strings.Contains(out, "map[") {
+		t.Fatalf("a Go map in the output:\n%s", out)
+	}
+	if !strings.Contains(out, "decisions across owners:\n  add      12\n  confirm  1\n  update   3\n") {
+		t.Fatalf("decisions not tabulated:\n%s", out)
 	}
 }

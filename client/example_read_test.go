@@ -136,6 +136,25 @@ func ExampleClient_ListMemories() {
 	// 3 memories from the profile form
 }
 
+func ExampleClient_AllMemories() {
+	ctx := context.Background()
+	c := client.New(os.Getenv("ENGRAM_URL"), os.Getenv("ENGRAM_TOKEN"))
+	for _, s := range []string{"The user has a dog named Rex", "The user walks the dog at 7am"} {
+		remembered(ctx, c, "all-u1", s, nil)
+	}
+
+	// Every memory of the listing, page after page (here pages of one).
+	for m, err := range c.AllMemories(ctx, client.ListRequest{UserID: "all-u1", Statuses: []string{"active"}, Limit: 1}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(m.Content)
+	}
+	// Output:
+	// The user has a dog named Rex
+	// The user walks the dog at 7am
+}
+
 func ExampleClient_Get() {
 	ctx := context.Background()
 	c := client.New(os.Getenv("ENGRAM_URL"), os.Getenv("ENGRAM_TOKEN"))

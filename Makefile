@@ -6,8 +6,9 @@ BIN := bin/engram
 RACE ?= -race
 TEST_TIMEOUT ?= 20m
 FUZZTIME ?= 5s
+FUZZTIME_STORABLE ?= 15s
 
-.PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean
+.PHONY: all build services services-stop services-status chromium test test-short test-cluster vet fmt dev demo bench image clean npm-tools openapi-lint mcp-ts openapi
 
 all: build
 
@@ -28,17 +29,37 @@ services-status:
 chromium:
 	@bash scripts/chromium.sh
 
+## npm-tools: install the pinned npm tools (MCP TypeScript SDK, Redocly CLI); says so and skips without npm.
+npm-tools:
+	@bash scripts/npm-tools.sh install
+
+## openapi-lint: Redocly's strict lint of internal/httpapi/openapi.json.
+openapi-lint:
+	@bash scripts/npm-tools.sh lint
+
+## mcp-ts: the MCP TypeScript SDK against a real engram, over stdio and /mcp (also part of go test ./...).
+mcp-ts:
+	@bash scripts/npm-tools.sh mcp
+
+## openapi: regenerate internal/httpapi/openapi.json, its examples recorded from real calls.
+openapi:
+	$(GO) test -count=1 -run '^TestOpenAPIDocument$$' ./internal/httpapi/ -update
+
 ## test: set up what is missing, then run every test against real PostgreSQL and JetStream.
-test: services chromium vet
+test: services chromium vet npm-tools
+	@bash scripts/npm-tools.sh lint
 	@# No evaluation sentence (golden, holdout, ../shared/data) may be copied into the extractor,
 	@# resolver or lifecycle code or their tests; CI has ../shared beside the clone.
 	@if [ -x ../shared/tools/test-phrases-in-code ]; then \
+		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout2 --in extractor --in consolidator --in internal/lifecycle || exit 1; \
 		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout --in extractor --in consolidator --in internal/lifecycle; \
 	fi
 	@# A few seconds of real fuzzing of what parses untrusted input, then every test.
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTurns$$' -fuzztime $(FUZZTIME) ./ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeToken$$' -fuzztime $(FUZZTIME) ./streams/
+	@# FuzzStorable spends its first seconds starting a database and JetStream per worker.
+	$(GO) test -run '^$$' -fuzz '^FuzzStorable$$' -fuzztime $(FUZZTIME_STORABLE) ./internal/httpapi/
 	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 test-short: services

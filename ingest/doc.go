@@ -7,7 +7,8 @@
 // Ingest returns only after JetStream has acknowledged every accepted turn, so an
 // accepted turn is durable. The tenant always comes from authentication; a turn id
 // (assigned by the client, or by the service when absent) makes retries idempotent,
-// because it is the Nats-Msg-Id JetStream deduplicates on. Every turn of a request
+// because it is the Nats-Msg-Id JetStream deduplicates on; resending an id with other
+// content is refused as a conflict (conflict.go). Every turn of a request
 // gets an outcome: accepted, duplicate (already durable), rejected (invalid; resending
 // cannot help) or failed (not acknowledged; resend it with the same turn id).
 //

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -74,13 +73,19 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		}
 	}
 	content := strings.TrimSpace(req.Content)
-	switch {
-	case content == "":
+	if content == "" {
 		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeMissingField, Field: "content", Message: "content is required"}
-	case !utf8.ValidString(content):
-		return memory.Candidate{}, bad("content", "content must be valid UTF-8")
-	case len(content) > maxRememberContent:
-		return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "content", Message: "content exceeds 4000 bytes"}
+	}
+	// The store's rules (NUL, UTF-8, size), shared with every entry point: a memory
+	// PostgreSQL cannot hold must be a 400 here, not a dead letter in the resolver.
+	if fe := memory.CheckText("content", content, maxRememberContent); fe != nil {
+		return memory.Candidate{}, fe
+	}
+	if fe := memory.CheckText("key", req.Key, 200); fe != nil {
+		return memory.Candidate{}, fe
+	}
+	if fe := memory.CheckMetadata("metadata", req.Metadata, s.limits.MaxMetadataBytes); fe != nil {
+		return memory.Candidate{}, fe
 	}
 	content, _ = s.redactor.Redact(content)
 	if s.redactor.IsSecret(content) {
@@ -97,9 +102,6 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 	}
 	if !req.Category.Valid() {
 		return memory.Candidate{}, bad("category", "unknown category")
-	}
-	if len(req.Key) > 200 {
-		return memory.Candidate{}, bad("key", "key exceeds 200 characters")
 	}
 	importance := 0.7
 	if req.Importance != nil {

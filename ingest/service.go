@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,13 @@ type Config struct {
 	Now func() time.Time
 	// AckTimeout bounds the wait for JetStream's acks. Default 10s.
 	AckTimeout time.Duration
+	// Stored looks up turns already stored, so that a resent turn id with different
+	// content is refused (409) after the stream's duplicate window too. nil: only
+	// the stream is asked (conflict.go).
+	Stored StoredTurns
+	// Streams reads duplicates back to compare their content. nil: the Publisher,
+	// when it can (a jetstream.JetStream can).
+	Streams StreamReader
 }
 
 // Service validates, redacts and publishes turns and explicit memories. It is
@@ -64,6 +72,8 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	ackTimeout time.Duration
+	stored     StoredTurns
+	streams    StreamReader
 }
 
 // NewService checks cfg and builds the service.
@@ -78,10 +88,19 @@ func NewService(cfg Config) (*Service, error) {
 		log:        cfg.Logger,
 		now:        cfg.Now,
 		ackTimeout: cfg.AckTimeout,
+		stored:     cfg.Stored,
+		streams:    cfg.Streams,
+	}
+	if s.streams == nil {
+		s.streams, _ = cfg.Publisher.(StreamReader)
 	}
 	if s.limits.MaxIDLen > streams.MaxIDLength {
 		return nil, fmt.Errorf("building the ingest service: Limits.MaxIDLen %d exceeds the %d that subjects allow",
 			s.limits.MaxIDLen, streams.MaxIDLength)
+	}
+	if s.limits.MaxContentBytes > memory.MaxTurnContentBytes || s.limits.MaxMetadataBytes > memory.MaxMetadataBytes {
+		return nil, fmt.Errorf("building the ingest service: Limits.MaxContentBytes %d or MaxMetadataBytes %d exceeds what the store holds (%d, %d)",
+			s.limits.MaxContentBytes, s.limits.MaxMetadataBytes, memory.MaxTurnContentBytes, memory.MaxMetadataBytes)
 	}
 	if s.redactor == nil {
 		r, err := redact.New(redact.Config{})
@@ -131,9 +150,28 @@ type TurnsResult struct {
 // otherwise every turn has an outcome: invalid turns are rejected, and turns
 // JetStream did not acknowledge are failed (and retryable).
 func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (TurnsResult, error) {
+	return s.IngestFor(ctx, tenant, nil, body)
+}
+
+// CodeForbidden is the error code of a body with a turn for a user the caller may
+// not act for.
+const CodeForbidden = "forbidden"
+
+// IngestFor is Ingest for a caller limited to some users: when mayActFor (nil: every
+// user) refuses the user of any valid turn, nothing of the body is published and the
+// *memory.FieldError (code CodeForbidden) names that turn's user_id.
+func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(userID string) bool, body []byte) (TurnsResult, error) {
 	decoded, ferr := DecodeTurns(body, s.limits, s.now())
 	if ferr != nil {
 		return TurnsResult{}, ferr
+	}
+	if mayActFor != nil {
+		for _, tr := range decoded {
+			if tr.Err == nil && !mayActFor(tr.Turn.UserID) {
+				return TurnsResult{}, &memory.FieldError{Code: CodeForbidden, Field: joinPath(tr.Path, "user_id"),
+					Message: fmt.Sprintf("this token may not act for user %q", tr.Turn.UserID)}
+			}
+		}
 	}
 
 	res := TurnsResult{Results: make([]TurnOutcome, len(decoded))}
@@ -164,6 +202,26 @@ func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (Turns
 		at = append(at, i)
 	}
 
+	// Turns already stored are not published again: the same content is a duplicate,
+	// a different one a conflict (conflict.go says where the truth is).
+	if hashes := s.storedHashes(ctx, tenant, evs); len(hashes) > 0 {
+		keep, keepAt := evs[:0:0], at[:0:0]
+		for j, ev := range evs {
+			h, ok := hashes[ev.Turn.TurnID]
+			if !ok {
+				keep, keepAt = append(keep, ev), append(keepAt, at[j])
+				continue
+			}
+			out := &res.Results[at[j]]
+			if bytes.Equal(h, memory.ContentHash(ev.Turn.Content)) {
+				out.Status = StatusDuplicate
+			} else {
+				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, ev.Turn.TurnID)
+			}
+		}
+		evs, at = keep, keepAt
+	}
+
 	if len(evs) > 0 {
 		pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
 		pubs, err := streams.PublishTurns(pctx, s.pub, evs)
@@ -178,6 +236,8 @@ func (s *Service) Ingest(ctx context.Context, tenant string, body []byte) (Turns
 				out.Status, out.Retryable = StatusFailed, true
 				out.Error = &memory.FieldError{Code: CodeUnavailable,
 					Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+			case pr.Duplicate && s.originalDiffers(ctx, pr, evs[j]):
+				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, evs[j].Turn.TurnID)
 			case pr.Duplicate:
 				out.Status = StatusDuplicate
 			default:

@@ -71,6 +71,7 @@ func (l Limits) withDefaults() Limits {
 // valid Turn (Err nil) or the first problem found in it.
 type TurnResult struct {
 	Index int
+	Path  string // the turn's JSON path: "turns[3]", or "" for a single-turn body
 	Turn  memory.Turn
 	Err   *memory.FieldError
 }
@@ -155,10 +156,15 @@ func DecodeTurns(body []byte, limits Limits, now time.Time) (turns []TurnResult,
 // single-turn body, "turns[3]" in a batch).
 func decodeTurn(index int, path string, raw []byte, limits Limits, now time.Time) TurnResult {
 	t, ferr := parseTurn(path, raw, limits, now)
-	if ferr != nil {
-		return TurnResult{Index: index, Err: ferr}
+	if ferr == nil {
+		// The store's own rules, shared with every other entry point (turns published
+		// straight onto NATS are checked by the same function when consumed).
+		ferr = memory.CheckTurn(path, t)
 	}
-	return TurnResult{Index: index, Turn: t}
+	if ferr != nil {
+		return TurnResult{Index: index, Path: path, Err: ferr}
+	}
+	return TurnResult{Index: index, Path: path, Turn: t}
 }
 
 func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *memory.FieldError) {
@@ -362,49 +368,23 @@ func parseMetadata(path string, obj object, l Limits) (map[string]any, *memory.F
 		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must be valid UTF-8"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // keep large integers (ids, timestamps) exact
+	dec.UseNumber() // keep large integers (ids, timestamps) exact, and see 1e999999 as it was sent
 	var md map[string]any
 	if err := dec.Decode(&md); err != nil {
 		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "decode metadata: " + err.Error()}
 	}
-	if hasNUL(md) {
-		// PostgreSQL rejects NUL in text and jsonb; better a 400 now than a DLQ later.
-		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
+	// NUL, numbers out of float64's range and over-deep nesting: PostgreSQL or the
+	// workers would refuse them; better a 400 now than a dead letter later.
+	if fe := memory.CheckMetadata(path, md, l.MaxMetadataBytes); fe != nil {
+		return nil, fe
 	}
 	return md, nil
 }
 
-func hasNUL(v any) bool {
-	switch v := v.(type) {
-	case string:
-		return strings.IndexByte(v, 0) >= 0
-	case map[string]any:
-		for k, e := range v {
-			if strings.IndexByte(k, 0) >= 0 || hasNUL(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if hasNUL(e) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// checkText bounds a free-text field and rejects NUL, which PostgreSQL cannot
-// store in text columns. UTF-8 validity is checked on the raw JSON by object.str.
+// checkText bounds a free-text field and refuses what PostgreSQL text cannot hold
+// (memory.CheckText: NUL, invalid UTF-8).
 func checkText(path, s string, maxBytes int) *memory.FieldError {
-	if len(s) > maxBytes {
-		return &memory.FieldError{Code: memory.CodeTooLarge, Field: path,
-			Message: fmt.Sprintf("%d bytes, the limit is %d", len(s), maxBytes)}
-	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "must not contain NUL characters"}
-	}
-	return nil
+	return memory.CheckText(path, s, maxBytes)
 }
 
 // object is a JSON object's members in order, kept raw so that every field is

@@ -144,7 +144,14 @@ func TestDecodeSingleTurn(t *testing.T) {
 		{name: "tool not an object", body: turnJSON(t, map[string]any{"tool": "search"}), wantCode: memory.CodeInvalidField, wantField: "tool"},
 		{name: "metadata not an object", body: turnJSON(t, map[string]any{"metadata": []int{1}}), wantCode: memory.CodeInvalidField, wantField: "metadata"},
 		{name: "metadata too large", body: turnJSON(t, map[string]any{"metadata": map[string]any{"x": strings.Repeat("y", 8<<10)}}), wantCode: memory.CodeTooLarge, wantField: "metadata"},
-		{name: "NUL in metadata", body: turnJSON(t, map[string]any{"metadata": map[string]any{"a": []any{"b\x00"}}}), wantCode: memory.CodeInvalidField, wantField: "metadata"},
+		{name: "NUL in metadata", body: turnJSON(t, map[string]any{"metadata": map[string]any{"a": []any{"b\x00"}}}), wantCode: memory.CodeInvalidField, wantField: "metadata.a[0]"},
+		{name: "NUL in a metadata key", body: `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"a\u0000":1}}`, wantCode: memory.CodeInvalidField, wantField: "metadata.a\x00"},
+		{name: "metadata number out of range", body: `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"score":1e999999}}`, wantCode: memory.CodeInvalidField, wantField: "metadata.score"},
+		{name: "metadata negative number out of range", body: `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"x":{"y":[-2e308]}}}`, wantCode: memory.CodeInvalidField, wantField: "metadata.x.y[0]"},
+		{name: "metadata large integer kept", body: `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"id":123456789012345678901234567890}}`},
+		{name: "metadata too deep", body: `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`, wantCode: memory.CodeInvalidField, wantField: "metadata.a" + strings.Repeat("[0]", memory.MaxMetadataDepth-1)},
+		{name: "escaped NUL in content", body: `{"user_id":"u","session_id":"s","role":"user","content":"a\u0000b"}`, wantCode: memory.CodeInvalidField, wantField: "content"},
+		{name: "NUL in tool error", body: turnJSON(t, map[string]any{"role": "tool", "tool": map[string]any{"name": "s", "status": "failure", "error": "e\x00"}}), wantCode: memory.CodeInvalidField, wantField: "tool.error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

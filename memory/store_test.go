@@ -269,9 +269,14 @@ func TestIdempotentInserts(t *testing.T) {
 	if err != nil || !first {
 		t.Fatalf("first insert: %v %v", first, err)
 	}
+	if again, err := s.InsertTurn(ctx, "t", turn); err != nil || again {
+		t.Fatalf("same turn again: inserted=%v err=%v", again, err)
+	}
+	// A reused id with other content is refused, not silently dropped (ingest answers
+	// it 409; a worker dead-letters it), and the stored turn stays.
 	turn.Content = "a different body with the same id"
 	second, err := s.InsertTurn(ctx, "t", turn)
-	if err != nil || second {
+	if !errors.Is(err, memory.ErrTurnConflict) || second {
 		t.Fatalf("second insert: inserted=%v err=%v", second, err)
 	}
 	var got memory.Turn

@@ -1,16 +1,25 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/pgvector/pgvector-go"
 )
 
-// InsertTurn stores a turn once: a second insert of the same tenant and turn id is a
-// no-op and reports false, so redelivered messages change nothing.
+// ErrTurnConflict is a turn id that is already stored with different content. It
+// matches ErrInvalid too: resending cannot help, so a worker dead-letters it.
+var ErrTurnConflict = errors.New("turn id already stored with different content")
+
+// InsertTurn stores a turn once: a second insert of the same tenant and turn id with
+// the same content is a no-op and reports false, so redelivered messages change
+// nothing. With different content it is ErrTurnConflict, and the stored turn stays:
+// the first content accepted for an id is the turn (ingest refuses the second with
+// 409; this catches what reached the stream past it, e.g. published straight onto NATS).
 func (t *Tx) InsertTurn(ctx context.Context, turn Turn) (bool, error) {
 	if !turn.Role.Valid() {
 		return false, fmt.Errorf("%w: role %q", ErrInvalid, turn.Role)
@@ -39,7 +48,56 @@ func (t *Tx) InsertTurn(ctx context.Context, turn Turn) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("storing turn %s: %w", turn.TurnID, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var stored []byte
+	if err := t.tx.QueryRow(ctx, `SELECT content_hash FROM turns WHERE tenant = $1 AND turn_id = $2`,
+		t.tenant, turn.TurnID).Scan(&stored); err != nil {
+		return false, fmt.Errorf("reading the stored turn %s: %w", turn.TurnID, err)
+	}
+	if !bytes.Equal(stored, ContentHash(turn.Content)) {
+		return false, fmt.Errorf("storing turn %s: %w (%w)", turn.TurnID, ErrTurnConflict, ErrInvalid)
+	}
+	return false, nil
+}
+
+// TurnContentHashes returns the content hash (ContentHash) of each of turnIDs that
+// is stored; ids not stored are absent. Ingest compares them with resent turns.
+func (t *Tx) TurnContentHashes(ctx context.Context, turnIDs []string) (map[string][]byte, error) {
+	out := make(map[string][]byte)
+	if len(turnIDs) == 0 {
+		return out, nil
+	}
+	rows, err := t.tx.Query(ctx, `SELECT turn_id, content_hash FROM turns WHERE tenant = $1 AND turn_id = ANY($2)`,
+		t.tenant, turnIDs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the content hashes of %d turns: %w", len(turnIDs), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var h []byte
+		if err := rows.Scan(&id, &h); err != nil {
+			return nil, fmt.Errorf("reading the content hashes of %d turns: %w", len(turnIDs), err)
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the content hashes of %d turns: %w", len(turnIDs), err)
+	}
+	return out, nil
+}
+
+// TurnContentHashes is Tx.TurnContentHashes in its own transaction of tenant.
+func (s *Store) TurnContentHashes(ctx context.Context, tenant string, turnIDs []string) (map[string][]byte, error) {
+	var out map[string][]byte
+	err := s.InTx(ctx, tenant, func(tx *Tx) error {
+		var err error
+		out, err = tx.TurnContentHashes(ctx, turnIDs)
+		return err
+	})
+	return out, err
 }
 
 const turnColumns = `turn_id, user_id, agent_id, session_id, task_id, role, coalesce(content, ''), tool, metadata,

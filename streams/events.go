@@ -72,6 +72,11 @@ func (ev TurnEvent) Validate() error {
 	if !t.Role.Valid() {
 		return fmt.Errorf("turn event: turn.role: unknown role %q", t.Role)
 	}
+	// The store's rules, the same ingest applies: a turn published straight onto NATS
+	// that PostgreSQL cannot hold is poison (dead-lettered at once, naming the field).
+	if fe := memory.CheckTurn("turn", t); fe != nil {
+		return fmt.Errorf("turn event: %w", fe)
+	}
 	return nil
 }
 
@@ -108,6 +113,15 @@ func (ev CandidateEvent) Validate() error {
 		return fmt.Errorf("candidate event: candidate.category: unknown category %q", c.Category)
 	case c.Content == "":
 		return errors.New("candidate event: candidate.content: must not be empty")
+	}
+	if fe := memory.CheckText("candidate.content", c.Content, 0); fe != nil {
+		return fmt.Errorf("candidate event: %w", fe)
+	}
+	if fe := memory.CheckText("candidate.key", c.Key, 0); fe != nil {
+		return fmt.Errorf("candidate event: %w", fe)
+	}
+	if fe := memory.CheckMetadata("candidate.metadata", c.Metadata, 0); fe != nil {
+		return fmt.Errorf("candidate event: %w", fe)
 	}
 	return nil
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/engramhq/engram/internal/natsserver"
@@ -178,32 +181,91 @@ func (a *App) chat() (*llm.ChatClient, error) {
 	return llm.NewChat(llm.ChatConfig{BaseURL: a.Config.LLMBaseURL, APIKey: a.Config.LLMAPIKey, Model: a.Config.LLMModel}, a.Logger)
 }
 
-// tokens loads the configured API tokens (possibly none).
-func (a *App) tokens() (*httpapi.Tokens, error) {
+// tokens loads the configured API tokens (possibly none): ENGRAM_TOKENS and the
+// ENGRAM_TOKENS_FILE. The file is re-read when it changes and on SIGHUP until ctx
+// ends, so an operator revokes a token ("revoked": true, or `engram token revoke`),
+// shortens its expiry or adds one without a restart.
+func (a *App) tokens(ctx context.Context) (*httpapi.Tokens, error) {
 	t := &httpapi.Tokens{}
 	if a.Config.Tokens != "" {
-		parsed, err := httpapi.ParseTokens(a.Config.Tokens)
+		entries, err := httpapi.ParseTokenSpec(a.Config.Tokens)
+		if err == nil {
+			err = t.Replace("env", entries)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("ENGRAM_TOKENS: %w", err)
 		}
-		t = parsed
 	}
 	if a.Config.TokensFile != "" {
-		b, err := os.ReadFile(a.Config.TokensFile)
+		sum, err := loadTokenFile(t, a.Config.TokensFile)
 		if err != nil {
 			return nil, fmt.Errorf("ENGRAM_TOKENS_FILE: %w", err)
 		}
-		var f httpapi.TokenFile
-		if err := json.Unmarshal(b, &f); err != nil {
-			return nil, fmt.Errorf("ENGRAM_TOKENS_FILE %s: %w", a.Config.TokensFile, err)
-		}
-		for _, e := range f.Tokens {
-			if err := t.Add(e); err != nil {
-				return nil, fmt.Errorf("ENGRAM_TOKENS_FILE: %w", err)
-			}
-		}
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		go func() {
+			defer signal.Stop(hup)
+			watchTokenFile(ctx, t, a.Config.TokensFile, sum, tokenFilePoll, hup, a.Logger)
+		}()
 	}
 	return t, nil
+}
+
+// tokenFilePoll is how often serve looks at the tokens file for changes. Polling
+// the content (not inotify) also sees a Kubernetes Secret's symlink swap.
+const tokenFilePoll = 2 * time.Second
+
+// loadTokenFile replaces t's "file" tokens with the file's and returns the hash of
+// what it read.
+func loadTokenFile(t *httpapi.Tokens, path string) ([32]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	sum := sha256.Sum256(b)
+	var f httpapi.TokenFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return sum, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	if err := t.Replace("file", f.Tokens); err != nil {
+		return sum, fmt.Errorf("%s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// watchTokenFile re-reads the tokens file when its content changes (looked at every
+// poll) and whenever hup receives, until ctx ends. A file that does not load keeps
+// the tokens in use, and is logged once per content.
+func watchTokenFile(ctx context.Context, t *httpapi.Tokens, path string, last [32]byte, poll time.Duration, hup <-chan os.Signal, log *slog.Logger) {
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		forced := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-hup:
+			forced = true
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			if forced {
+				log.Error("re-reading the tokens file; keeping the tokens in use", "path", path, "err", err)
+			}
+			continue
+		}
+		if sum := sha256.Sum256(b); sum == last && !forced {
+			continue
+		}
+		sum, err := loadTokenFile(t, path)
+		last = sum
+		if err != nil {
+			log.Error("re-reading the tokens file; keeping the tokens in use", "path", path, "err", err)
+			continue
+		}
+		log.Info("re-read the tokens file", "path", path, "tokens", t.Len())
+	}
 }
 
 // devToken returns the development token of DataDir, creating it on first use.

@@ -78,7 +78,7 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("unexpected argument %q (see %s --help)", pos[0], fs.Name())
+		return usagef("unknown argument %q (see %s --help)", pos[0], fs.Name())
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ type Config struct {
 	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
 	// gauge (one grouped count per tenant) is refreshed.
 	MetricsInterval time.Duration
+	// URL (ENGRAM_URL, default http://localhost:8080) and Token (ENGRAM_TOKEN) are the
+	// engram API and the tenant's API token that `engram mcp` calls.
+	URL, Token string
 }
 
 // envVar documents one variable for --help.
@@ -91,8 +94,8 @@ var envVars = []envVar{
 	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram dev` listens on"},
 	{"ENGRAM_HTTP_ADDR", ":8080", "HTTP listen address"},
 	{"ENGRAM_DATA_DIR", ".engram", "local state: embedded JetStream store, development token"},
-	{"ENGRAM_TOKENS", "", "API tokens: tenant[/name]=sha256:<hex>,..."},
-	{"ENGRAM_TOKENS_FILE", "", "JSON tokens file {\"tokens\":[{\"tenant\",\"name\",\"sha256\"}]}"},
+	{"ENGRAM_TOKENS", "", "API tokens: tenant[/name]=sha256:<hex>[;users=u1|u2][;expires=RFC3339][;revoked],..."},
+	{"ENGRAM_TOKENS_FILE", "", "JSON tokens file {\"tokens\":[{\"tenant\",\"name\",\"sha256\",\"users\",\"expires_at\",\"revoked\"}]}, re-read on change and SIGHUP"},
 	{"ENGRAM_STREAM_REPLICAS", "1", "JetStream replicas (3 on a cluster)"},
 	{"ENGRAM_TURNS_MAX_AGE", "720h", "how long the TURNS stream keeps turns"},
 	{"ENGRAM_DUPLICATE_WINDOW", "10m", "JetStream duplicate window (at least 10m)"},
@@ -112,6 +115,8 @@ var envVars = []envVar{
 	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
 	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
 	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
+	{"ENGRAM_URL", "http://localhost:8080", "the engram API `engram mcp` calls"},
+	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -132,6 +137,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		EmbedModel:      getenv("ENGRAM_EMBED_MODEL"),
 		ConsolidateCron: or(getenv("ENGRAM_CONSOLIDATE_CRON"), "0 3 * * *"),
 		WorkerHTTPAddr:  or(getenv("ENGRAM_WORKER_HTTP_ADDR"), ":9090"),
+		URL:             or(getenv("ENGRAM_URL"), "http://localhost:8080"),
+		Token:           strings.TrimSpace(getenv("ENGRAM_TOKEN")),
 	}
 	var errs []string
 	intVar := func(name string, def, min, max int) int {

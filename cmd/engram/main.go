@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
 		"version":     {"print the version and VCS revision engram was built from", runVersion},
+		"mcp":         {"serve the MCP tools over stdio, calling the engram at ENGRAM_URL with ENGRAM_TOKEN", runMCP},
 	}
 }
 

@@ -41,7 +41,8 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the redactor: %w", err)
 	}
-	in, err := ingest.NewService(ingest.Config{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger})
+	in, err := ingest.NewService(ingest.Config{Limits: ingest.DefaultLimits(), Redactor: r, Publisher: app.JS, Logger: app.Logger,
+		Stored: app.Store})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (p *pipeline) edge(tokens *httpapi.Tokens, health httpapi.Health) (http.Han
 	}
 	return httpapi.New(httpapi.Config{Tokens: tokens, Turns: p.ingest, Memories: p.ops, Lifecycle: p.life,
 		Retriever: p.retr, Tasks: p.tasks, Health: health, Console: con, Metrics: p.metrics.Handler(), Observer: p.metrics,
-		Logger: p.app.Logger}), nil
+		Logger: p.app.Logger, MCP: p.mcp}), nil
 }
 
 // opsEdge is the HTTP edge of a worker process: only /healthz, /readyz and /metrics

@@ -14,15 +14,6 @@ import (
 	"github.com/engramhq/engram/internal/httpapi"
 )
 
-// TestMain lets the README test run `engram` as a command: the test binary re-executed
-// with ENGRAM_TEST_AS_MAIN=1 is engram's main.
-func TestMain(m *testing.M) {
-	if os.Getenv("ENGRAM_TEST_AS_MAIN") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
-}
-
 // readmeBlock is a fenced block of README.md marked with <!-- readme-test[: kind] -->.
 type readmeBlock struct {
 	kind, body string
@@ -87,7 +78,7 @@ func TestREADMEShellRunsAsWritten(t *testing.T) {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wrapper := fmt.Sprintf("#!/bin/sh\nENGRAM_TEST_AS_MAIN=1 exec %q \"$@\"\n", self)
+	wrapper := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", runMainEnv, self) // TestMain runs main
 	if err := os.WriteFile(filepath.Join(bin, "engram"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if err := app.openNATS(ctx, opts.dev); err != nil {
 		return err
 	}
-	tokens, err := app.tokens()
+	tokens, err := app.tokens(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/lifecycle"
-	"github.com/engramhq/engram/memory"
 )
 
 func runDLQ(ctx context.Context, env *Env, args []string) error {
@@ -23,34 +20,6 @@ func runDLQ(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	return dlqCommand(ctx, app.JS, args, env.Stdout, env.Stderr)
-}
-
-func runToken(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "token", "token --tenant NAME [--name LABEL] [--json]")
-	tenant := fs.String("tenant", "", "tenant the token authenticates as (required)")
-	name := fs.String("name", "", "a label for the token, recorded as the actor of its writes")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	if err := memory.CheckTenant(*tenant); err != nil {
-		return usagef("--tenant: %v", err)
-	}
-	tok, err := httpapi.NewToken()
-	if err != nil {
-		return err
-	}
-	entry := httpapi.TokenEntry{Tenant: *tenant, Name: *name, SHA256: httpapi.HashToken(tok)}
-	if *asJSON {
-		return json.NewEncoder(env.Stdout).Encode(map[string]any{"token": tok, "entry": entry})
-	}
-	label := *tenant
-	if *name != "" {
-		label += "/" + *name
-	}
-	fmt.Fprintf(env.Stdout, "token:       %s\n", tok)
-	fmt.Fprintf(env.Stdout, "ENGRAM_TOKENS entry (only the hash is stored): %s=%s\n", label, entry.SHA256)
-	return nil
 }
 
 func runBench(ctx context.Context, env *Env, args []string) error {

@@ -17,7 +17,7 @@ type versionInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
-func buildVersion() versionInfo {
+func buildInfo() versionInfo {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return versionInfo{Module: "github.com/engramhq/engram", Version: "unknown"}
@@ -42,7 +42,7 @@ func runVersion(_ context.Context, env *Env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	v := buildVersion()
+	v := buildInfo()
 	if *asJSON {
 		return writeJSON(env.Stdout, v)
 	}

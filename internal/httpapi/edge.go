@@ -22,6 +22,9 @@ type Config struct {
 	Health Health
 	// Console serves /console/ (internal/console); nil answers 503 there.
 	Console http.Handler
+	// MCP builds the handler of /mcp (internal/mcpserver) over the edge itself, so that
+	// its tools call the routes in-process; nil answers 503 there.
+	MCP func(api http.Handler) http.Handler
 	// Metrics serves GET /metrics (Prometheus exposition); nil: the route answers 503.
 	Metrics http.Handler
 	// Observer is told every request's route, status and duration, ingest outcomes and
@@ -43,6 +46,7 @@ type edge struct {
 	healthy   Health
 	console   http.Handler
 	metrics   http.Handler
+	mcp       http.Handler
 	obs       Observer
 	log       *slog.Logger
 	maxImport int64
@@ -66,6 +70,9 @@ func New(cfg Config) http.Handler {
 	e.log = e.log.With("component", "http")
 	if e.maxImport <= 0 {
 		e.maxImport = 1 << 30
+	}
+	if cfg.MCP != nil {
+		e.mcp = cfg.MCP(e)
 	}
 	tokens := cfg.Tokens
 	if tokens == nil {
@@ -145,6 +152,8 @@ func (e *edge) has(s service) bool {
 		return e.metrics != nil
 	case consoleService:
 		return e.console != nil
+	case mcpService:
+		return e.mcp != nil
 	}
 	return true
 }
@@ -190,6 +199,13 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // (in HTML) whatever the outcome.
 func (e *edge) serveConsole(w http.ResponseWriter, r *http.Request, _ Principal) error {
 	e.console.ServeHTTP(w, r)
+	return nil
+}
+
+// serveMCP hands an authenticated request on /mcp to the MCP server, which answers
+// it in the protocol's own terms.
+func (e *edge) serveMCP(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	e.mcp.ServeHTTP(w, r)
 	return nil
 }
 

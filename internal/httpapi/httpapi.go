@@ -2,13 +2,15 @@
 // (ingest, memory operations, lifecycle, retrieval, working memory, health), consumed
 // through the small interfaces of services.go; every route is in the table of
 // routes.go. Requests authenticate with a bearer token that names their tenant
-// (Tokens); the tenant never comes from the request itself. Handlers only read and
+// (Tokens); the tenant never comes from the request itself. A token may expire, be
+// revoked, or be limited to some users of its tenant (scope.go). Handlers only read and
 // bound the request, call a service and write JSON; one function (fail, errors.go)
 // turns every error into its answer {"error":{"code","message","field"}}, and
 // unknown routes and wrong methods answer in the same shape.
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -21,8 +23,11 @@ import (
 	"math/big"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -31,18 +36,34 @@ import (
 type Principal struct {
 	Tenant string
 	Name   string // the token's name, recorded as the actor of API writes
+	// Users limits the token to these user ids of the tenant; empty: every user.
+	Users []string
+}
+
+// Scoped reports whether the token may act only for some users.
+func (p Principal) Scoped() bool { return len(p.Users) > 0 }
+
+// MayActFor reports whether the token may act for userID.
+func (p Principal) MayActFor(userID string) bool {
+	return !p.Scoped() || (userID != "" && slices.Contains(p.Users, userID))
 }
 
 type entry struct {
 	Principal
-	hash [32]byte
+	hash      [32]byte
+	expiresAt time.Time // zero: never
+	revoked   bool
+	source    string
 }
 
 // Tokens maps token hashes to tenants. Only hashes are held: a leaked config or
-// memory dump does not reveal a usable token.
+// memory dump does not reveal a usable token. Entries come from sources (Add's, the
+// ENGRAM_TOKENS variable, the tokens file) that Replace swaps one at a time, so a
+// re-read tokens file revokes and adds tokens without a restart.
 type Tokens struct {
-	mu      sync.RWMutex // Add may run while requests authenticate (eval, dev)
+	mu      sync.RWMutex // Add and Replace may run while requests authenticate
 	entries []entry
+	now     func() time.Time // nil: time.Now
 }
 
 // TokenEntry is one line of a tokens file.
@@ -50,12 +71,25 @@ type TokenEntry struct {
 	Tenant string `json:"tenant"`
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"` // hex of sha256(token), optionally prefixed "sha256:"
+	// Users limits the token to these user ids; empty: every user of the tenant.
+	Users []string `json:"users,omitempty"`
+	// ExpiresAt ends the token's validity; nil: it does not expire.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Revoked refuses the token (401 "revoked") while keeping the entry on record.
+	Revoked bool `json:"revoked,omitempty"`
 }
 
 // TokenFile is the JSON format of ENGRAM_TOKENS_FILE.
 type TokenFile struct {
 	Tokens []TokenEntry `json:"tokens"`
 }
+
+// Why a presented token is refused (Tokens.Check).
+var (
+	ErrUnknownToken = errors.New("unknown token")
+	ErrTokenExpired = errors.New("token expired")
+	ErrTokenRevoked = errors.New("token revoked")
+)
 
 // HashToken is the stored form of a token: "sha256:<hex>".
 func HashToken(token string) string {
@@ -80,57 +114,132 @@ func NewToken() (string, error) {
 // NewTokens builds a token set from entries, validating each.
 func NewTokens(entries []TokenEntry) (*Tokens, error) {
 	t := &Tokens{}
-	for i, e := range entries {
-		if err := t.Add(e); err != nil {
-			return nil, fmt.Errorf("token %d: %w", i, err)
-		}
+	if err := t.Replace("", entries); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-// Add adds one entry.
-func (t *Tokens) Add(e TokenEntry) error {
+// SetClock replaces the clock expiry is judged by (tests); nil is time.Now.
+func (t *Tokens) SetClock(now func() time.Time) {
+	t.mu.Lock()
+	t.now = now
+	t.mu.Unlock()
+}
+
+// parseEntry validates one entry.
+func parseEntry(e TokenEntry, source string) (entry, error) {
 	if err := memory.CheckTenant(e.Tenant); err != nil {
-		return fmt.Errorf("tenant: %w", err)
+		return entry{}, fmt.Errorf("tenant: %w", err)
 	}
 	raw := strings.TrimPrefix(e.SHA256, "sha256:")
 	b, err := hex.DecodeString(raw)
 	if err != nil || len(b) != 32 {
-		return fmt.Errorf("sha256: want 64 hex digits (the sha256 of the token), got %q", e.SHA256)
+		return entry{}, fmt.Errorf("sha256: want 64 hex digits (the sha256 of the token), got %q", e.SHA256)
 	}
-	var h [32]byte
-	copy(h[:], b)
-	name := e.Name
-	if name == "" {
-		name = "token-" + raw[:8]
+	for i, u := range e.Users {
+		if fe := memory.CheckID(fmt.Sprintf("users[%d]", i), u, memory.MaxIDLength); fe != nil {
+			return entry{}, fe
+		}
+	}
+	x := entry{Principal: Principal{Tenant: e.Tenant, Name: e.Name, Users: slices.Clone(e.Users)}, revoked: e.Revoked, source: source}
+	copy(x.hash[:], b)
+	if x.Name == "" {
+		x.Name = "token-" + raw[:8]
+	}
+	if e.ExpiresAt != nil {
+		if e.ExpiresAt.IsZero() {
+			return entry{}, errors.New("expires_at: zero time; leave it out for a token that does not expire")
+		}
+		x.expiresAt = e.ExpiresAt.UTC()
+	}
+	return x, nil
+}
+
+// Add adds one entry (to the source Replace("") also replaces).
+func (t *Tokens) Add(e TokenEntry) error {
+	x, err := parseEntry(e, "")
+	if err != nil {
+		return err
 	}
 	t.mu.Lock()
-	t.entries = append(t.entries, entry{Principal: Principal{Tenant: e.Tenant, Name: name}, hash: h})
+	t.entries = append(t.entries, x)
 	t.mu.Unlock()
 	return nil
 }
 
-// ParseTokens reads the ENGRAM_TOKENS form: comma-separated
-// "tenant[/name]=sha256:<hex>" items.
-func ParseTokens(spec string) (*Tokens, error) {
+// Replace swaps every entry of source for entries, all at once: either every entry
+// is valid and the new set applies to the next request, or nothing changes.
+func (t *Tokens) Replace(source string, entries []TokenEntry) error {
+	parsed := make([]entry, 0, len(entries))
+	for i, e := range entries {
+		x, err := parseEntry(e, source)
+		if err != nil {
+			return fmt.Errorf("token %d: %w", i, err)
+		}
+		parsed = append(parsed, x)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kept := make([]entry, 0, len(t.entries)+len(parsed))
+	for _, x := range t.entries {
+		if x.source != source {
+			kept = append(kept, x)
+		}
+	}
+	t.entries = append(kept, parsed...)
+	return nil
+}
+
+// ParseTokenSpec reads the ENGRAM_TOKENS form: comma-separated items
+// "tenant[/name]=sha256:<hex>[;users=u1|u2][;expires=RFC3339][;revoked]".
+func ParseTokenSpec(spec string) ([]TokenEntry, error) {
 	var entries []TokenEntry
 	for i, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue
 		}
-		who, hash, ok := strings.Cut(item, "=")
+		who, rest, ok := strings.Cut(item, "=")
 		if !ok {
-			return nil, fmt.Errorf("item %d: want tenant[/name]=sha256:<hex>", i)
+			return nil, fmt.Errorf("item %d: want tenant[/name]=sha256:<hex>[;users=u1|u2][;expires=RFC3339][;revoked]", i)
 		}
+		parts := strings.Split(rest, ";")
 		tenant, name, _ := strings.Cut(who, "/")
-		entries = append(entries, TokenEntry{Tenant: tenant, Name: name, SHA256: hash})
+		e := TokenEntry{Tenant: tenant, Name: name, SHA256: strings.TrimSpace(parts[0])}
+		for _, opt := range parts[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+			switch k {
+			case "users":
+				e.Users = strings.Split(v, "|")
+			case "expires":
+				at, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: expires: want an RFC 3339 time, got %q", i, v)
+				}
+				e.ExpiresAt = &at
+			case "revoked":
+				e.Revoked = true
+			default:
+				return nil, fmt.Errorf("item %d: unknown option %q (want users=, expires= or revoked)", i, k)
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// ParseTokens reads the ENGRAM_TOKENS form (ParseTokenSpec) into a token set.
+func ParseTokens(spec string) (*Tokens, error) {
+	entries, err := ParseTokenSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	return NewTokens(entries)
 }
 
-// LoadTokenFile reads a JSON tokens file.
-func LoadTokenFile(path string) (*Tokens, error) {
+// ReadTokenFile reads the entries of a JSON tokens file.
+func ReadTokenFile(path string) ([]TokenEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading tokens file: %w", err)
@@ -139,7 +248,16 @@ func LoadTokenFile(path string) (*Tokens, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("parsing tokens file %s: %w", path, err)
 	}
-	return NewTokens(f.Tokens)
+	return f.Tokens, nil
+}
+
+// LoadTokenFile reads a JSON tokens file.
+func LoadTokenFile(path string) (*Tokens, error) {
+	entries, err := ReadTokenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return NewTokens(entries)
 }
 
 // Len is the number of tokens.
@@ -149,25 +267,52 @@ func (t *Tokens) Len() int {
 	return len(t.entries)
 }
 
-// Authenticate finds the principal of a presented token. It compares against every
-// entry in constant time so timing reveals neither whether nor where a hash matched.
-func (t *Tokens) Authenticate(token string) (Principal, bool) {
+// Check finds the principal of a presented token, or says why it is refused:
+// ErrUnknownToken, ErrTokenRevoked (any entry with its hash revoked wins) or
+// ErrTokenExpired (wrapped with the time). It compares against every entry in
+// constant time so timing reveals neither whether nor where a hash matched.
+func (t *Tokens) Check(token string) (Principal, error) {
 	if token == "" {
-		return Principal{}, false
+		return Principal{}, ErrUnknownToken
 	}
 	h := sha256.Sum256([]byte(token))
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	found := -1
+	found, revoked := -1, false
 	for i := range t.entries {
 		if subtle.ConstantTimeCompare(h[:], t.entries[i].hash[:]) == 1 {
 			found = i
+			revoked = revoked || t.entries[i].revoked
 		}
 	}
-	if found < 0 {
+	switch {
+	case found < 0:
+		return Principal{}, ErrUnknownToken
+	case revoked:
+		return Principal{}, ErrTokenRevoked
+	}
+	e := t.entries[found]
+	now := time.Now
+	if t.now != nil {
+		now = t.now
+	}
+	if !e.expiresAt.IsZero() && !now().Before(e.expiresAt) {
+		return Principal{}, fmt.Errorf("%w at %s", ErrTokenExpired, e.expiresAt.Format(time.RFC3339))
+	}
+	p := e.Principal
+	p.Users = slices.Clone(p.Users)
+	return p, nil
+}
+
+// Authenticate finds the principal of a token valid now for the whole tenant: an
+// unknown, expired or revoked token, and one limited to some users, are refused. The
+// console signs in with it, and it shows every user of the tenant.
+func (t *Tokens) Authenticate(token string) (Principal, bool) {
+	p, err := t.Check(token)
+	if err != nil || p.Scoped() {
 		return Principal{}, false
 	}
-	return t.entries[found].Principal, true
+	return p, true
 }
 
 type principalKey struct{}
@@ -183,8 +328,9 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
-// Middleware refuses requests without a valid bearer token (401) and passes the
-// principal to next through the request context.
+// Middleware refuses requests without a valid bearer token (401 saying whether it is
+// unknown, expired or revoked) and passes the principal to next through the request
+// context.
 func (t *Tokens) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
@@ -197,9 +343,9 @@ func (t *Tokens) Middleware(next http.Handler) http.Handler {
 			unauthorized(w, "Authorization must use the Bearer scheme")
 			return
 		}
-		p, ok := t.Authenticate(strings.TrimSpace(token))
-		if !ok {
-			unauthorized(w, "unknown token")
+		p, err := t.Check(strings.TrimSpace(token))
+		if err != nil {
+			unauthorized(w, err.Error())
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
@@ -251,18 +397,31 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) b
 
 // decodeJSON is DecodeJSON returning the answer to a bad body as a *problem.
 func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *problem {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
 	tooLarge := func() *problem {
 		return newProblem(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
 	}
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
 		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		return newProblem(http.StatusBadRequest, "malformed_json", "reading body: "+err.Error(), "")
+	}
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD, storing something
+	// other than what was sent; JSON must be UTF-8 (RFC 8259), so refuse it.
+	if !utf8.Valid(body) {
+		return newProblem(http.StatusBadRequest, "malformed_json",
+			fmt.Sprintf("body is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(body)), "")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	// Free-form values (metadata) keep their numbers as sent, so that one Go cannot
+	// hold (1e999999) is reported by memory.CheckMetadata with its path.
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &mbe):
-			return tooLarge()
 		case errors.As(err, &ute):
 			return newProblem(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, ute.Type), ute.Field)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -274,11 +433,19 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 	}
 	// dec.More would miss a stray '}' or ']': anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge()
-		}
 		return newProblem(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body", "")
 	}
 	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

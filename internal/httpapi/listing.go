@@ -172,6 +172,10 @@ func (e *edge) listMemories(w http.ResponseWriter, r *http.Request, p Principal)
 	if err != nil {
 		return err
 	}
+	// A token limited to users lists one of them, never the tenant's.
+	if err := forbidUser(p, "user_id", q.UserID); err != nil {
+		return err
+	}
 	page, err := e.memories.List(r.Context(), p.Tenant, q)
 	if err != nil {
 		return err
@@ -193,6 +197,9 @@ func (e *edge) listMemories(w http.ResponseWriter, r *http.Request, p Principal)
 func (e *edge) deleteUserMemories(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	turns := false

@@ -15,6 +15,9 @@ import (
 // maxOpsBody bounds request bodies of the memory operations.
 const maxOpsBody = 64 << 10
 
+// maxReasonBytes bounds the reason of a manual change (kept in every version row).
+const maxReasonBytes = 2000
+
 // memoryID parses the {id} of /v1/memories/{id}.
 func memoryID(r *http.Request) (uuid.UUID, error) {
 	id, err := uuid.Parse(r.PathValue("id"))
@@ -58,6 +61,9 @@ func (e *edge) getMemory(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	if raw := r.URL.Query().Get("as_of"); raw != "" || r.URL.Query().Has("as_of") {
 		at, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
@@ -84,6 +90,9 @@ func (e *edge) history(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	vs, err := e.memories.History(r.Context(), p.Tenant, id)
 	if err != nil {
 		return err
@@ -106,12 +115,23 @@ func (e *edge) correct(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	var b correctBody
 	if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
 		return pr
 	}
 	if b.Content == nil {
 		return newProblem(http.StatusBadRequest, "invalid_field", "content is required", "content")
+	}
+	cat := ""
+	if b.Category != nil {
+		cat = *b.Category
+	}
+	if err := checkTexts(textField{"content", *b.Content, 0}, textField{"category", cat, 0},
+		textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+		return err
 	}
 	c := lifecycle.Correction{Content: *b.Content, Importance: b.Importance, Reason: b.Reason, ExpectVersion: b.ExpectVersion}
 	if b.Category != nil {
@@ -136,11 +156,17 @@ func (e *edge) deprecate(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	var b deprecateBody
 	if r.ContentLength != 0 {
 		if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
 			return pr
 		}
+	}
+	if err := checkTexts(textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+		return err
 	}
 	m, err := e.memories.Deprecate(r.Context(), p.Tenant, id, b.Reason, actorOf(p))
 	if err != nil {
@@ -161,12 +187,18 @@ func (e *edge) rollback(w http.ResponseWriter, r *http.Request, p Principal) err
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	var b rollbackBody
 	if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
 		return pr
 	}
 	if b.Version == nil || *b.Version != math.Trunc(*b.Version) || *b.Version < 1 || *b.Version > math.MaxInt32 {
 		return newProblem(http.StatusBadRequest, "invalid_field", "version must be a version number (1 or more)", "version")
+	}
+	if err := checkTexts(textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+		return err
 	}
 	m, err := e.memories.Rollback(r.Context(), p.Tenant, id, int(*b.Version), b.Reason, actorOf(p))
 	if err != nil {
@@ -180,6 +212,9 @@ func (e *edge) rollback(w http.ResponseWriter, r *http.Request, p Principal) err
 func (e *edge) deleteMemory(w http.ResponseWriter, r *http.Request, p Principal) error {
 	id, err := memoryID(r)
 	if err != nil {
+		return err
+	}
+	if err := e.forbidMemory(r, p, id); err != nil {
 		return err
 	}
 	d, err := e.lifecycle.DeleteMemory(r.Context(), p.Tenant, id, actorOf(p))
@@ -196,6 +231,9 @@ func (e *edge) restore(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if err != nil {
 		return err
 	}
+	if err := e.forbidMemory(r, p, id); err != nil {
+		return err
+	}
 	m, err := e.lifecycle.Restore(r.Context(), p.Tenant, id, actorOf(p))
 	if err != nil {
 		return err
@@ -208,6 +246,9 @@ func (e *edge) restore(w http.ResponseWriter, r *http.Request, p Principal) erro
 func (e *edge) deleteUser(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	d, err := e.lifecycle.DeleteUser(r.Context(), p.Tenant, user, actorOf(p))
@@ -224,6 +265,9 @@ func (e *edge) deleteUser(w http.ResponseWriter, r *http.Request, p Principal) e
 func (e *edge) export(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	cw := &startWriter{w: w}
@@ -257,6 +301,9 @@ func (s *startWriter) Write(p []byte) (int, error) {
 func (e *edge) importUser(w http.ResponseWriter, r *http.Request, p Principal) error {
 	user, err := userID(r)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", user); err != nil {
 		return err
 	}
 	body := http.MaxBytesReader(w, r.Body, e.maxImport)

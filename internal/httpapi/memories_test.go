@@ -240,6 +240,11 @@ func TestOpsAPIErrors(t *testing.T) {
 		{"missing version", tenant, "POST", base + "/rollback", `{"version":7}`, 400, "version"},
 		{"current version", tenant, "POST", base + "/rollback", `{"version":1}`, 400, "version"},
 		{"no principal", "", "GET", base, "", 401, "Authorization"},
+		{"NUL in content", tenant, "PATCH", base, `{"content":"a\u0000b"}`, 400, "content"},
+		{"invalid UTF-8 in content", tenant, "PATCH", base, "{\"content\":\"a\xffb\"}", 400, ""},
+		{"NUL in reason", tenant, "PATCH", base, `{"content":"x","reason":"\u0000"}`, 400, "reason"},
+		{"NUL in deprecate reason", tenant, "POST", base + "/deprecate", `{"reason":"\u0000"}`, 400, "reason"},
+		{"NUL in rollback reason", tenant, "POST", base + "/rollback", `{"version":1,"reason":"\u0000"}`, 400, "reason"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b errBody

@@ -19,6 +19,12 @@ func (e *edge) search(w http.ResponseWriter, r *http.Request, p Principal) error
 	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
 		return pr
 	}
+	if err := checkSearch(req); err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", req.UserID); err != nil {
+		return err
+	}
 	start := time.Now()
 	resp, err := e.retriever.Search(r.Context(), p.Tenant, req)
 	e.obs.Retrieval("search", time.Since(start), len(resp.Results), err)
@@ -34,6 +40,12 @@ func (e *edge) context(w http.ResponseWriter, r *http.Request, p Principal) erro
 	var req retriever.ContextRequest
 	if pr := decodeJSON(w, r, maxReadBody, &req); pr != nil {
 		return pr
+	}
+	if err := checkContext(req); err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", req.UserID); err != nil {
+		return err
 	}
 	start := time.Now()
 	resp, err := e.retriever.Context(r.Context(), p.Tenant, req)
@@ -53,6 +65,9 @@ func (e *edge) getRetrieval(w http.ResponseWriter, r *http.Request, p Principal)
 	}
 	rec, err := e.retriever.GetRetrieval(r.Context(), p.Tenant, id)
 	if err != nil {
+		return err
+	}
+	if err := forbidUser(p, "user_id", rec.UserID); err != nil {
 		return err
 	}
 	WriteJSON(w, http.StatusOK, rec)

@@ -16,6 +16,7 @@ const (
 	healthService
 	metricsService
 	consoleService
+	mcpService
 )
 
 func (s service) String() string {
@@ -36,6 +37,8 @@ func (s service) String() string {
 		return "metrics"
 	case consoleService:
 		return "the console"
+	case mcpService:
+		return "the MCP server"
 	}
 	return "nothing"
 }
@@ -91,6 +94,13 @@ func (e *edge) routes() []route {
 		{method: "PUT", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.putTask},
 		{method: "GET", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.getTask},
 		{method: "DELETE", pattern: "/v1/tasks/{task_id}/state", needs: tasksService, missing: noRecord, handle: e.deleteTask},
+
+		// MCP (internal/mcpserver): streamable HTTP, every method, behind the same bearer
+		// token; its tools call the routes above in-process as that token.
+		{pattern: "/mcp", needs: mcpService, handle: e.serveMCP},
+		// The OpenAPI 3.1 document of this table (openapi.json), public like /healthz so
+		// generators can fetch it.
+		{method: "GET", pattern: "/openapi.json", public: true, handle: e.serveOpenAPI},
 
 		// The console (internal/console): HTML pages with their own sign-in (a session
 		// cookie exchanged for a token), so public here; it routes below its prefix.

@@ -31,7 +31,7 @@ func (s *stubs) fail() error { s.calls.Add(1); return errStub }
 
 type turnsStub struct{ *stubs }
 
-func (s turnsStub) Ingest(context.Context, string, []byte) (ingest.TurnsResult, error) {
+func (s turnsStub) IngestFor(context.Context, string, func(string) bool, []byte) (ingest.TurnsResult, error) {
 	return ingest.TurnsResult{}, s.fail()
 }
 func (s turnsStub) Remember(context.Context, string, string, ingest.RememberRequest) (ingest.RememberResult, error) {
@@ -133,7 +133,13 @@ func stubEdge(t *testing.T) (*edge, *stubs) {
 	s := &stubs{}
 	h := New(Config{Tokens: tokens, Turns: turnsStub{s}, Memories: memoriesStub{s}, Lifecycle: lifecycleStub{s},
 		Retriever: retrieverStub{s}, Tasks: tasksStub{s}, Health: healthStub{s}, Console: consoleStub{s},
-		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) })})
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { s.calls.Add(1) }),
+		MCP: func(http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_ = s.fail()
+				WriteError(w, 500, "internal", "internal error", "")
+			})
+		}})
 	return h.(*edge), s
 }
 

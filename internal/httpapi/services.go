@@ -19,8 +19,9 @@ import (
 
 // Turns is the write path (*ingest.Service).
 type Turns interface {
-	// Ingest validates, redacts and publishes a body of turns.
-	Ingest(ctx context.Context, tenant string, body []byte) (ingest.TurnsResult, error)
+	// IngestFor validates, redacts and publishes a body of turns; mayActFor (nil:
+	// every user) refuses the whole body when a turn is for another user.
+	IngestFor(ctx context.Context, tenant string, mayActFor func(userID string) bool, body []byte) (ingest.TurnsResult, error)
 	// Remember publishes an explicit memory.
 	Remember(ctx context.Context, tenant, actor string, req ingest.RememberRequest) (ingest.RememberResult, error)
 	// MaxBodyBytes bounds a turns body.

@@ -24,25 +24,34 @@ const maxRememberBody = 64 << 10
 
 // postTurns serves POST /v1/turns.
 //
-// Status choice: 202 when every valid turn is durable (invalid ones are reported
-// per turn); 503 with Retry-After when JetStream failed to acknowledge any turn,
-// even if others were acknowledged, because the client must resend and turn ids
+// Status choice: 202 when every valid turn is durable (invalid ones, and turn ids
+// already stored with other content, are reported per turn); 503 with Retry-After
+// when JetStream failed to acknowledge any turn, even if others were acknowledged,
+// because the client must resend and turn ids
 // make the resend idempotent (acknowledged turns come back "duplicate"); 400
-// (413 when every problem is a size limit) when no turn was valid.
+// (413 when every problem is a size limit, 409 when every turn reuses a stored turn
+// id with other content) when no turn was valid.
 func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) error {
 	body, err := e.readBody(w, r, e.turns.MaxBodyBytes())
 	if err != nil {
 		return err
 	}
-	res, err := e.turns.Ingest(r.Context(), p.Tenant, body)
+	var mayActFor func(string) bool
+	if p.Scoped() {
+		mayActFor = p.MayActFor
+	}
+	res, err := e.turns.IngestFor(r.Context(), p.Tenant, mayActFor, body)
 	var fe *memory.FieldError
 	if errors.As(err, &fe) {
 		// ingest's answers show its FieldErrors as they are, as in per-turn results.
 		status := http.StatusBadRequest
-		if fe.Code == memory.CodeTooLarge {
+		switch fe.Code {
+		case memory.CodeTooLarge:
 			status = http.StatusRequestEntityTooLarge
+		case ingest.CodeForbidden:
+			status = http.StatusForbidden
 		}
-		return newProblem(status, fe.Code, fe.Message, fe.Field)
+		return newProblem(status, fe.Code, fe.Reason(), fe.Field)
 	}
 	if err != nil {
 		return err
@@ -61,7 +70,7 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 			Message: fmt.Sprintf("%d of %d turns were not acknowledged by JetStream; resend the request with the same turn ids",
 				res.Failed, len(res.Results))}
 	case res.Accepted+res.Duplicates == 0:
-		allTooLarge := true
+		allTooLarge, allConflicts := true, true
 		var first *memory.FieldError
 		for _, out := range res.Results {
 			if out.Status != ingest.StatusRejected {
@@ -71,12 +80,17 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 				first = out.Error
 			}
 			allTooLarge = allTooLarge && out.Error.Code == memory.CodeTooLarge
+			allConflicts = allConflicts && out.Error.Code == ingest.CodeConflict
 		}
 		status = http.StatusBadRequest
-		if allTooLarge {
+		switch {
+		case allTooLarge:
 			status = http.StatusRequestEntityTooLarge
+		case allConflicts:
+			// Every turn reuses a stored turn id with other content.
+			status = http.StatusConflict
 		}
-		msg := first.Message
+		msg := first.Reason()
 		if len(res.Results) > 1 {
 			msg = fmt.Sprintf("all %d turns were rejected; first: %s", len(res.Results), msg)
 		}
@@ -117,11 +131,10 @@ func (e *edge) remember(w http.ResponseWriter, r *http.Request, p Principal) err
 	if pr := decodeJSON(w, r, maxRememberBody, &req); pr != nil {
 		return pr
 	}
-	res, err := e.turns.Remember(r.Context(), p.Tenant, actorOf(p), req)
-	var fe *memory.FieldError
-	if errors.As(err, &fe) {
-		return newProblem(http.StatusBadRequest, fe.Code, fe.Message, fe.Field)
+	if err := forbidUser(p, "user_id", req.UserID); err != nil {
+		return err
 	}
+	res, err := e.turns.Remember(r.Context(), p.Tenant, actorOf(p), req)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,113 @@
+package memory_test
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/engramhq/engram/memory"
+)
+
+func TestCheckText(t *testing.T) {
+	for _, tc := range []struct {
+		name, s  string
+		max      int
+		wantCode string
+	}{
+		{"plain", "hello 世界 🧠", 0, ""},
+		{"empty", "", 0, ""},
+		{"NUL", "a\x00b", 0, memory.CodeInvalidField},
+		{"invalid UTF-8", "a\xffb", 0, memory.CodeInvalidField},
+		{"encoded surrogate", "\xed\xa0\x80", 0, memory.CodeInvalidField},
+		{"at limit", "abcd", 4, ""},
+		{"over limit", "abcde", 4, memory.CodeTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := memory.CheckText("content", tc.s, tc.max)
+			switch {
+			case tc.wantCode == "" && fe != nil:
+				t.Fatalf("unexpected %v", fe)
+			case tc.wantCode != "" && (fe == nil || fe.Code != tc.wantCode || fe.Field != "content"):
+				t.Fatalf("got %v, want %s at content", fe, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestCheckMetadata(t *testing.T) {
+	decode := func(s string) map[string]any {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	type custom struct{ A string }
+	for _, tc := range []struct {
+		name      string
+		md        map[string]any
+		max       int
+		wantField string // "" for valid
+	}{
+		{"nil", nil, 0, ""},
+		{"scalars", decode(`{"a":1,"b":"x","c":true,"d":null,"e":[1.5,-2e10],"f":{"g":"h"}}`), 0, ""},
+		{"large integer", decode(`{"id":123456789012345678901234567890}`), 0, ""},
+		{"max float", decode(`{"f":1.7976931348623157e308}`), 0, ""},
+		{"overflow", decode(`{"f":1e999999}`), 0, "md.f"},
+		{"negative overflow nested", decode(`{"a":{"b":[0,-1e400]}}`), 0, "md.a.b[1]"},
+		{"NUL in value", decode(`{"a":"x\u0000"}`), 0, "md.a"},
+		{"NUL in key", decode(`{"k\u0000":1}`), 0, "md.k\x00"},
+		{"float Inf", map[string]any{"x": math.Inf(1)}, 0, "md.x"},
+		{"float NaN", map[string]any{"x": math.NaN()}, 0, "md.x"},
+		{"invalid UTF-8 from Go", map[string]any{"x": "\xff"}, 0, "md.x"},
+		{"Go struct with NUL", map[string]any{"x": custom{A: "\x00"}}, 0, "md.x.A"},
+		{"Go channel", map[string]any{"x": make(chan int)}, 0, "md.x"},
+		{"deep", decode(`{"a":` + strings.Repeat("[", memory.MaxMetadataDepth) + strings.Repeat("]", memory.MaxMetadataDepth) + `}`), 0, "md.a" + strings.Repeat("[0]", memory.MaxMetadataDepth-1)},
+		{"at depth limit", decode(`{"a":` + strings.Repeat("[", memory.MaxMetadataDepth-1) + strings.Repeat("]", memory.MaxMetadataDepth-1) + `}`), 0, ""},
+		{"too large", map[string]any{"x": strings.Repeat("y", 100)}, 50, "md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := memory.CheckMetadata("md", tc.md, tc.max)
+			switch {
+			case tc.wantField == "" && fe != nil:
+				t.Fatalf("unexpected %v", fe)
+			case tc.wantField != "" && (fe == nil || fe.Field != tc.wantField):
+				t.Fatalf("got %v, want an error at %q", fe, tc.wantField)
+			}
+		})
+	}
+}
+
+func TestCheckTurn(t *testing.T) {
+	ok := memory.Turn{TurnID: "t1", UserID: "u1", SessionID: "s1", Role: memory.RoleUser, Content: "hi"}
+	for _, tc := range []struct {
+		name      string
+		edit      func(*memory.Turn)
+		wantField string
+	}{
+		{"valid", func(*memory.Turn) {}, ""},
+		{"NUL in content", func(t *memory.Turn) { t.Content = "a\x00" }, "turns[3].content"},
+		{"content too large", func(t *memory.Turn) { t.Content = strings.Repeat("x", memory.MaxTurnContentBytes+1) }, "turns[3].content"},
+		{"NUL in user_id", func(t *memory.Turn) { t.UserID = "u\x00" }, "turns[3].user_id"},
+		{"missing session", func(t *memory.Turn) { t.SessionID = "" }, "turns[3].session_id"},
+		{"bad role", func(t *memory.Turn) { t.Role = "bot" }, "turns[3].role"},
+		{"bad tool status", func(t *memory.Turn) { t.Tool = &memory.ToolCall{Name: "x", Status: "ok"} }, "turns[3].tool.status"},
+		{"NUL in tool error", func(t *memory.Turn) { t.Tool = &memory.ToolCall{Name: "x", Status: "failure", Error: "\x00"} }, "turns[3].tool.error"},
+		{"bad metadata", func(t *memory.Turn) { t.Metadata = map[string]any{"n": json.Number("1e999999")} }, "turns[3].metadata.n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			turn := ok
+			tc.edit(&turn)
+			fe := memory.CheckTurn("turns[3]", turn)
+			switch {
+			case tc.wantField == "" && fe != nil:
+				t.Fatalf("unexpected %v", fe)
+			case tc.wantField != "" && (fe == nil || fe.Field != tc.wantField || fe.Code == ""):
+				t.Fatalf("got %v, want an error at %q", fe, tc.wantField)
+			}
+		})
+	}
+}

@@ -369,13 +369,19 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			return fmt.Errorf("engram: %s %s: encoding request: %w", method, path, err)
 		}
 	}
+	return c.doRaw(ctx, method, path, "application/json", payload, out)
+}
+
+// doRaw is do with an encoded payload of the given content type; out may be a
+// *[]byte, which receives the raw answer.
+func (c *Client) doRaw(ctx context.Context, method, path, contentType string, payload []byte, out any) error {
 	bo := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(c.retry.InitialInterval),
 		backoff.WithMaxInterval(c.retry.MaxInterval),
 		backoff.WithMaxElapsedTime(c.retry.MaxElapsedTime),
 	)
 	for attempt := 1; ; attempt++ {
-		retryable, err := c.attempt(ctx, method, path, payload, out)
+		retryable, err := c.attempt(ctx, method, path, contentType, payload, out)
 		if err == nil {
 			return nil
 		}
@@ -408,7 +414,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 }
 
 // attempt makes one request; retryable says whether another may succeed.
-func (c *Client) attempt(ctx context.Context, method, path string, payload []byte, out any) (retryable bool, err error) {
+func (c *Client) attempt(ctx context.Context, method, path, contentType string, payload []byte, out any) (retryable bool, err error) {
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
@@ -418,7 +424,7 @@ func (c *Client) attempt(ctx context.Context, method, path string, payload []byt
 		return false, fmt.Errorf("engram: building request: %w", err)
 	}
 	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Authorization", "Bearer "+c.token)
@@ -433,6 +439,10 @@ func (c *Client) attempt(ctx context.Context, method, path string, payload []byt
 		return true, fmt.Errorf("engram: %s %s: reading response: %w", method, path, err)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if raw, ok := out.(*[]byte); ok {
+			*raw = data
+			return false, nil
+		}
 		if out != nil && len(data) > 0 {
 			if err := json.Unmarshal(data, out); err != nil {
 				return false, fmt.Errorf("engram: %s %s: decoding response: %w", method, path, err)

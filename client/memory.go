@@ -11,23 +11,29 @@ import (
 // SearchRequest asks for an owner's memories (and, with Layers, raw turns) that
 // match a query. Zero fields take the server's defaults (top 10 active memories).
 type SearchRequest struct {
-	Query      string     `json:"query"`
-	UserID     string     `json:"user_id,omitempty"`
-	AgentID    string     `json:"agent_id,omitempty"`
-	SessionID  string     `json:"session_id,omitempty"`
-	Scope      string     `json:"scope,omitempty"`
-	Types      []string   `json:"types,omitempty"`
-	Categories []string   `json:"categories,omitempty"`
-	Statuses   []string   `json:"statuses,omitempty"`
-	From       *time.Time `json:"from,omitempty"`
-	To         *time.Time `json:"to,omitempty"`
-	AsOf       *time.Time `json:"as_of,omitempty"`
-	TopK       int        `json:"top_k,omitempty"`
-	Threshold  float64    `json:"threshold,omitempty"`
-	Layers     []string   `json:"layers,omitempty"`
+	Query      string   `json:"query"`
+	UserID     string   `json:"user_id,omitempty"`
+	AgentID    string   `json:"agent_id,omitempty"`
+	SessionID  string   `json:"session_id,omitempty"`
+	Scope      string   `json:"scope,omitempty"`
+	Types      []string `json:"types,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+	Statuses   []string `json:"statuses,omitempty"`
+	// From and To bound TimeField: "valid_from" (default) or "updated_at".
+	From      *time.Time `json:"from,omitempty"`
+	To        *time.Time `json:"to,omitempty"`
+	TimeField string     `json:"time_field,omitempty"`
+	// AsOf answers from history: each memory's version valid at that time.
+	AsOf      *time.Time `json:"as_of,omitempty"`
+	TopK      int        `json:"top_k,omitempty"`
+	Threshold float64    `json:"threshold,omitempty"`
+	Layers    []string   `json:"layers,omitempty"`
 	// Mode restricts recall to one side for diagnosis: "keyword" or "vector".
 	// Empty means hybrid.
 	Mode string `json:"mode,omitempty"`
+	// Metadata keeps memories (and turns) whose metadata holds each key with an
+	// equal value.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // Components explain a result's score.
@@ -54,14 +60,18 @@ type SearchResult struct {
 	Version         int        `json:"version,omitempty"`
 	ValidFrom       *time.Time `json:"valid_from,omitempty"`
 	ValidTo         *time.Time `json:"valid_to,omitempty"`
+	UpdatedAt       *time.Time `json:"updated_at,omitempty"`
 	Source          string     `json:"source,omitempty"`
+	UserID          string     `json:"user_id,omitempty"`
 	SourceTurnIDs   []string   `json:"source_turn_ids,omitempty"`
 	SourceMemoryIDs []string   `json:"source_memory_ids,omitempty"`
 	TurnID          string     `json:"turn_id,omitempty"`
 	SessionID       string     `json:"session_id,omitempty"`
 	OccurredAt      *time.Time `json:"occurred_at,omitempty"`
 	Role            string     `json:"role,omitempty"`
-	Components      Components `json:"components"`
+	// Metadata is the memory's (or the turn's) metadata.
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Components Components     `json:"components"`
 }
 
 // SearchResponse lists results, best first; RetrievalID records what was returned.
@@ -85,6 +95,8 @@ type ContextRequest struct {
 	TaskID       string `json:"task_id,omitempty"`
 	Query        string `json:"query"`
 	BudgetTokens int    `json:"budget_tokens,omitempty"`
+	// IncludePending adds unconfirmed memories, marked "(unconfirmed)".
+	IncludePending bool `json:"include_pending,omitempty"`
 }
 
 // ContextSection is one layer of a context block.

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -125,13 +127,22 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		}
 		id = u.String()
 	}
-	scope := memory.ScopeUser
-	// The caller's metadata is kept; "actor" is always who authenticated.
-	meta := make(map[string]any, len(req.Metadata)+1)
-	for k, v := range req.Metadata {
-		meta[k] = v
+	// The caller's metadata is kept (it is what listings and searches filter on); the
+	// actor is recorded beside it and wins over a caller's "actor" key.
+	meta := map[string]any{}
+	if len(req.Metadata) > 0 {
+		raw, err := json.Marshal(req.Metadata)
+		if err != nil {
+			return memory.Candidate{}, bad("metadata", "metadata must be a JSON object")
+		}
+		if len(raw) > s.limits.MaxMetadataBytes {
+			return memory.Candidate{}, &memory.FieldError{Code: memory.CodeTooLarge, Field: "metadata",
+				Message: fmt.Sprintf("metadata is %d bytes, the limit is %d", len(raw), s.limits.MaxMetadataBytes)}
+		}
+		maps.Copy(meta, req.Metadata)
 	}
 	meta["actor"] = actor
+	scope := memory.ScopeUser
 	return memory.Candidate{
 		ID: "manual_" + id, Tenant: tenant, UserID: req.UserID, AgentID: req.AgentID, SessionID: req.SessionID,
 		Scope: scope, Type: req.Type, Category: req.Category, Key: req.Key, Content: content,

@@ -25,7 +25,9 @@ type MemorySearch struct {
 	// Categories and Statuses filter the memory (or, with AsOf, the version valid then).
 	Categories []string
 	Statuses   []string
-	Now        time.Time // expiry, and with AsOf the moment read from history
+	// Metadata keeps memories whose metadata contains these keys with equal values.
+	Metadata map[string]any
+	Now      time.Time // expiry, and with AsOf the moment read from history
 	// From and To bound valid_from, or updated_at (recorded_at of versions) when
 	// ByUpdatedAt.
 	From, To    *time.Time
@@ -88,6 +90,9 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	now := arg(q.Now)
 	where = append(where, "(m.expire_at IS NULL OR m.expire_at > "+now+")")
+	if md, _ := MetadataContains("m.metadata", q.Metadata, arg); md != "" { // MemoryCandidates checked the encoding
+		where = append(where, md)
+	}
 
 	var owned string
 	if q.AsOf == nil {
@@ -214,6 +219,9 @@ JOIN owned o ON o.id = c.id`
 // memory carries the version valid then (a superseded one reads as active: it was the
 // truth at that time).
 func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit, error) {
+	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
+		return nil, err
+	}
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
@@ -299,6 +307,8 @@ type TurnSearch struct {
 	UserID    string
 	SessionID string // empty: every session
 	AgentID   string // non-empty: that agent's turns and unscoped ones
+	// Metadata keeps turns whose metadata contains these keys with equal values.
+	Metadata map[string]any
 	// From and To bound occurred_at; AsOf leaves out turns that occurred after it.
 	From, To, AsOf *time.Time
 	Keyword        bool // run the keyword side
@@ -324,6 +334,7 @@ type TurnHit struct {
 	Keyword     float64 // Okapi BM25 score of the search text (bm25Spec)
 	VectorRank  int64
 	Distance    *float64 // cosine distance to the query vector, when the turn has one
+	Metadata    map[string]any
 }
 
 // TurnCandidates runs the candidate query of the turns layer; with neither side asked
@@ -331,6 +342,9 @@ type TurnHit struct {
 func (t *Tx) TurnCandidates(ctx context.Context, q TurnSearch) ([]TurnHit, error) {
 	if !q.Keyword && q.Vector == nil {
 		return nil, nil
+	}
+	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
+		return nil, err
 	}
 	sql, args := turnCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
@@ -344,7 +358,7 @@ func (t *Tx) TurnCandidates(ctx context.Context, q TurnSearch) ([]TurnHit, error
 		var role string
 		var kRank, vRank *int64
 		var kr *float64
-		if err := rows.Scan(&h.TurnID, &h.SessionID, &role, &h.Content, &h.OccurredAt, &kRank, &kr, &vRank, &h.Distance); err != nil {
+		if err := rows.Scan(&h.TurnID, &h.SessionID, &role, &h.Content, &h.OccurredAt, &kRank, &kr, &vRank, &h.Distance, &h.Metadata); err != nil {
 			return nil, fmt.Errorf("reading turns: %w", err)
 		}
 		h.Role = Role(role)
@@ -387,6 +401,9 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	}
 	if q.AsOf != nil {
 		where = append(where, "t.occurred_at <= "+arg(*q.AsOf))
+	}
+	if md, _ := MetadataContains("t.metadata", q.Metadata, arg); md != "" { // TurnCandidates checked the encoding
+		where = append(where, md)
 	}
 	filter := strings.Join(where, " AND ")
 	limit := arg(q.Limit)
@@ -458,7 +475,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	}
 	ctes = append(ctes, "cand AS ("+strings.Join(sides, " UNION ")+")")
 	sql := "WITH " + strings.Join(ctes, ",\n") + `
-SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `
+SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `, t.metadata
 FROM cand c
 JOIN turns t ON t.tenant = $1 AND t.turn_id = c.turn_id` + joins
 	return sql, args

@@ -69,7 +69,13 @@ type SearchRequest struct {
 	// side only when turn embedding is enabled (Config.EmbedTurns); without it a
 	// vector-mode search returns no turns.
 	Mode string `json:"mode,omitempty"`
+	// Metadata keeps memories (and turns) whose metadata holds each of these keys with
+	// an equal value (jsonb containment).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
+
+// maxMetadataFilterKeys bounds a metadata filter.
+const maxMetadataFilterKeys = 32
 
 // Components are the parts a result's score is made of.
 type Components struct {
@@ -106,6 +112,9 @@ type Result struct {
 	SessionID  string      `json:"session_id,omitempty"`
 	OccurredAt *time.Time  `json:"occurred_at,omitempty"`
 	Role       memory.Role `json:"role,omitempty"`
+
+	// Metadata is the memory's (or the turn's) metadata.
+	Metadata map[string]any `json:"metadata,omitempty"`
 
 	Components Components `json:"components"`
 
@@ -277,6 +286,14 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 	default:
 		return q, fieldErr("mode", "must be hybrid, keyword or vector, got %q", req.Mode)
 	}
+	if len(req.Metadata) > maxMetadataFilterKeys {
+		return q, fieldErr("metadata", "may hold at most %d keys, got %d", maxMetadataFilterKeys, len(req.Metadata))
+	}
+	for k := range req.Metadata {
+		if k == "" {
+			return q, fieldErr("metadata", "keys must not be empty")
+		}
+	}
 	if q.turns && q.UserID == "" {
 		return q, fieldErr("user_id", "required for the turns layer")
 	}
@@ -424,7 +441,7 @@ func memoryResult(m memory.Memory) Result {
 		Layer: LayerMemories, ID: m.ID.String(), Content: m.Content,
 		Type: m.Type, Category: m.Category, Key: m.Key, Status: m.Status, Pending: m.Status == memory.StatusPending,
 		Version: m.Version, ValidFrom: &vf, ValidTo: m.ValidTo, UpdatedAt: &ua, Source: m.Source, UserID: m.UserID,
-		memoryID: m.ID,
+		Metadata: m.Metadata, memoryID: m.ID,
 	}
 }
 
@@ -554,7 +571,7 @@ func (r *Retriever) memorySearch(q query, vec []float32, n int) memory.MemorySea
 	}
 	return memory.MemorySearch{
 		Query: q.Query, Scope: q.Scope, UserID: q.UserID, AgentID: q.AgentID, SessionID: q.SessionID,
-		Types: q.types, Categories: q.categories, Statuses: q.statuses, Now: q.now,
+		Types: q.types, Categories: q.categories, Statuses: q.statuses, Metadata: q.Metadata, Now: q.now,
 		From: q.From, To: q.To, ByUpdatedAt: q.TimeField == TimeUpdatedAt, AsOf: q.AsOf,
 		KeywordOnly: q.Mode == ModeKeyword, VectorOnly: q.Mode == ModeVector,
 		Limit: n, RecentLimit: r.cfg.RecentCandidates,
@@ -575,7 +592,7 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 	if !keyword && !vector {
 		return nil, nil
 	}
-	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID,
+	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID, Metadata: q.Metadata,
 		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates, Neighbours: max(r.cfg.TurnNeighbourWeight, 0)}
 	if vector {
 		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
@@ -599,7 +616,7 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 	for _, h := range hits {
 		at := h.OccurredAt
 		res := Result{Layer: LayerTurns, ID: h.TurnID, Content: h.Content, TurnID: h.TurnID, SessionID: h.SessionID,
-			Role: h.Role, OccurredAt: &at}
+			Role: h.Role, OccurredAt: &at, Metadata: h.Metadata}
 		rrf := 0.0
 		if h.KeywordRank != 0 {
 			rrf += r.cfg.KeywordSideWeight / (r.cfg.RRFK + float64(h.KeywordRank))

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"text/tabwriter"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -39,23 +37,19 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	fs.IntVar(&cfg.Concurrency, "concurrency", bench.DefaultIngestConcurrency, "concurrent HTTP clients (and raw publishers)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the benchmark's turns in TURNS instead of purging them")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench ingest: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench ingest: unexpected argument %q", fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"turns", cfg.Turns}, {"batch", cfg.Batch}, {"concurrency", cfg.Concurrency}} {
 		if f.v <= 0 {
-			return fmt.Errorf("bench ingest: --%s must be positive, got %d", f.name, f.v)
+			return usagef("bench ingest: --%s must be positive, got %d", f.name, f.v)
 		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -77,7 +71,7 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 func printBenchIngest(w io.Writer, r bench.IngestResult) {
 	fmt.Fprintf(w, "ingest benchmark: %d turns, batches of %d, concurrency %d, avg payload %d B\n\n",
 		r.Turns, r.Batch, r.Concurrency, r.AvgPayloadBytes)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTabWriter(w, true)
 	fmt.Fprintln(tw, "path\tcount\tseconds\tper second\tbatch p50 ms\tbatch p99 ms\t")
 	for _, row := range []struct {
 		name string

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"sort"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -45,26 +44,22 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	fs.StringVar(&cfg.Tenant, "tenant", "", "tenant to seed (default: a fresh bench-<random>)")
 	fs.BoolVar(&cfg.Cleanup, "cleanup", false, "delete the seeded tenant afterwards")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench resolve: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench resolve: unexpected argument %q", fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates}, {"concurrency", cfg.Concurrency}} {
 		if f.v <= 0 {
-			return fmt.Errorf("bench resolve: --%s must be positive, got %d", f.name, f.v)
+			return usagef("bench resolve: --%s must be positive, got %d", f.name, f.v)
 		}
 	}
 	if cfg.LargeOwner == 0 {
 		cfg.LargeOwner = -1
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	cfg.Progress = stderr
 	res, err := bench.RunResolve(ctx, pool, cfg)
@@ -87,7 +82,7 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 		fmt.Fprintf(w, " + one owner of %d", r.LargeOwnerSize)
 	}
 	fmt.Fprintf(w, "\nseeded %d memories in %.1f s (%.0f rows/s)\n\n", r.SeededRows, r.SeedSeconds, r.SeedRowsPerSec)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTabWriter(w, true)
 	fmt.Fprintln(tw, "phase\tcandidates\tworkers\tper s\tp50 ms\tp95 ms\tp99 ms\terrors\t")
 	row := func(name string, p bench.ResolvePhase) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t\n", name, p.Candidates, p.Concurrency, p.PerSecond,
@@ -98,7 +93,17 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 		row(fmt.Sprintf("one owner of %d", r.LargeOwnerSize), *r.Large)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ndecisions across owners: %v\n", r.Across.Decisions)
+	fmt.Fprintln(w, "\ndecisions across owners:")
+	kinds := make([]string, 0, len(r.Across.Decisions))
+	for k := range r.Across.Decisions {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	dt := newTabWriter(w, false)
+	for _, k := range kinds {
+		fmt.Fprintf(dt, "  %s\t%d\n", k, r.Across.Decisions[k])
+	}
+	dt.Flush()
 	verdict := "meets"
 	if r.Across.PerSecond < 500 {
 		verdict = "MISSES"

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -44,23 +42,19 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	fs.BoolVar(&cfg.NoHNSW, "no-hnsw", false, "skip the HNSW comparison (its index build takes minutes at 1M)")
 	fs.BoolVar(&cfg.KeepIndex, "keep-index", false, "leave the HNSW index in place afterwards")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench search: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench search: unexpected argument %q", fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"memories", cfg.Memories}, {"owners", cfg.Owners}, {"queries", cfg.Queries}} {
 		if f.v <= 0 {
-			return fmt.Errorf("bench search: --%s must be positive, got %d", f.name, f.v)
+			return usagef("bench search: --%s must be positive, got %d", f.name, f.v)
 		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	cfg.Progress = stderr
 	res, err := bench.RunSearch(ctx, pool, cfg)
@@ -83,7 +77,7 @@ func printBenchSearch(w io.Writer, r bench.SearchResult) {
 		fmt.Fprintf(w, "seeded in %.1f s (%.0f memories/s)\n", r.SeedSeconds, r.SeedRowsPerS)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTabWriter(w, true)
 	fmt.Fprintln(tw, "path\tp50 ms\tp95 ms\tp99 ms\trecall@10\t")
 	row := func(name string, l bench.Latency, recall string) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%s\t\n", name, l.P50, l.P95, l.P99, recall)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,12 +14,24 @@ import (
 // Helpers shared by the subcommands' flag handling and output.
 
 // parseFlags parses flags placed before or after positional arguments and returns the
-// positionals. errHelp is returned as is so callers can exit quietly.
+// positionals; every command parses through it. The flag package's own printing is
+// silenced: --help prints the usage (fs.Usage) and returns flag.ErrHelp, which run
+// treats as success; a bad flag returns a usageError, which run prints once and
+// exits 2 on.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
+				return nil, err
+			}
+			return nil, usageError{fmt.Sprintf("%v (see %s --help)", err, fs.Name())}
 		}
 		if fs.NArg() == 0 {
 			return pos, nil
@@ -26,6 +39,48 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+type preflightKey struct{}
+
+// withPreflight marks ctx for a dry run of a command: it parses and checks its command
+// line, then returns before using its database or streams. Commands that need those
+// run once so, and open them only when the command line is right, so that a usage
+// error is reported as one (exit 2) whether or not the services are reachable.
+func withPreflight(ctx context.Context) context.Context {
+	return context.WithValue(ctx, preflightKey{}, true)
+}
+
+// preflight reports whether ctx is a dry run (withPreflight).
+func preflight(ctx context.Context) bool {
+	b, _ := ctx.Value(preflightKey{}).(bool)
+	return b
+}
+
+// wantsHelp reports whether the command line asks for help (-h, -help, --help before
+// any "--"), so a command can print it without opening a database or NATS first.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "help":
+			return true
+		}
+	}
+	return false
+}
+
+// parseNoArgs is parseFlags for a command that takes no positional argument.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unknown argument %q (see %s --help)", pos[0], fs.Name())
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -39,21 +94,18 @@ func writeJSON(w io.Writer, v any) error {
 func memoryIDArg(fs *flag.FlagSet, cmd string, args []string, tenant *string) (uuid.UUID, error) {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return uuid.Nil, err
-		}
-		return uuid.Nil, fmt.Errorf("memory %s: %w", cmd, err)
+		return uuid.Nil, err
 	}
 	if *tenant == "" {
-		return uuid.Nil, fmt.Errorf("memory %s: --tenant is required", cmd)
+		return uuid.Nil, usagef("memory %s: --tenant is required", cmd)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return uuid.Nil, fmt.Errorf("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
+		return uuid.Nil, usagef("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
 	}
 	id, err := uuid.Parse(pos[0])
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
+		return uuid.Nil, usagef("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
 	}
 	return id, nil
 }

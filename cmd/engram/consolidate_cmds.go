@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/internal/lifecycle"
@@ -54,10 +53,13 @@ func consolidateCommand(ctx context.Context, c *consolidator.Consolidator, args 
 	}
 	if len(pos) > 0 {
 		fs.Usage()
-		return fmt.Errorf("consolidate: unexpected argument %q", pos[0])
+		return usagef("consolidate: unexpected argument %q", pos[0])
 	}
 	if *user != "" && *tenant == "" {
-		return errors.New("consolidate: --user needs --tenant")
+		return usagef("consolidate: --user needs --tenant")
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	opts := consolidator.RunOptions{Tenant: *tenant, User: *user, DryRun: *dry}
 	if !*quiet {
@@ -91,7 +93,7 @@ func printRunReport(w io.Writer, r consolidator.RunReport) {
 	if r.Resumes != 0 {
 		fmt.Fprintf(w, "resumed run %d: %d owners were done already\n", r.Resumes, r.OwnersSkipped)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTabWriter(w, true)
 	c := r.Counts
 	for _, row := range []struct {
 		name string
@@ -122,6 +124,9 @@ func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []s
 		}
 		return fmt.Errorf("consolidate runs: %w", err)
 	}
+	if preflight(ctx) {
+		return nil
+	}
 	runs, err := c.Runs(ctx, *limit)
 	if err != nil {
 		return fmt.Errorf("consolidate runs: %w", err)
@@ -129,7 +134,7 @@ func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []s
 	if *asJSON {
 		return writeJSON(stdout, runs)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(stdout, false)
 	fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tDURATION\tOWNERS\tDISTILLED\tEXPIRED\tDECAYED\tARCHIVED\tERRORS\tFILTER")
 	for _, r := range runs {
 		dur := "-"
@@ -153,6 +158,8 @@ func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []s
 const usersUsage = `Usage: engram users <command> --tenant T [flags] USER
 
 Commands:
+  forget   forget the user's memories (hard delete, as memory delete) and keep the
+           turns; --turns deletes the turns too (then it is delete)
   delete   delete everything engram holds about the user: memories with their
            versions, lineage and embeddings, turns, retrieval records, session
            summaries, working memory, and the user's messages in the streams
@@ -166,17 +173,17 @@ Commands:
 func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usersUsage)
-		return errors.New("users: missing command (delete, export, import)")
+		return usagef("users: missing command (forget, delete, export, import)")
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usersUsage)
 		return nil
-	case "delete", "export", "import":
+	case "forget", "delete", "export", "import":
 	default:
 		fmt.Fprint(stderr, usersUsage)
-		return fmt.Errorf("users: unknown command %q (want delete, export, import)", cmd)
+		return usagef("users: unknown command %q (want forget, delete, export, import)", cmd)
 	}
 	fs := flag.NewFlagSet("engram users "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -186,9 +193,19 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 		fs.PrintDefaults()
 	}
 	tenant := fs.String("tenant", "", "the user's tenant (required)")
-	file := fs.String("file", "", "export: file to write (default stdout); import: file to read (required)")
+	file := new(string)
+	switch cmd {
+	case "export":
+		fs.StringVar(file, "file", "", "file to write (default stdout)")
+	case "import":
+		fs.StringVar(file, "file", "", "the export to read (required)")
+	}
 	actor := fs.String("actor", "cli", "actor recorded in the audit log")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var withTurns bool
+	if cmd == "forget" {
+		fs.BoolVar(&withTurns, "turns", false, "delete the user's turns too (a full user deletion)")
+	}
 	pos, err := parseFlags(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -197,15 +214,35 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 		return fmt.Errorf("users %s: %w", cmd, err)
 	}
 	if *tenant == "" {
-		return fmt.Errorf("users %s: --tenant is required", cmd)
+		return usagef("users %s: --tenant is required", cmd)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return fmt.Errorf("users %s: want exactly one user id, got %d arguments", cmd, len(pos))
+		return usagef("users %s: want exactly one user id, got %d arguments", cmd, len(pos))
 	}
 	user := pos[0]
+	if cmd == "import" && *file == "" {
+		return usagef("users import: --file is required")
+	}
+	if preflight(ctx) {
+		return nil
+	}
 	var report any
 	switch cmd {
+	case "forget":
+		rep, err := lc.DeleteUserMemories(ctx, *tenant, user, withTurns, *actor)
+		if err != nil {
+			return fmt.Errorf("users forget: %w", err)
+		}
+		report = rep
+		if !*asJSON {
+			kept := "turns kept"
+			if !rep.TurnsKept {
+				kept = fmt.Sprintf("%d turns deleted", rep.Turns)
+			}
+			fmt.Fprintf(stdout, "forgot %d memories of %s/%s (%d versions, %d embeddings, %d candidates in flight); %s\n",
+				rep.Memories, *tenant, user, rep.Versions, rep.Embeddings, rep.CandidateMsgs, kept)
+		}
 	case "delete":
 		rep, err := lc.DeleteUser(ctx, *tenant, user, *actor)
 		if err != nil {
@@ -247,7 +284,7 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 		}
 	case "import":
 		if *file == "" {
-			return errors.New("users import: --file is required")
+			return usagef("users import: --file is required")
 		}
 		f, err := os.Open(*file)
 		if err != nil {
@@ -282,7 +319,7 @@ const memoryLifecycleUsage = `Usage: engram memory delete|restore --tenant T ID
 func memoryLifecycleCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "delete" && args[0] != "restore") {
 		fmt.Fprint(stderr, memoryLifecycleUsage)
-		return errors.New("memory: want delete or restore")
+		return usagef("memory: want delete or restore")
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("engram memory "+cmd, flag.ContinueOnError)
@@ -296,11 +333,11 @@ func memoryLifecycleCommand(ctx context.Context, lc *lifecycle.Lifecycle, args [
 	actor := fs.String("actor", "cli", "actor recorded in the audit log")
 	asJSON := fs.Bool("json", false, "print JSON")
 	id, err := memoryIDArg(fs, cmd, args[1:], tenant)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	if cmd == "delete" {
 		d, err := lc.DeleteMemory(ctx, *tenant, id, *actor)

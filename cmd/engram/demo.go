@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/client"
@@ -23,7 +22,7 @@ import (
 func runDemo(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "demo", "demo [--keep]")
 	keep := fs.Bool("keep", false, "keep the demo's JetStream store (in a temporary directory) after the run")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -156,7 +155,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		step(out, "the memory's history: the old version is superseded, not deleted")
 		fmt.Fprintf(out, "  memory %s (key meeting.avoid_time)\n", id)
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		tw := newTabWriter(out, false)
 		fmt.Fprintln(tw, "  VERSION\tCHANGE\tSTATUS\tVALID FROM\tVALID TO\tCONTENT")
 		for _, v := range hist {
 			to := "-"

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/streams"
@@ -35,7 +34,7 @@ Run "engram dlq <command> --help" for a command's flags.
 func dlqCommand(ctx context.Context, js jetstream.JetStream, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, dlqUsage)
-		return errors.New("dlq: missing command (list, show, replay, purge)")
+		return usagef("dlq: missing command (list, show, replay, purge)")
 	}
 	d := streams.NewDLQ(js)
 	cmd, rest := args[0], args[1:]
@@ -53,7 +52,7 @@ func dlqCommand(ctx context.Context, js jetstream.JetStream, args []string, stdo
 		return nil
 	default:
 		fmt.Fprint(stderr, dlqUsage)
-		return fmt.Errorf("dlq: unknown command %q (want list, show, replay, purge)", cmd)
+		return usagef("dlq: unknown command %q (want list, show, replay, purge)", cmd)
 	}
 }
 
@@ -179,15 +178,18 @@ List dead letters, oldest first.
 		return handled("list", err)
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("dlq list: unexpected argument %q", pos[0])
+		return usagef("dlq list: unexpected argument %q", pos[0])
 	}
 	if *limit < 0 {
-		return fmt.Errorf("dlq list: --limit: %d is negative", *limit)
+		return usagef("dlq list: --limit: %d is negative", *limit)
 	}
 	if *stage != "" {
 		if err := streams.ValidateID("--stage", *stage); err != nil {
-			return fmt.Errorf("dlq list: %w", err)
+			return usagef("dlq list: %v", err)
 		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	entries, err := d.List(ctx, streams.DLQFilter{Stage: *stage, Since: since.t, Limit: *limit})
 	if err != nil {
@@ -204,7 +206,7 @@ List dead letters, oldest first.
 		fmt.Fprintln(stdout, "no dead letters")
 		return nil
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := newTabWriter(stdout, false)
 	fmt.Fprintln(tw, "ID\tSTAGE\tTENANT\tSUBJECT\tSEQ\tATTEMPTS\tDEAD-LETTERED\tERROR")
 	for _, e := range entries {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.ID, e.Stage, e.Tenant, e.Subject, e.Seq,
@@ -225,11 +227,14 @@ Show one dead letter: where it came from, why it failed, its headers and payload
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return errors.New("dlq show: want exactly one ID")
+		return usagef("dlq show: want exactly one ID")
 	}
 	id, err := strconv.ParseUint(pos[0], 10, 64)
 	if err != nil || id == 0 {
-		return fmt.Errorf("dlq show: ID %q is not a positive integer", pos[0])
+		return usagef("dlq show: ID %q is not a positive integer", pos[0])
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	e, err := d.Get(ctx, id)
 	if err != nil {
@@ -241,7 +246,7 @@ Show one dead letter: where it came from, why it failed, its headers and payload
 	if *asJSON {
 		return writeJSON(stdout, toJSON(e))
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := newTabWriter(stdout, false)
 	for _, row := range [][2]string{
 		{"ID", strconv.FormatUint(e.ID, 10)},
 		{"Stage", e.Stage},
@@ -297,17 +302,20 @@ One of --stage, --id or --all is required.
 	}
 	switch {
 	case len(pos) > 0:
-		return fmt.Errorf("dlq replay: unexpected argument %q (use --id)", pos[0])
+		return usagef("dlq replay: unexpected argument %q (use --id)", pos[0])
 	case *stage == "" && len(ids) == 0 && !*all:
 		fs.Usage()
-		return errors.New("dlq replay: refusing to replay without --stage, --id or --all")
+		return usagef("dlq replay: refusing to replay without --stage, --id or --all")
 	case *all && len(ids) > 0:
-		return errors.New("dlq replay: --all cannot be combined with --id")
+		return usagef("dlq replay: --all cannot be combined with --id")
 	}
 	if *stage != "" {
 		if err := streams.ValidateID("--stage", *stage); err != nil {
-			return fmt.Errorf("dlq replay: %w", err)
+			return usagef("dlq replay: %v", err)
 		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	res, rerr := d.Replay(ctx, streams.DLQFilter{Stage: *stage, IDs: ids})
 	if *asJSON {
@@ -317,7 +325,7 @@ One of --stage, --id or --all is required.
 	} else if len(res.Outcomes) == 0 && rerr == nil {
 		fmt.Fprintln(stdout, "nothing to replay")
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		tw := newTabWriter(stdout, false)
 		fmt.Fprintln(tw, "ID\tSUBJECT\tRESULT")
 		for _, o := range res.Outcomes {
 			result := fmt.Sprintf("replayed as %s/%d", o.Stream, o.Seq)
@@ -357,15 +365,18 @@ Delete dead letters for good. With --before, only those dead-lettered before tha
 	}
 	switch {
 	case len(pos) > 0:
-		return fmt.Errorf("dlq purge: unexpected argument %q", pos[0])
+		return usagef("dlq purge: unexpected argument %q", pos[0])
 	case before.t.IsZero() && *stage == "" && !*all:
 		fs.Usage()
-		return errors.New("dlq purge: refusing to purge everything without --all (or narrow with --before, --stage)")
+		return usagef("dlq purge: refusing to purge everything without --all (or narrow with --before, --stage)")
 	}
 	if *stage != "" {
 		if err := streams.ValidateID("--stage", *stage); err != nil {
-			return fmt.Errorf("dlq purge: %w", err)
+			return usagef("dlq purge: %v", err)
 		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	n, err := d.Purge(ctx, before.t, *stage)
 	if err != nil {

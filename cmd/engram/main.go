@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 )
 
 // command is one subcommand.
@@ -47,11 +46,12 @@ func commands() map[string]command {
 		"dlq":         {"list, show, replay or purge dead letters", runDLQ},
 		"token":       {"create an API token for a tenant", runToken},
 		"bench":       {"measure throughput and latency (ingest | resolve | search)", runBench},
-		"memory":      {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of, delete, restore", runMemory},
+		"memory":      {"list, inspect and edit memories: list, get, history, as-of, correct, deprecate, rollback, delete, restore", runMemory},
 		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
-		"users":       {"delete, export or import everything of one user", runUsers},
+		"users":       {"forget, delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
+		"version":     {"print the version and VCS revision engram was built from", runVersion},
 		"mcp":         {"serve the MCP tools over stdio, calling the engram at ENGRAM_URL with ENGRAM_TOKEN", runMCP},
 		"rebuild":     {"re-derive memories from the stored turns with the extractor configured now", runRebuild},
 	}
@@ -66,11 +66,12 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		usage(stderr, cmds) // a usage error: the help goes with the error stream
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout, cmds)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	cmd, ok := cmds[args[0]]
@@ -86,19 +87,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := newLogger(stderr, cfg)
 	env := &Env{Config: cfg, Stdout: stdout, Stderr: stderr, Logger: logger}
-	if err := cmd.run(ctx, env, args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "engram %s: %v\n", args[0], err)
-			return 2
-		}
-		fmt.Fprintf(stderr, "engram %s: %v\n", args[0], err)
-		return 1
+	return exitCode(stderr, args[0], cmd.run(ctx, env, args[1:]))
+}
+
+// exitCode is the one place that turns a command's error into its message and exit
+// status: 0 for success and --help, 2 for a usage error (usageError anywhere in the
+// chain), 1 for anything else. The message is printed once, here, prefixed by the
+// command unless it already starts with it.
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	return 0
+	msg := err.Error()
+	if !strings.HasPrefix(msg, name+" ") && !strings.HasPrefix(msg, name+":") {
+		msg = name + ": " + msg
+	}
+	fmt.Fprintf(stderr, "engram %s\n", msg)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 // usageError marks a mistake in the command line (exit status 2).
@@ -117,21 +126,21 @@ func usage(w io.Writer, cmds map[string]command) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	t := &table{indent: "  "}
 	for _, n := range names {
-		fmt.Fprintf(tw, "  %s\t%s\n", n, cmds[n].summary)
+		t.add(n, cmds[n].summary)
 	}
-	tw.Flush()
+	_ = t.write(w)
 	fmt.Fprintln(w, "\nEnvironment:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	t = &table{indent: "  "}
 	for _, v := range envVars {
 		def := v.def
 		if def == "" {
 			def = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.name, def, v.help)
+		t.add(v.name, def, v.help)
 	}
-	tw.Flush()
+	_ = t.write(w)
 }
 
 // newFlagSet makes a flag set that prints its usage to stderr and returns errors
@@ -140,13 +149,14 @@ func newFlagSet(env *Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("engram "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: engram %s\n", synopsis)
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: engram %s\n", synopsis)
 		var b strings.Builder
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
-		fs.SetOutput(env.Stderr)
+		fs.SetOutput(out)
 		if b.Len() > 0 {
-			fmt.Fprintf(env.Stderr, "\nFlags:\n%s", b.String())
+			fmt.Fprintf(out, "\nFlags:\n%s", b.String())
 		}
 	}
 	return fs

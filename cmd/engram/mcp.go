@@ -24,11 +24,8 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		"API token in ENGRAM_TOKEN; the tenant is the token's. For streamable HTTP, `engram serve` serves\n"+
 		"the same tools at /mcp.")
 	url := fs.String("url", env.Config.URL, "engram's base URL (ENGRAM_URL)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("unknown argument %q", fs.Arg(0))
 	}
 	if u, err := neturl.Parse(*url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("--url %q (ENGRAM_URL): want http://host:port or https://host", *url)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/migrations"
@@ -18,11 +17,12 @@ func runMigrate(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && (args[0] == "up" || args[0] == "status") {
 		sub, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unknown argument %q: want up or status", fs.Arg(0))
+	if len(pos) > 0 {
+		return usagef("unknown argument %q: want up or status", pos[0])
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -87,7 +87,7 @@ func runMigrate(ctx context.Context, env *Env, args []string) error {
 		}
 		return json.NewEncoder(env.Stdout).Encode(map[string]any{"migrations": rows})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(env.Stdout, false)
 	fmt.Fprintln(tw, "VERSION\tNAME\tSTATUS\tAPPLIED AT")
 	for _, s := range st {
 		status, at := "pending", "-"

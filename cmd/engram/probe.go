@@ -13,12 +13,16 @@ import (
 func runProbe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "probe", "probe [--timeout 2s] [URL]   (default http://127.0.0.1:8080/readyz)")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		return err
 	}
+	if len(pos) > 1 {
+		return usagef("want at most one URL, got %d arguments", len(pos))
+	}
 	url := "http://127.0.0.1:8080/readyz"
-	if fs.NArg() > 0 {
-		url = fs.Arg(0)
+	if len(pos) > 0 {
+		url = pos[0]
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/engramhq/engram/internal/lifecycle"
@@ -17,12 +16,13 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-const memoryUsage = `Usage: engram memory <command> --tenant T [flags] ID
+const memoryUsage = `Usage: engram memory <command> --tenant T [flags] [ID]
 
-Read and correct one memory. Every change is a new version, recorded with its actor
-and reason; nothing is deleted.
+List, read and correct memories. Every change is a new version, recorded with its
+actor and reason; only delete removes anything.
 
 Commands:
+  list       the tenant's memories, filtered (--user, --status, --metadata KEY=VALUE, ...)
   get        the memory with its versions and lineage
   history    its versions, oldest first
   as-of      the version believed true at a time (--at RFC3339)
@@ -30,6 +30,9 @@ Commands:
              --reason, --expect-version)
   deprecate  mark it deprecated (--reason)
   rollback   write a new version equal to version N (--version N, --reason)
+  delete     hard-delete it with its versions, lineage and embeddings (the audit
+             log keeps its id and content hash)
+  restore    bring an archived memory back to active
 
 Every command takes --tenant and --json. Run "engram memory <command> --help" for
 its flags.
@@ -51,7 +54,7 @@ func memoryCommand(ctx context.Context, store *memory.Store, args []string, stdo
 func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidator.Embedder, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, memoryUsage)
-		return errors.New("memory: missing command (get, history, as-of, correct, deprecate, rollback)")
+		return usagef("memory: missing command (list, get, history, as-of, correct, deprecate, rollback, delete, restore)")
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
@@ -61,7 +64,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	case "get", "history", "as-of", "correct", "deprecate", "rollback":
 	default:
 		fmt.Fprint(stderr, memoryUsage)
-		return fmt.Errorf("memory: unknown command %q (want get, history, as-of, correct, deprecate, rollback)", cmd)
+		return usagef("memory: unknown command %q (want list, get, history, as-of, correct, deprecate, rollback, delete, restore)", cmd)
 	}
 
 	fs := flag.NewFlagSet("engram memory "+cmd, flag.ContinueOnError)
@@ -72,8 +75,13 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 	}
 	tenant := fs.String("tenant", "", "tenant of the memory (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	actor := fs.String("actor", "cli", "actor recorded on the new version")
-	reason := fs.String("reason", "", "why (recorded on the new version)")
+	// Only the commands that write a version record an actor and a reason.
+	actor, reason := new(string), new(string)
+	switch cmd {
+	case "correct", "deprecate", "rollback":
+		fs.StringVar(actor, "actor", "cli", "actor recorded on the new version")
+		fs.StringVar(reason, "reason", "", "why (recorded on the new version)")
+	}
 	var content, category, at string
 	var importance float64
 	var expect, version int
@@ -89,11 +97,17 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		fs.StringVar(&at, "at", "", "RFC 3339 time (required)")
 	}
 	id, err := memoryIDArg(fs, cmd, rest, tenant)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
+	}
+	var asOf time.Time
+	if cmd == "as-of" {
+		if asOf, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return usagef("memory as-of: --at must be an RFC 3339 time, got %q", at)
+		}
+	}
+	if preflight(ctx) {
+		return nil
 	}
 	ops := lifecycle.NewOps(store, emb)
 	var out any
@@ -127,13 +141,9 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		}
 		out = vs
 	case "as-of":
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil {
-			return fmt.Errorf("memory as-of: --at must be an RFC 3339 time, got %q", at)
-		}
-		v, err := ops.AsOf(ctx, *tenant, id, t)
+		v, err := ops.AsOf(ctx, *tenant, id, asOf)
 		if errors.Is(err, memory.ErrNotFound) {
-			return fmt.Errorf("memory as-of %s: nothing was believed at %s (or no such memory)", id, t.Format(time.RFC3339))
+			return fmt.Errorf("memory as-of %s: nothing was believed at %s (or no such memory)", id, asOf.Format(time.RFC3339))
 		}
 		if err != nil {
 			return fmt.Errorf("memory as-of %s: %w", id, err)
@@ -174,7 +184,7 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 }
 
 func printMemory(w io.Writer, m memory.Memory) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(w, false)
 	fmt.Fprintf(tw, "id\t%s\n", m.ID)
 	fmt.Fprintf(tw, "owner\t%s\n", memory.Owner{UserID: m.UserID, AgentID: m.AgentID, Scope: m.Scope})
 	fmt.Fprintf(tw, "content\t%s\n", m.Content)
@@ -195,7 +205,7 @@ func printMemory(w io.Writer, m memory.Memory) {
 }
 
 func printVersions(w io.Writer, vs []memory.Version) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(w, false)
 	fmt.Fprintln(tw, "version\tchange\tstatus\tvalid from\tvalid to\tactor\tcontent\treason")
 	for _, v := range vs {
 		to := ""

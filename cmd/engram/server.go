@@ -25,7 +25,7 @@ type serverOptions struct {
 func runDev(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "dev", "dev [--http-addr :8080]")
 	addr := fs.String("http-addr", env.Config.HTTPAddr, "HTTP listen address (ENGRAM_HTTP_ADDR)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	env.Config.HTTPAddr = *addr
@@ -36,7 +36,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "serve [--http-addr :8080] [--workers=true]")
 	addr := fs.String("http-addr", env.Config.HTTPAddr, "HTTP listen address (ENGRAM_HTTP_ADDR)")
 	workers := fs.Bool("workers", true, "also run the extractor and resolver workers in this process")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	env.Config.HTTPAddr = *addr
@@ -45,13 +45,14 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 func runWorker(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "worker", "worker (extractor|resolver|all)")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return usagef("name one worker: extractor, resolver or all")
 	}
-	which := fs.Arg(0)
+	which := pos[0]
 	switch which {
 	case "extractor", "resolver", "all":
 	default:

@@ -38,11 +38,8 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&users, "user", "limit the token to this user id (repeatable; none: every user of the tenant)")
 	expires := fs.String("expires", "", "when the token stops working: a duration from now (720h, 30d) or an RFC 3339 time")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("unknown argument %q", fs.Arg(0))
 	}
 	if err := memory.CheckTenant(*tenant); err != nil {
 		return usagef("--tenant: %v", err)
@@ -135,11 +132,8 @@ func runTokenRevoke(_ context.Context, env *Env, args []string) error {
 	token := fs.String("token", "", "revoke this token (its hash is looked up)")
 	tenant := fs.String("tenant", "", "only entries of this tenant")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("unknown argument %q", fs.Arg(0))
 	}
 	if *file == "" {
 		return usagef("--file: name the tokens file (or set ENGRAM_TOKENS_FILE); a token in ENGRAM_TOKENS is revoked by removing it, or adding ;revoked, and restarting")

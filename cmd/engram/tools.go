@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/engramhq/engram/internal/lifecycle"
 )
 
 func runDLQ(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || wantsHelp(args) {
 		return dlqCommand(ctx, nil, args, env.Stdout, env.Stderr)
+	}
+	if err := dlqCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -24,6 +29,23 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return usagef("name a benchmark: ingest, resolve or search")
 		}
 		return nil
+	}
+	// Help, or a dry run that checks the command line before anything is opened.
+	pre := ctx
+	if !wantsHelp(args[1:]) {
+		pre = withPreflight(ctx)
+	}
+	var err error
+	switch args[0] {
+	case "ingest":
+		err = benchIngestCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "search":
+		err = benchSearchCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "resolve":
+		err = benchResolveCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	}
+	if err != nil || wantsHelp(args[1:]) {
+		return err
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -60,13 +82,36 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 }
 
 func runMemory(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) > 0 && wantsHelp(args) {
+		switch args[0] {
+		case "list":
+			return memoryListCommand(ctx, nil, args[1:], env.Stdout, env.Stderr)
+		case "delete", "restore":
+			return memoryLifecycleCommand(ctx, nil, args, env.Stdout, env.Stderr)
+		}
+	}
+	if len(args) == 0 || wantsHelp(args) {
 		return memoryCommandWith(ctx, nil, nil, args, env.Stdout, env.Stderr)
+	}
+	var err error
+	switch pre := withPreflight(ctx); args[0] {
+	case "list":
+		err = memoryListCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "delete", "restore":
+		err = memoryLifecycleCommand(pre, nil, args, env.Stdout, env.Stderr)
+	default:
+		err = memoryCommandWith(pre, nil, nil, args, env.Stdout, env.Stderr)
+	}
+	if err != nil {
+		return err
 	}
 	app := env.newApp()
 	defer app.Close()
 	if err := app.openDB(ctx, true); err != nil {
 		return err
+	}
+	if args[0] == "list" {
+		return memoryListCommand(ctx, lifecycle.NewOps(app.Store, nil), args[1:], env.Stdout, env.Stderr)
 	}
 	if args[0] == "delete" || args[0] == "restore" {
 		if err := app.openNATS(ctx, false); err != nil {
@@ -112,6 +157,9 @@ func runConsolidate(ctx context.Context, env *Env, args []string) error {
 			return consolidateCommand(ctx, nil, args, env.Stdout, env.Stderr)
 		}
 	}
+	if err := consolidateCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
+	}
 	app, p, err := openPipeline(ctx, env)
 	if err != nil {
 		return err
@@ -122,8 +170,11 @@ func runConsolidate(ctx context.Context, env *Env, args []string) error {
 }
 
 func runUsers(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || wantsHelp(args) {
 		return usersCommand(ctx, nil, args, env.Stdout, env.Stderr)
+	}
+	if err := usersCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
+		return err
 	}
 	app, p, err := openPipeline(ctx, env)
 	if err != nil {

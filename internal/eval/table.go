@@ -3,8 +3,11 @@ package eval
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
+
+	"golang.org/x/term"
 )
 
 // table is a tabwriter that keeps the first write error, so report printers can
@@ -33,22 +36,38 @@ func (t *table) flush() error {
 }
 
 // progress draws a one-line progress bar, redrawn in place with a carriage
-// return, and ends it with a newline when done. A nil writer draws nothing.
+// return, and ends it with a newline when done. On anything but a terminal (a file,
+// a pipe, CI logs) it writes plain lines instead, one per tenth, so no carriage
+// return lands in a file. A nil writer draws nothing.
 type progress struct {
 	w     io.Writer
 	label string
 	total int
 	last  int // last drawn step, to redraw at most ~50 times per bar
+	tty   bool
 }
 
 func newProgress(w io.Writer, label string, total int) *progress {
-	p := &progress{w: w, label: label, total: total, last: -1}
+	p := &progress{w: w, label: label, total: total, last: -1, tty: isTerminal(w)}
 	p.set(0)
 	return p
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 func (p *progress) set(n int) {
 	if p == nil || p.w == nil {
+		return
+	}
+	if !p.tty {
+		if step := n * 10 / max(p.total, 1); step != p.last {
+			p.last = step
+			fmt.Fprintf(p.w, "%s: %d/%d\n", p.label, n, p.total)
+		}
 		return
 	}
 	const width = 30

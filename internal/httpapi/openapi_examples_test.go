@@ -197,6 +197,7 @@ func recordExamples(t *testing.T) map[string]example {
 	record("context", "POST", "/v1/context", wire(map[string]any{"user_id": "ana", "session_id": "s-43",
 		"query": "Book a lunch with Ana next week", "budget_tokens": 400}), "", 200)
 	record("getRetrieval", "GET", "/v1/retrievals/"+field(sr, "retrieval_id"), nil, "", 200)
+	record("listMemories", "GET", "/v1/memories?user_id=ana&status=active&limit=2", nil, "", 200)
 	record("getMemory", "GET", "/v1/memories/"+ids[0], nil, "", 200)
 	record("correctMemory", "PATCH", "/v1/memories/"+ids[0], wire(map[string]any{
 		"content": "Ana prefers meetings after 11am", "reason": "she said so on the phone", "expect_version": 1}), "", 200)
@@ -246,5 +247,7 @@ func recordExamples(t *testing.T) map[string]example {
 		t.Fatalf("search on a node without a retriever: %d %s", rec.Code, rec.Body)
 	}
 	ex["errors:503"] = example{Status: rec.Code, Response: out}
+	// Last: it forgets the memories the calls above use.
+	record("deleteUserMemories", "DELETE", "/v1/users/ana/memories", nil, "", 200)
 	return ex
 }

@@ -24,6 +24,7 @@ import (
 type param struct {
 	name, description string
 	schema            map[string]any
+	deepObject        bool // an object written name[key]=value
 }
 
 // response is a success answer.
@@ -63,33 +64,33 @@ var (
 		"ContextRequest":  retriever.ContextRequest{},
 	}
 	responseSchemas = map[string]any{
-		"Memory":           memory.Memory{},
-		"Version":          memory.Version{},
-		"Lineage":          memory.Lineage{},
-		"MemoryDetail":     memory.Detail{},
-		"MemoryAsOf":       asOfResponse{},
-		"History":          historyResponse{},
-		"MemoryChange":     memoryResponse{},
-		"TurnsResponse":    TurnsResponse{},
-		"TurnOutcome":      ingest.TurnOutcome{},
-		"FieldError":       memory.FieldError{},
-		"RememberResult":   ingest.RememberResult{},
-		"SearchResponse":   retriever.SearchResponse{},
-		"SearchResult":     retriever.Result{},
-		"ScoreComponents":  retriever.Components{},
-		"ContextResponse":  retriever.ContextResponse{},
-		"ContextSection":   retriever.Section{},
-		"Retrieval":        retriever.Retrieval{},
-		"TaskState":        retriever.TaskState{},
-		"MemoryDeletion":   lifecycle.MemoryDeletion{},
-		"UserDeletion":     lifecycle.UserDeletion{},
-		"ImportReport":     lifecycle.ImportReport{},
-		"Error":            Error{},
-		"ErrorBody":        ErrorBody{},
-		"Liveness":         liveness{},
-		"Readiness":        readiness{},
-		"MemoryList":       memoryList{},
-		"UserMemoriesDrop": userMemoriesDeletion{},
+		"Memory":               memory.Memory{},
+		"Version":              memory.Version{},
+		"Lineage":              memory.Lineage{},
+		"MemoryDetail":         memory.Detail{},
+		"MemoryAsOf":           asOfResponse{},
+		"History":              historyResponse{},
+		"MemoryChange":         memoryResponse{},
+		"TurnsResponse":        TurnsResponse{},
+		"TurnOutcome":          ingest.TurnOutcome{},
+		"FieldError":           memory.FieldError{},
+		"RememberResult":       ingest.RememberResult{},
+		"SearchResponse":       retriever.SearchResponse{},
+		"SearchResult":         retriever.Result{},
+		"ScoreComponents":      retriever.Components{},
+		"ContextResponse":      retriever.ContextResponse{},
+		"ContextSection":       retriever.Section{},
+		"Retrieval":            retriever.Retrieval{},
+		"TaskState":            retriever.TaskState{},
+		"MemoryDeletion":       lifecycle.MemoryDeletion{},
+		"UserDeletion":         lifecycle.UserDeletion{},
+		"ImportReport":         lifecycle.ImportReport{},
+		"Error":                Error{},
+		"ErrorBody":            ErrorBody{},
+		"Liveness":             liveness{},
+		"Readiness":            readiness{},
+		"MemoryList":           listResponse{},
+		"UserMemoriesDeletion": lifecycle.UserMemoriesDeletion{},
 	}
 )
 
@@ -101,20 +102,6 @@ type liveness struct {
 type readiness struct {
 	Status string            `json:"status" jsonschema:"ok, degraded (a model endpoint is away) or unavailable"`
 	Checks map[string]string `json:"checks" jsonschema:"each dependency's state: ok, or why not"`
-}
-
-// memoryList and userMemoriesDeletion are the answers of routes another branch adds
-// (marked pending); the lead reconciles them with that branch's types at merge.
-type memoryList struct {
-	Memories   []memory.Memory `json:"memories"`
-	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last"`
-}
-
-type userMemoriesDeletion struct {
-	Tenant   string `json:"tenant"`
-	UserID   string `json:"user_id"`
-	Memories int    `json:"memories"`
-	Turns    int    `json:"turns"`
 }
 
 // extraTypeSchemas are the schemas of types whose JSON is not their Go shape, and
@@ -186,6 +173,24 @@ func operations() []operation {
 			responses: []response{{status: 202, description: "durable; resolved asynchronously", body: ingest.RememberResult{}}},
 			errors:    []int{400}},
 
+		{method: "GET", path: "/v1/memories", id: "listMemories", tag: "memories",
+			summary: "List memories, filtered, in stable cursor pages",
+			description: "Pages are ordered by (updated_at, id); next_cursor, passed back with the same filters, " +
+				"continues the listing, so a memory created or changed meanwhile comes on a later page. " +
+				"Every filter is optional; an unknown parameter is refused. A token limited to users must name one in user_id.",
+			query: []param{{name: "user_id", description: "only this user's memories", schema: schemaStr},
+				{name: "agent_id", description: "only this agent's memories", schema: schemaStr},
+				{name: "type", description: "episodic, semantic or procedural; repeatable or comma-separated", schema: schemaStr},
+				{name: "category", description: "repeatable or comma-separated", schema: schemaStr},
+				{name: "status", description: "repeatable or comma-separated; default every status", schema: schemaStr},
+				{name: "key", description: "only memories with this key", schema: schemaStr},
+				{name: "updated_after", description: "only memories updated after this time", schema: schemaTime},
+				{name: "metadata", description: "metadata[KEY]=VALUE: only memories whose metadata has this string value (jsonb containment)",
+					schema: map[string]any{"type": "object", "additionalProperties": schemaStr}, deepObject: true},
+				{name: "limit", description: "page size, 1 to 500 (default 50)", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 500}},
+				{name: "cursor", description: "next_cursor of the previous page", schema: schemaStr}},
+			responses: []response{{status: 200, description: "one page", body: listResponse{}}},
+			errors:    []int{400}},
 		{method: "GET", path: "/v1/memories/{id}", id: "getMemory", tag: "memories",
 			summary:     "A memory with its versions and lineage, or the version believed at a time",
 			description: "With as_of, the answer is the version that was valid then (MemoryAsOf).",
@@ -229,6 +234,14 @@ func operations() []operation {
 			description: "Memories, versions, lineage, embeddings, turns, retrieval logs, summaries, task states and the user's stream messages.",
 			responses:   []response{{status: 200, description: "what was erased", body: lifecycle.UserDeletion{}}},
 			errors:      []int{400}},
+		{method: "DELETE", path: "/v1/users/{user_id}/memories", id: "deleteUserMemories", tag: "lifecycle",
+			summary: "Forget a user's memories, keeping the turns unless asked",
+			description: "Each memory is hard-deleted as DELETE /v1/memories/{id} does (one audit entry with its " +
+				"content hash; ledger entries kept as dropped so the kept turns cannot bring it back) and the user's " +
+				"candidates in flight are dropped. With turns=true it is DELETE /v1/users/{user_id} (erasure).",
+			query:     []param{{name: "turns", description: "also delete the user's turns: the whole user", schema: map[string]any{"type": "boolean"}}},
+			responses: []response{{status: 200, description: "what was deleted", body: lifecycle.UserMemoriesDeletion{}}},
+			errors:    []int{400}},
 		{method: "GET", path: "/v1/users/{user_id}/export", id: "exportUser", tag: "lifecycle",
 			summary: "Export a user's memories (with versions and lineage) and turns as JSON Lines",
 			description: "A body cut short by a failure lacks the closing end line, which is how a reader (and import) " +
@@ -296,22 +309,6 @@ func operations() []operation {
 			responses: []response{{status: 200, description: "an HTML page", content: "text/html", body: schemaStr},
 				{status: 303, description: "to the sign-in page"},
 				{status: 404, description: "no such console page (HTML)", content: "text/html", body: schemaStr}}},
-
-		// Routes of the listing-and-metadata branch (issue 14, item 3): the lead reconciles
-		// their shapes with that branch and removes the pending marks at merge.
-		{method: "GET", path: "/v1/memories", id: "listMemories", tag: "memories", pending: "i14b", noExample: true,
-			summary: "List an owner's memories, with stable cursor pagination",
-			query: []param{{name: "user_id", schema: schemaStr}, {name: "agent_id", schema: schemaStr},
-				{name: "type", schema: schemaStr}, {name: "category", schema: schemaStr}, {name: "status", schema: schemaStr},
-				{name: "key", schema: schemaStr}, {name: "updated_after", schema: schemaTime},
-				{name: "limit", schema: schemaInt}, {name: "cursor", description: "next_cursor of the previous page", schema: schemaStr}},
-			responses: []response{{status: 200, description: "one page", body: memoryList{}}},
-			errors:    []int{400}},
-		{method: "DELETE", path: "/v1/users/{user_id}/memories", id: "deleteUserMemories", tag: "lifecycle", pending: "i14b", noExample: true,
-			summary:   "Forget a user's memories, keeping the turns unless asked",
-			query:     []param{{name: "turns", description: "also delete the user's turns", schema: map[string]any{"type": "boolean"}}},
-			responses: []response{{status: 200, description: "what was deleted", body: userMemoriesDeletion{}}},
-			errors:    []int{400}},
 	}
 }
 

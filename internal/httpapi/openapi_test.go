@@ -187,6 +187,9 @@ func buildDocument(ex map[string]example) ([]byte, error) {
 			if q.description != "" {
 				p["description"] = q.description
 			}
+			if q.deepObject { // name[key]=value, one per key
+				p["style"], p["explode"] = "deepObject", true
+			}
 			params = append(params, p)
 		}
 		if params != nil {

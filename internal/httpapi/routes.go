@@ -72,6 +72,7 @@ func (e *edge) routes() []route {
 		{method: "POST", pattern: "/v1/memories", needs: turnsService, handle: e.remember},
 
 		// Manual operations on a memory (lifecycle.Ops).
+		{method: "GET", pattern: "/v1/memories", needs: memoriesService, handle: e.listMemories},
 		{method: "GET", pattern: "/v1/memories/{id}", needs: memoriesService, missing: noMemory, handle: e.getMemory},
 		{method: "GET", pattern: "/v1/memories/{id}/history", needs: memoriesService, missing: noMemory, handle: e.history},
 		{method: "PATCH", pattern: "/v1/memories/{id}", needs: memoriesService, missing: noMemory, handle: e.correct},
@@ -82,6 +83,7 @@ func (e *edge) routes() []route {
 		{method: "DELETE", pattern: "/v1/memories/{id}", needs: lifecycleService, missing: noMemory, handle: e.deleteMemory},
 		{method: "POST", pattern: "/v1/memories/{id}/restore", needs: lifecycleService, missing: noMemory, handle: e.restore},
 		{method: "DELETE", pattern: "/v1/users/{user_id}", needs: lifecycleService, missing: noMemory, handle: e.deleteUser},
+		{method: "DELETE", pattern: "/v1/users/{user_id}/memories", needs: lifecycleService, handle: e.deleteUserMemories},
 		{method: "GET", pattern: "/v1/users/{user_id}/export", needs: lifecycleService, missing: noMemory, handle: e.export},
 		{method: "POST", pattern: "/v1/users/{user_id}/import", needs: lifecycleService, missing: noMemory, handle: e.importUser},
 

@@ -60,7 +60,15 @@ func (s memoriesStub) Rollback(context.Context, string, uuid.UUID, int, string, 
 	return memory.Memory{}, s.fail()
 }
 
+func (s memoriesStub) List(context.Context, string, memory.ListQuery) (memory.MemoryPage, error) {
+	return memory.MemoryPage{}, s.fail()
+}
+
 type lifecycleStub struct{ *stubs }
+
+func (s lifecycleStub) DeleteUserMemories(context.Context, string, string, bool, string) (lifecycle.UserMemoriesDeletion, error) {
+	return lifecycle.UserMemoriesDeletion{}, s.fail()
+}
 
 func (s lifecycleStub) DeleteMemory(context.Context, string, uuid.UUID, string) (lifecycle.MemoryDeletion, error) {
 	return lifecycle.MemoryDeletion{}, s.fail()

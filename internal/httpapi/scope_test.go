@@ -124,6 +124,7 @@ func TestTokenScopeExpiryRevocation(t *testing.T) {
 		{"scoped: context own", scopedTok, "POST", "/v1/context", `{"user_id":"alice","query":"tea"}`, 200, "", ""},
 		{"scoped: own retrieval", scopedTok, "GET", aliceRet, "", 200, "", ""},
 		{"scoped: export own", scopedTok, "GET", "/v1/users/alice/export", "", 200, "", ""},
+		{"scoped: list own", scopedTok, "GET", "/v1/memories?user_id=alice", "", 200, "", ""},
 		{"later: not yet expired", laterTok, "GET", mem(alice), "", 200, "", ""},
 
 		// Any other user is a 403 naming user_id, and nothing happens.
@@ -140,6 +141,9 @@ func TestTokenScopeExpiryRevocation(t *testing.T) {
 		{"scoped: restore other's", scopedTok, "POST", mem(carol) + "/restore", "", 403, "user_id", ""},
 		{"scoped: delete other user", scopedTok, "DELETE", "/v1/users/carol", "", 403, "user_id", `"carol"`},
 		{"scoped: export other user", scopedTok, "GET", "/v1/users/carol/export", "", 403, "user_id", ""},
+		{"scoped: list other user", scopedTok, "GET", "/v1/memories?user_id=carol", "", 403, "user_id", `"carol"`},
+		{"scoped: list the tenant", scopedTok, "GET", "/v1/memories", "", 403, "user_id", "name one of them"},
+		{"scoped: forget other user", scopedTok, "DELETE", "/v1/users/carol/memories", "", 403, "user_id", `"carol"`},
 		{"scoped: import other user", scopedTok, "POST", "/v1/users/carol/import", "", 403, "user_id", ""},
 		{"scoped: search other user", scopedTok, "POST", "/v1/search", `{"user_id":"carol","query":"coffee"}`, 403, "user_id", ""},
 		{"scoped: search global", scopedTok, "POST", "/v1/search", `{"scope":"global","query":"coffee"}`, 403, "user_id", "name one of them"},

@@ -36,6 +36,8 @@ type Memories interface {
 	Correct(ctx context.Context, tenant string, id uuid.UUID, c lifecycle.Correction, actor string) (memory.Memory, error)
 	Deprecate(ctx context.Context, tenant string, id uuid.UUID, reason, actor string) (memory.Memory, error)
 	Rollback(ctx context.Context, tenant string, id uuid.UUID, version int, reason, actor string) (memory.Memory, error)
+	// List reads one page of the tenant's memories (GET /v1/memories).
+	List(ctx context.Context, tenant string, q memory.ListQuery) (memory.MemoryPage, error)
 }
 
 // Lifecycle is deletion, restore, export and import (*lifecycle.Lifecycle).
@@ -43,6 +45,8 @@ type Lifecycle interface {
 	DeleteMemory(ctx context.Context, tenant string, id uuid.UUID, actor string) (lifecycle.MemoryDeletion, error)
 	Restore(ctx context.Context, tenant string, id uuid.UUID, actor string) (memory.Memory, error)
 	DeleteUser(ctx context.Context, tenant, userID, actor string) (lifecycle.UserDeletion, error)
+	// DeleteUserMemories forgets the user's memories, and with turns the user entirely.
+	DeleteUserMemories(ctx context.Context, tenant, userID string, turns bool, actor string) (lifecycle.UserMemoriesDeletion, error)
 	// Export writes the user's JSON Lines to w; once it has written, a failure can
 	// only cut the body short.
 	Export(ctx context.Context, tenant, userID string, w io.Writer, actor string) (lifecycle.ExportReport, error)

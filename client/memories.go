@@ -264,22 +264,26 @@ func (c *Client) AllMemories(ctx context.Context, req ListRequest) iter.Seq2[Mem
 
 // UserDeletion reports what DeleteUser removed.
 type UserDeletion struct {
-	Tenant           string   `json:"tenant"`
-	UserID           string   `json:"user_id"`
-	Memories         int      `json:"memories"`
-	Versions         int      `json:"versions"`
-	Lineage          int      `json:"lineage"`
-	ForeignLineage   int      `json:"foreign_lineage"`
-	Embeddings       int      `json:"embeddings"`
-	Ledger           int      `json:"ledger"`
-	Turns            int      `json:"turns"`
-	Retrievals       int      `json:"retrievals"`
-	SessionSummaries int      `json:"session_summaries"`
-	TaskStates       int      `json:"task_states"`
-	TurnMessages     int      `json:"turn_messages"`
-	CandidateMsgs    int      `json:"candidate_messages"`
-	DeadLetters      int      `json:"dead_letters"`
-	Skipped          []string `json:"skipped,omitempty"`
+	Tenant           string `json:"tenant"`
+	UserID           string `json:"user_id"`
+	Memories         int    `json:"memories"`
+	Versions         int    `json:"versions"`
+	Lineage          int    `json:"lineage"`
+	ForeignLineage   int    `json:"foreign_lineage"`
+	Embeddings       int    `json:"embeddings"`
+	Ledger           int    `json:"ledger"`
+	Turns            int    `json:"turns"`
+	Retrievals       int    `json:"retrievals"`
+	SessionSummaries int    `json:"session_summaries"`
+	TaskStates       int    `json:"task_states"`
+	TurnMessages     int    `json:"turn_messages"`
+	CandidateMsgs    int    `json:"candidate_messages"`
+	DeadLetters      int    `json:"dead_letters"`
+	// Compacted lists the tables rewritten after the deletion, so that the deleted
+	// rows' bytes leave the table files (CompactSeconds: how long it took).
+	Compacted      []string `json:"compacted,omitempty"`
+	CompactSeconds float64  `json:"compact_seconds,omitempty"`
+	Skipped        []string `json:"skipped,omitempty"`
 }
 
 func userPath(userID string, rest ...string) string {

@@ -11,7 +11,7 @@ import (
 )
 
 // NewDatabase creates a fresh, migrated database outside a test (an Example or a
-// TestMain, which have no testing.TB) and returns its URL and the function that
+// TestMain, which have no testing.TB) and returns the application role's URL of it and the function that
 // drops it.
 func NewDatabase(ctx context.Context, label string) (url string, drop func(), err error) {
 	tmpl, err := ensureTemplate(ctx)
@@ -37,7 +37,13 @@ func NewDatabase(ctx context.Context, label string) (url string, drop func(), er
 			_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 		}
 	}
-	u, err := withDatabase(ServerURL(), name)
+	// The services connect as the application role, as in production.
+	app, err := appServerURL()
+	if err != nil {
+		drop()
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	u, err := withDatabase(app, name)
 	if err != nil {
 		drop()
 		return "", nil, fmt.Errorf("pgtest: %w", err)

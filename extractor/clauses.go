@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -34,7 +35,9 @@ type clauseRules struct {
 	planEN, planZH                               *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
 	procZH, procStepsZH                          *regexp.Regexp
-	workZH                                       *regexp.Regexp
+	workZH, liveDropZH, relIsZH                  *regexp.Regexp
+	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
+	noMoreEN                                     *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -47,10 +50,12 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
-	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象`
+	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
+	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
+	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
 )
 
@@ -93,17 +98,32 @@ func newClauseRules() *clauseRules {
 		procStepsEN:   re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
 		procZH:        re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
 		procStepsZH:   re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
-		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{1,10}?(?:` + jobZH + `)|风控|开发|设计|运营|销售|市场|财务|人事|法务)`),
-		healthEN:      re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+)\b|[,.;!?]|$)`),
-		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
-		workAsEN:      re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
-		nowJobEN:      re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
-		orgJobZH:      re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
-		quitEN:        re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
-		quitZH:        re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
-		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
-		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
-		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
+		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
+		// A clause without its subject after one about the speaker ("我叫…，住在海边的小城"):
+		// Chinese drops the repeated 我.
+		liveDropZH: re(`[，,；;](?:现在|目前|一直)?(?:住在|定居在|生活在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
+		// "我现在的组长是某某": a relation named with 是 (a job after 是 is relJobZH's).
+		relIsZH: re(`我(?:现在|目前|新|以前|原来)?的(` + relZH + `)(?:现在|目前)?是(\p{Han}{2,3})(?:[，。,.!！；;]|$)`),
+		// "I'm the head nurse at Mercy General": a role with "the" and where it is held.
+		roleTheEN: re(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?the\s+(?:new\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|of)\s+` + orgName),
+		// "I teach piano at a music school": a profession told by its verb.
+		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+(?i:at|in|for)\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
+		// "we own a bike shop in Utrecht": a business of the speaker's.
+		businessEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|also\s+)?)((?i:run|own|manage|founded|co-founded))\s+((?i:an?|my own|our own|my|our)\s+(?i:[a-z][a-z'-]+(?:\s[a-z][a-z'-]+){0,3}?)(?:\s+(?:in|on|at)\s+\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})?)(?:[,.;!]|$|\s+(?i:and|but|since|with|for|that|which)\b)`),
+		// "I drive an old pickup": the speaker's vehicle.
+		vehicleEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride)\s+(?:an?|the|my|our)\s+)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
+		// "no more sweets for me": the end of a taste, told without a verb.
+		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
+		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),
+		healthZH:  re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
+		workAsEN:  re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
+		nowJobEN:  re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
+		orgJobZH:  re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
+		quitEN:    re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
+		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
+		relAnyEN:  re(`(?i)\bmy\s+(` + relEN + `)\b`),
+		relAnyZH:  re(`我(?:的|家)?(` + relZH + `)`),
+		selfStart: re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
 	}
 	c.notName = map[string]bool{}
 	for _, w := range strings.Fields("So Really Happy Sorry Glad Fine Good Back Here Ready Done Sure Not Still Just Also Excited Busy Tired Okay Ok Well Home Free Great Thrilled Stoked Proud Grateful Thankful Blessed Lucky Totally Definitely Always Never Currently Now Actually Looking Going Trying Working Thinking Hoping Planning Off On In At The A An Very Super Pretty Kinda Bit Sick Better Fine Alive Curious Sad Nervous Worried Afraid Scared Confused Interested Keen New Doing Feeling Getting Taking Making Learning Reading Writing Calling Leaving Moving Staying Visiting Traveling Travelling English Chinese") {
@@ -115,7 +135,8 @@ func newClauseRules() *clauseRules {
 		"老婆": "wife", "妻子": "wife", "太太": "wife", "爱人": "spouse", "老公": "husband", "丈夫": "husband", "儿子": "son",
 		"女儿": "daughter", "闺女": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
 		"哥哥": "brother", "姐姐": "sister", "弟弟": "brother", "妹妹": "sister", "男朋友": "boyfriend", "女朋友": "girlfriend",
-		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager",
+		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager", "主管": "manager", "组长": "manager",
+		"上级": "manager", "导师": "mentor",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
 		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
@@ -129,7 +150,8 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH} {
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
+		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -225,6 +247,24 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) {
 					profile("user.role", "The user is "+article(m[1])+m[1])
 				}
+			}
+			if m := c.roleTheEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && !c.notName[m[2]] {
+				profile("user.role", "The user is the "+m[1]+" at "+m[2])
+				profile("user.employer", "The user works at "+m[2])
+			}
+			if m := c.teachEN.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+				if m[2] != "" && !c.notName[m[2]] {
+					profile("user.role", "The user teaches "+m[1]+" at "+m[2])
+					profile("user.employer", "The user works at "+m[2])
+				} else {
+					profile("user.role", "The user teaches "+m[1])
+				}
+			}
+			if m := c.businessEN.FindStringSubmatch(s); m != nil && validJob(strings.TrimPrefix(strings.Fields(m[2] + " x")[1], "own")) {
+				add(fact{key: "user.business", content: "The user " + thirdVerb(strings.ToLower(m[1])) + " " + o.pronounsEN(m[2], true), cat: memory.CatProfile})
+			}
+			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
+				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
 			if m := c.quitEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
 				add(fact{key: "user.employer", content: "The user no longer works at " + m[1], cat: memory.CatProfile, replace: true})
@@ -338,6 +378,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
 		}
+		for _, m := range c.relIsZH.FindAllStringSubmatch(s, 4) {
+			if badNameZH(m[2]) || jobLikeZH.MatchString(m[2]) {
+				continue
+			}
+			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "是" + m[2], cat: memory.CatRelationship})
+		}
+		if m := c.liveDropZH.FindStringSubmatch(s); m != nil && speakerLeadsZH(s) && !badPlaceZH(m[1]) {
+			profile("user.location", "用户住在"+m[1])
+		}
 		for _, m := range c.relApposZH.FindAllStringSubmatch(s, 4) {
 			if badNameZH(m[2]) {
 				continue
@@ -384,6 +433,40 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		}
 	}
 	return out
+}
+
+// jobLikeZH is a value that names a job, not a person ("医生", "产品经理").
+var jobLikeZH = regexp.MustCompile(`(?:` + jobZH + `|` + fieldZH + `)$`)
+
+// speakerLeadsZH reports a sentence whose first clause is about the speaker ("我叫…",
+// "大家好，我是…"), so that a later clause without a subject is about them too; a relation
+// named before the speaker makes it about that person instead.
+func speakerLeadsZH(s string) bool {
+	i := strings.Index(s, "我")
+	if i < 0 {
+		return false
+	}
+	head := s[i:]
+	if j := strings.IndexAny(head, "，,；;"); j >= 0 {
+		head = head[:j]
+	}
+	for _, r := range []string{"的", "家"} {
+		if strings.HasPrefix(head, "我"+r) {
+			return false
+		}
+	}
+	return true
+}
+
+// thirdVerb is an English verb in the third person singular ("run" → "runs").
+func thirdVerb(v string) string {
+	switch {
+	case strings.HasSuffix(v, "ed"):
+		return v
+	case strings.HasSuffix(v, "s"), strings.HasSuffix(v, "sh"), strings.HasSuffix(v, "ch"):
+		return v + "es"
+	}
+	return v + "s"
 }
 
 func deviceKind(v string) string {
@@ -452,10 +535,17 @@ func (o *Offline) objectKey(s string) string {
 	}
 	m := c.tasteEN.FindStringSubmatch(s)
 	if m == nil {
-		return ""
+		if m = c.noMoreEN.FindStringSubmatch(s); m == nil {
+			return ""
+		}
 	}
 	var words []string
-	for _, w := range strings.Fields(strings.ToLower(m[1])) {
+	obj := strings.ToLower(m[1])
+	if mm := measureEN.FindStringSubmatchIndex(s); mm != nil {
+		// "a mug of cocoa": the thing is what the measure is of.
+		obj = strings.ToLower(s[mm[2]:mm[3]])
+	}
+	for _, w := range strings.Fields(obj) {
 		switch w {
 		case "good", "great", "nice", "fresh", "hot", "cold", "spicy", "big", "little", "red", "white", "whole", "real",
 			"homemade", "fried", "grilled", "raw", "any", "some", "more", "of", "my", "our", "your", "their", "it", "that",
@@ -477,8 +567,15 @@ func (o *Offline) objectKey(s string) string {
 	return "taste." + slugify(words[0])
 }
 
+// measureEN is a quantity of a thing ("a mug of cocoa", "a bowl of ramen").
+var measureEN = regexp.MustCompile(`(?i)\b(?:glass|cup|mug|bowl|slice|piece|plate|bottle|pint|bag|box|bite|scoop|serving|pot)s?\s+of\s+((?:[a-z-]+\s+){0,2}[a-z-]+)`)
+
 // planKey is the slot of a dated plan or appointment ("my dentist appointment is on …",
-// "面试改到…"), so that a moved date replaces the first one. Empty without a date.
+// "面试改到…"), so that a moved date replaces the first one. Empty without a date. The
+// slot is plan.<what>, with .<qualifier> when the sentence says which one ("my Initrode
+// interview", "interview with Initrode", "去大理的高铁" → plan.interview.initrode,
+// plan.高铁.大理): a revision that names only the kind ("高铁改到…") meets the one of
+// its kind (see the resolver's slot rules), two named plans of a kind stay apart.
 func (o *Offline) planKey(s string, ref time.Time) string {
 	c := o.lex.clauses
 	s = clip(s)
@@ -486,13 +583,109 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 	if !dated {
 		return ""
 	}
-	if m := c.planZH.FindStringSubmatch(s); m != nil {
-		return "plan." + strings.TrimPrefix(strings.TrimPrefix(m[1], "我的"), "我")
+	if loc := c.planZH.FindStringSubmatchIndex(s); loc != nil {
+		what := s[loc[2]:loc[3]]
+		head := planHeadZH.FindString(what)
+		qual := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(what, head), "我的"), "我"), "的"), "之")
+		qual = strings.TrimLeft(qual, "去到飞回坐")
+		if qual == "" || utf8.RuneCountInString(qual) > 4 {
+			return "plan." + head
+		}
+		return "plan." + head + "." + qual
 	}
 	if m := c.planEN.FindStringSubmatch(s); m != nil {
-		return "plan." + slugify(strings.ToLower(m[1]))
+		f := strings.Fields(strings.ToLower(m[1]))
+		head := f[len(f)-1]
+		qual := ""
+		if len(f) > 1 && !planGenericEN[f[0]] {
+			qual = f[0]
+		} else if q := planWithEN.FindStringSubmatch(s[strings.Index(s, m[1])+len(m[1]):]); q != nil {
+			qual = strings.ToLower(q[1])
+		}
+		if qual == "" {
+			return "plan." + slugify(head)
+		}
+		return "plan." + slugify(head) + "." + slugify(qual)
 	}
 	return ""
+}
+
+var (
+	planHeadZH = regexp.MustCompile(`(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁)$`)
+	// planWithEN names which plan after its noun: "call with Acme", "appointment at the clinic".
+	planWithEN = regexp.MustCompile(`^\s+(?i:with|at)\s+(?:(?i:the|my|our|dr\.?)\s+)?(\p{Lu}[\p{L}'-]+|[a-z]{3,})`)
+	// planGenericEN are modifiers that do not tell one plan from another of its kind.
+	planGenericEN = map[string]bool{"next": true, "big": true, "first": true, "new": true, "upcoming": true, "last": true,
+		"final": true, "important": true, "own": true, "little": true, "annual": true, "weekly": true, "monthly": true}
+)
+
+// habitKey is the slot of something the speaker does regularly or has stopped doing ("我每周
+// 都去爬山" / "我不再爬山了", "I usually swim on Sundays" / "I no longer swim"), so that
+// giving a habit up replaces it: habit.<verb>[.<object>]. Empty when s states no habit.
+func (o *Offline) habitKey(s string) string {
+	s = clip(s)
+	if hasHan(s) {
+		for _, cl := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("，,。；;！!？?", r) }) {
+			// The speaker must be the one who does it: 我 before the habit word.
+			loc := habitZH.FindStringIndex(cl)
+			if loc == nil || !strings.Contains(cl[:loc[0]], "我") {
+				continue
+			}
+			rs := []rune(strings.TrimRight(cl, "了啦呢吧啊呀 "))
+			if len(rs) < 2 || !unicode.Is(unicode.Han, rs[len(rs)-1]) || !unicode.Is(unicode.Han, rs[len(rs)-2]) {
+				continue
+			}
+			return "habit." + string(rs[len(rs)-2:])
+		}
+		return ""
+	}
+	m := habitEN.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	verb := m[1] + m[3] + m[5]
+	obj := m[2] + m[4] + m[6]
+	if v := strings.ToLower(verb); v == "go" || v == "went" {
+		if f := strings.Fields(obj); len(f) > 0 && strings.HasSuffix(f[0], "ing") {
+			verb, obj = f[0], strings.Join(f[1:], " ")
+		}
+	}
+	key := "habit." + slugify(verbStem(strings.ToLower(verb)))
+	for _, w := range strings.Fields(strings.ToLower(obj)) {
+		switch w {
+		case "a", "an", "the", "my", "some", "any", "more", "to", "every", "each", "on", "in", "at", "with", "for",
+			"anymore", "now", "again", "much", "often", "daily", "regularly", "together", "it", "them", "that", "this":
+			continue
+		}
+		key += "." + slugify(strings.TrimSuffix(w, "s"))
+		break
+	}
+	return key
+}
+
+var (
+	negatedHabit = regexp.MustCompile(`不|没|别|\b(?:no|not|don't|never|stopped|quit|can't|cannot|won't|anymore)\b`)
+	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了`)
+	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
+	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
+	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,3}?)\s+(?:every|each)\s+(?:day|morning|evening|night|week|weekend|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+)?(?:stopped|quit|gave up)\s+([a-z]+ing)((?:\s+[a-z'-]+){0,2})`)
+)
+
+// verbStem is the base of an English verb or gerund, enough to meet its other forms
+// ("running", "runs" → "run").
+func verbStem(v string) string {
+	switch {
+	case strings.HasSuffix(v, "ing") && len(v) > 5:
+		v = strings.TrimSuffix(v, "ing")
+		if n := len(v); n >= 2 && v[n-1] == v[n-2] && !strings.ContainsRune("aeioulsz", rune(v[n-1])) {
+			v = v[:n-1]
+		}
+	case strings.HasSuffix(v, "es") && len(v) > 4 && strings.ContainsAny(v[len(v)-3:len(v)-2], "shxz"):
+		v = strings.TrimSuffix(v, "es")
+	case strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && len(v) > 3:
+		v = strings.TrimSuffix(v, "s")
+	}
+	return v
 }
 
 // absDate is a written date: "March 15", "15 March", "3月15日", "2026-03-15", "the 20th".
@@ -508,8 +701,13 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：每次" + m[1] + "前，先" + trimEnd(m[2]),
 				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
-		if m := c.procStepsZH.FindStringSubmatch(s); m != nil && !o.lex.event.MatchString(s) {
-			return fact{content: "用户的步骤：先" + m[1] + "，再" + trimEnd(m[2]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		if loc := c.procStepsZH.FindStringSubmatchIndex(s); loc != nil && !o.lex.event.MatchString(s) {
+			// The clause before the steps says when they apply ("出差报销时，先…再…").
+			when := strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: ")
+			if when != "" {
+				when = strings.ReplaceAll(strings.ReplaceAll(when, "我们", "用户"), "我", "用户") + "，"
+			}
+			return fact{content: "用户的步骤：" + when + "先" + s[loc[2]:loc[3]] + "，再" + trimEnd(s[loc[4]:loc[5]]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
 		return fact{}, false
 	}
@@ -595,6 +793,18 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		}
 		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.planKey(s, ref)
+		}
+		if d.key == "" && (d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
+			d.key = o.habitKey(s)
+		}
+	}
+	if len(ds) == 0 && !negatedHabit.MatchString(lowerText(s)) {
+		// A habit no other rule took ("我每晚都练琴", "I swim every Sunday") is a
+		// standing fact about the speaker, in the slot its giving up would fill.
+		if key := o.habitKey(s); key != "" && o.planKey(s, ref) == "" {
+			d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "habit", impPreference, confExplicit)
+			d.key = key
+			return append(ds, d)
 		}
 	}
 	if len(ds) == 0 {

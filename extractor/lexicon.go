@@ -51,6 +51,7 @@ type lexicon struct {
 	ourselves   *regexp.Regexp // a generic "we" ("we all", "each other"): a remark about people, not news
 	smallMax    int            // longest small-talk phrase, in runes
 	temporal    *Temporal
+	fixCue      *regexp.Regexp // what a fix of a failed tool call reads like ("retry with", "改用")
 }
 
 // relaxPattern marks a constraint that no longer holds.
@@ -79,9 +80,9 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -111,6 +112,7 @@ func newLexicon() *lexicon {
 		idents:      newIdentRules(),
 		clauses:     newClauseRules(),
 		relax:       re(relaxPattern),
+		fixCue:      re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|先|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang|\bfirst\b|\bthen\b)`),
 	}
 	for _, c := range l.cues {
 		switch c.name {
@@ -375,7 +377,7 @@ func newIdentRules() []identRule {
 		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
 		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
 		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
-		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
 		{re: re(`(?i:\bi live in|\bi'm based in|\bi am based in|\bi currently live in|\bi now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},

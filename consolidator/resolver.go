@@ -705,8 +705,9 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 			continue // a liking told after the diet is the newer news
 		}
 		reason := fmt.Sprintf("ruled out by candidate %s (%s): %s", c.ID, c.Key, c.Content)
+		// No candidate id on this version: the candidate's own decision carries it.
 		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
-			CandidateID: c.ID, Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
 			return fmt.Errorf("retiring memory %s ruled out by %s: %w", n.mem.ID, c.Key, err)
 		}
 	}

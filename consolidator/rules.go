@@ -372,7 +372,7 @@ func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, rule
 	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
-		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related {
+		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) {
 			continue
 		}
 		m := cfg.relate(c, cf, n, features(n.mem.Content))

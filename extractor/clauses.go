@@ -91,7 +91,7 @@ func newClauseRules() *clauseRules {
 		deviceZH:      re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
 		tasteEN:       re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?:[a-z-]+\s+){0,2}[a-z-]+)`),
 		tasteZH:       re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
-		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
+		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
 		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
 		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
@@ -623,12 +623,20 @@ var (
 // 都去爬山" / "我不再爬山了", "I usually swim on Sundays" / "I no longer swim"), so that
 // giving a habit up replaces it: habit.<verb>[.<object>]. Empty when s states no habit.
 func (o *Offline) habitKey(s string) string {
+	c := o.lex.clauses
 	s = clip(s)
 	if hasHan(s) {
 		for _, cl := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("，,。；;！!？?", r) }) {
-			// The speaker must be the one who does it: 我 before the habit word.
+			// The speaker must be the one who does it: 我 before the habit word, in its
+			// clause or an earlier one (Chinese drops the repeated subject), and no one
+			// else named in between.
 			loc := habitZH.FindStringIndex(cl)
-			if loc == nil || !strings.Contains(cl[:loc[0]], "我") {
+			if loc == nil {
+				continue
+			}
+			before := s[:strings.Index(s, cl)+loc[0]]
+			me := strings.LastIndex(before, "我")
+			if me < 0 || c.relAnyZH.MatchString(before[me:]) || strings.ContainsAny(before[me:], "他她它") {
 				continue
 			}
 			rs := []rune(strings.TrimRight(cl, "了啦呢吧啊呀 "))
@@ -651,13 +659,16 @@ func (o *Offline) habitKey(s string) string {
 		}
 	}
 	key := "habit." + slugify(verbStem(strings.ToLower(verb)))
+	// The direct object, if any: determiners are skipped, a preposition or an adverb ends it.
 	for _, w := range strings.Fields(strings.ToLower(obj)) {
 		switch w {
-		case "a", "an", "the", "my", "some", "any", "more", "to", "every", "each", "on", "in", "at", "with", "for",
-			"anymore", "now", "again", "much", "often", "daily", "regularly", "together", "it", "them", "that", "this":
+		case "a", "an", "the", "my", "our", "some", "any", "more", "much":
 			continue
+		case "to", "every", "each", "on", "in", "at", "with", "for", "before", "after", "anymore", "now", "again",
+			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but":
+		default:
+			key += "." + slugify(strings.TrimSuffix(w, "s"))
 		}
-		key += "." + slugify(strings.TrimSuffix(w, "s"))
 		break
 	}
 	return key

@@ -302,7 +302,7 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 	if ids := o.identity(s, ref); len(ids) > 0 {
 		return ids
 	}
-	if has(SignalChange) {
+	if has(SignalChange) && !has(SignalPlan) {
 		if key := o.topics.key(lower); key != "" {
 			cat := memory.CatPreference
 			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) &&
@@ -801,7 +801,7 @@ func thirdSingular(w string) string {
 		return "has"
 	case "am", "are":
 		return "is"
-	case "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
+	case "no", "not", "never", "no-longer", "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
 		"must", "mustn't", "may", "might", "shall", "did", "didn't", "was", "wasn't", "were", "had", "hadn't", "is",
 		"went", "got", "made", "took", "said", "found", "left", "bought", "ate", "came", "saw", "knew", "thought",
 		"told", "broke", "chose", "sent", "spent", "felt", "lost", "met", "paid", "ran", "wrote", "built", "began",

@@ -37,7 +37,9 @@ type clauseRules struct {
 	procZH, procStepsZH                          *regexp.Regexp
 	workZH, liveDropZH, relIsZH                  *regexp.Regexp
 	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
-	noMoreEN                                     *regexp.Regexp
+	noMoreEN, joinEN, relLiveEN, relLiveZH       *regexp.Regexp
+	petCountZH, petListEN, ownZH                 *regexp.Regexp
+	procBefore3EN, procRuleZH                    *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -50,7 +52,7 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
-	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象`
+	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
@@ -81,7 +83,7 @@ func newClauseRules() *clauseRules {
 		relWorkEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
 		relNameZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
 		relApposZH:    re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
-		relJobZH:      re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))`),
+		relJobZH:      re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
 		school:        re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
 		petEN:         re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
 		petHaveEN:     re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
@@ -92,7 +94,7 @@ func newClauseRules() *clauseRules {
 		tasteEN:       re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?:[a-z-]+\s+){0,2}[a-z-]+)`),
 		tasteZH:       re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
-		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是)`),
+		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是|不是[^，。,]{1,10}[，,]\s*(?:而)?是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
 		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
 		procStepsEN:   re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
@@ -110,6 +112,21 @@ func newClauseRules() *clauseRules {
 		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+(?i:at|in|for)\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
 		// "we own a bike shop in Utrecht": a business of the speaker's.
 		businessEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|also\s+)?)((?i:run|own|manage|founded|co-founded))\s+((?i:an?|my own|our own|my|our)\s+(?i:[a-z][a-z'-]+(?:\s[a-z][a-z'-]+){0,3}?)(?:\s+(?:in|on|at)\s+\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})?)(?:[,.;!]|$|\s+(?i:and|but|since|with|for|that|which)\b)`),
+		// "my mom lives in Osaka" / "我爸妈住在大连": where a relation lives.
+		relLiveEN: re(`(?i:\bmy\s+(` + relEN + `|parents|in-laws|kids|children)(?:,?\s+\p{Lu}[\p{Ll}'-]+,?)?\s+(?:still\s+|now\s+)?(?:lives?|is living|are living|is based|are based|moved)\s+(?:in|to))\s+` + capName),
+		relLiveZH: re(`我(?:的|家)?(` + relZH + `)(?:现在|目前|一直)?(?:住在|生活在|定居在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
+		// "我养了一只柯基，叫豆豆": an animal counted by 只/条/匹 and named.
+		petCountZH: re(`(?:养了|有|收养了|领养了)(?:一|两|三)?(?:只|条|匹)([^，。,]{1,6}?)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
+		// "I have two cats, Mochi and Tofu": pets named after their count.
+		petListEN: re(`(?i:\b(?:i|we)\s+(?:have|own|got|adopted)\s+(?:two|three|four|2|3|4)\s+(` + petEN + `)s?\s*[,:(-]?\s*(?:named\s+|called\s+)?)` + `(\p{Lu}[\p{Ll}'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)\p{Lu}[\p{Ll}'-]+){1,3})`),
+		// "我有一辆特斯拉": a possession counted by its classifier.
+		ownZH: re(`我(?:家)?(?:有|买了|新买了|刚买了)(?:一|两)?(辆|台|部|套|架)([^，。,.!！；;]{1,10})`),
+		// "Before every deploy we run the smoke tests": a routine without a comma.
+		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
+		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
+		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
+		// "I just joined Initrode": a new employer.
+		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted an offer from)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?i:now|as|in|last|this|since)\b|[,.;!]|$)|(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
 		// "I drive an old pickup": the speaker's vehicle.
 		vehicleEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride)\s+(?:an?|the|my|our)\s+)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
 		// "no more sweets for me": the end of a taste, told without a verb.
@@ -138,7 +155,8 @@ func newClauseRules() *clauseRules {
 		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager", "主管": "manager", "组长": "manager",
 		"上级": "manager", "导师": "mentor",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
-		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner"}
+		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner",
+		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
 		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
 		"小狗": "dog", "鹦鹉": "parrot", "兔子": "rabbit", "仓鼠": "hamster", "金鱼": "fish", "乌龟": "turtle"}
@@ -151,7 +169,8 @@ func (c *clauseRules) matchAny(s string) bool {
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
 		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
-		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN} {
+		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
+		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -240,15 +259,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.intro.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[1])[0]] {
 				profile("user.name", "The user's name is "+m[1])
 			}
-			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) {
 				profile("user.role", "The user is "+article(m[1])+m[1])
 			}
 			for _, r := range []*regexp.Regexp{c.workAsEN, c.nowJobEN} {
-				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) && (r == c.workAsEN || jobNoun(m[1])) {
 					profile("user.role", "The user is "+article(m[1])+m[1])
 				}
 			}
-			if m := c.roleTheEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && !c.notName[m[2]] {
+			if m := c.roleTheEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) && !c.notName[m[2]] {
 				profile("user.role", "The user is the "+m[1]+" at "+m[2])
 				profile("user.employer", "The user works at "+m[2])
 			}
@@ -266,13 +285,22 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
-			if m := c.quitEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+			// Where the speaker works now comes before where they no longer do: the same
+			// slot, and the new value is the one to keep.
+			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]+m[2]] {
+				add(fact{key: "user.employer", content: "The user works at " + m[1] + m[2], cat: memory.CatProfile, replace: true})
+			}
+			if m, who := c.clauseOf(c.jobAt, s); m != nil && !c.notName[m[1]] && !deniedClause.MatchString(m[len(m)-1]) {
+				if who == "" {
+					profile("user.employer", "The user works at "+m[1])
+				} else if who != "-" {
+					add(fact{key: "relation." + slugify(c.rel(who)) + ".employer", content: "The user's " + strings.ToLower(who) + " works at " + m[1], cat: memory.CatRelationship})
+				}
+			}
+			if m, who := c.clauseOf(c.quitEN, s); m != nil && who == "" && !c.notName[m[1]] {
 				add(fact{key: "user.employer", content: "The user no longer works at " + m[1], cat: memory.CatProfile, replace: true})
 			}
-			if m := c.jobAt.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
-				profile("user.employer", "The user works at "+m[1])
-			}
-			if m := c.cityAfterJob.FindStringSubmatch(s); m != nil {
+			if m, who := c.clauseOf(c.cityAfterJob, s); m != nil && who == "" {
 				profile("user.location", "The user lives in "+m[1])
 			}
 			if m := c.healthEN.FindStringSubmatch(s); m != nil {
@@ -325,6 +353,14 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
+		for _, m := range c.relLiveEN.FindAllStringSubmatch(s, 4) {
+			who := strings.ToLower(m[1])
+			add(fact{key: "relation." + slugify(c.rel(who)) + ".location", content: "The user's " + who + " lives in " + m[2], cat: memory.CatRelationship})
+		}
+		if m := c.petListEN.FindStringSubmatch(s); m != nil {
+			kind := c.pet(m[1])
+			add(fact{key: "pet." + slugify(kind) + ".names", content: "The user has " + kind + "s named " + m[2], cat: memory.CatRelationship})
+		}
 		for _, m := range c.petHaveEN.FindAllStringSubmatch(s, 4) {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
@@ -341,7 +377,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		} else if m := c.liveZH.FindStringSubmatch(s); m != nil && isPlace(m[1]) {
 			add(fact{key: "user.location", content: "用户现在住在" + m[1], cat: memory.CatProfile, replace: true})
 		}
-		if m := c.workZH.FindStringSubmatch(s); m != nil {
+		if m := c.workZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			where := m[1]
 			if isPlace(where) {
 				profile("user.location", "用户在"+where+"工作")
@@ -377,6 +413,22 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.relNameZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
+		}
+		for _, m := range c.relLiveZH.FindAllStringSubmatch(s, 4) {
+			if !badPlaceZH(m[2]) {
+				add(fact{key: "relation." + c.rel(m[1]) + ".location", content: "用户的" + m[1] + "住在" + m[2], cat: memory.CatRelationship})
+			}
+		}
+		if m := c.petCountZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") {
+			name := cutAt(m[2], "是在住今来从的，,了也")
+			add(fact{key: "pet." + c.pet(strings.TrimPrefix(m[1], "小")) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if m := c.ownZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			key := "user.owns." + m[2]
+			if m[1] == "辆" {
+				key = "user.vehicle"
+			}
+			add(fact{key: key, content: "用户有一" + m[1] + trimEnd(m[2]), cat: memory.CatFact, imp: impPreference})
 		}
 		for _, m := range c.relIsZH.FindAllStringSubmatch(s, 4) {
 			if badNameZH(m[2]) || jobLikeZH.MatchString(m[2]) {
@@ -433,6 +485,59 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		}
 	}
 	return out
+}
+
+// clauseOf finds re in s (submatches, then the clause up to the match's end) and says
+// whose clause the match is in: "" for the speaker's,
+// the relation word ("wife") for a relation's ("my wife Ana is a pilot at Aerion"), "-"
+// for someone else's ("she works at …").
+func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
+	loc := re.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return nil, ""
+	}
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	head := s[:loc[0]]
+	if i := strings.LastIndexAny(head, ",;:.!?"); i >= 0 {
+		head = head[i+1:]
+	}
+	if i := strings.LastIndex(strings.ToLower(head), " and "); i >= 0 {
+		head = head[i+5:]
+	}
+	// The last element is the clause up to the match's end, for checks of its polarity.
+	m = append(m, head+m[0])
+	if r := c.relAnyEN.FindStringSubmatch(head); r != nil {
+		return m, r[1]
+	}
+	if otherSubject.MatchString(head) {
+		return m, "-"
+	}
+	return m, ""
+}
+
+var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
+
+// speakerBeforeZH reports that the clause at byte offset at is the speaker's: the last 我
+// before it is not the start of a relation (我妻子, 我的老板) and no 他/她 comes between.
+func speakerBeforeZH(c *clauseRules, s string, at int) bool {
+	if at < 0 {
+		return false
+	}
+	before := s[:at]
+	me := strings.LastIndex(before, "我")
+	if me < 0 {
+		return at == 0 || !strings.ContainsAny(before, "他她")
+	}
+	rest := s[me:]
+	if loc := c.relAnyZH.FindStringIndex(rest); loc != nil && loc[0] == 0 {
+		return false
+	}
+	return !strings.ContainsAny(s[me:at], "他她")
 }
 
 // jobLikeZH is a value that names a job, not a person ("医生", "产品经理").
@@ -493,6 +598,48 @@ func validJob(v string) bool {
 		return false
 	}
 	return true
+}
+
+// jobNoun reports a phrase whose head looks like a job ("pastry chef", "UX researcher",
+// "head of growth"): a noun of agency by its ending, or one of the common job nouns that
+// have none. "a night owl", "a mom of two", "a morning person" are not jobs, and must not
+// replace the speaker's role.
+func jobNoun(v string) bool {
+	f := strings.Fields(strings.ToLower(v))
+	if len(f) == 0 {
+		return false
+	}
+	head := f[len(f)-1]
+	for i, w := range f {
+		if i > 0 && (w == "of" || w == "at" || w == "for" || w == "in" || w == "with") {
+			head = f[i-1]
+			if f[0] == "head" || f[0] == "director" || f[0] == "chief" || f[0] == "vp" {
+				return true
+			}
+			break
+		}
+	}
+	if strings.ToUpper(head) == head && len(head) >= 2 { // CEO, CTO
+		return true
+	}
+	for _, suf := range []string{"er", "or", "ist", "ian", "ant", "ent", "eer", "ect", "ic", "ive", "man", "woman", "ee", "ary", "ster"} {
+		if strings.HasSuffix(head, suf) && len(head) > len(suf)+2 {
+			switch head {
+			case "lover", "member", "fan", "sister", "brother", "mother", "father", "daughter", "partner", "owner", "beginner",
+				"vegetarian", "parent", "student", "patient", "introvert", "extrovert", "ambivert", "fanatic", "addict":
+				return head == "student" || head == "owner"
+			}
+			return true
+		}
+	}
+	switch head {
+	case "nurse", "chef", "cook", "pilot", "clerk", "judge", "nanny", "intern", "surgeon", "coach", "tutor", "vet", "barista",
+		"midwife", "paramedic", "priest", "pastor", "monk", "cashier", "dentist", "model", "artist", "soldier", "cop", "detective",
+		"lead", "head", "sales", "ops", "freelance", "freelancer", "student", "owner", "founder", "postdoc", "resident", "fellow",
+		"principal", "dean", "engineer", "staff", "officer", "agent", "clinician", "therapist", "pharmacist", "mechanic":
+		return true
+	}
+	return false
 }
 
 func article(v string) string {
@@ -579,7 +726,7 @@ var measureEN = regexp.MustCompile(`(?i)\b(?:glass|cup|mug|bowl|slice|piece|plat
 func (o *Offline) planKey(s string, ref time.Time) string {
 	c := o.lex.clauses
 	s = clip(s)
-	dated := len(o.lex.temporal.Find(s, ref)) > 0 || absDate.MatchString(s)
+	dated := len(o.lex.temporal.Find(s, ref)) > 0 || absDate.MatchString(s) || dayName.MatchString(s)
 	if !dated {
 		return ""
 	}
@@ -658,6 +805,10 @@ func (o *Offline) habitKey(s string) string {
 			verb, obj = f[0], strings.Join(f[1:], " ")
 		}
 	}
+	switch strings.ToLower(verb) {
+	case "work", "live", "be", "am", "is", "are", "have", "stay", "want", "need", "like", "love", "know", "think":
+		return "" // the slots of identity and taste, not habits
+	}
 	key := "habit." + slugify(verbStem(strings.ToLower(verb)))
 	// The direct object, if any: determiners are skipped, a preposition or an adverb ends it.
 	for _, w := range strings.Fields(strings.ToLower(obj)) {
@@ -696,8 +847,16 @@ func verbStem(v string) string {
 	case strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && len(v) > 3:
 		v = strings.TrimSuffix(v, "s")
 	}
+	// A final e comes and goes with the ending (smoke, smoking): drop it.
+	if len(v) > 3 && strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "ee") {
+		v = strings.TrimSuffix(v, "e")
+	}
 	return v
 }
+
+// dayName is a weekday named alone ("on Tuesday", "是周四"): a plan's day, though
+// without a week it is not rewritten to a date.
+var dayName = regexp.MustCompile(`(?i)\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|(?:周|星期|礼拜)[一二三四五六日天]`)
 
 // absDate is a written date: "March 15", "15 March", "3月15日", "2026-03-15", "the 20th".
 var absDate = regexp.MustCompile(`(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\d{1,2}\s*月\s*\d{1,2}\s*[日号]?|\b\d{4}-\d{2}-\d{2}\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}\s*[日号]`)
@@ -712,6 +871,10 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：每次" + m[1] + "前，先" + trimEnd(m[2]),
 				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
+		if m := c.procRuleZH.FindStringSubmatch(s); m != nil {
+			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：" + m[1] + "之前，先" + trimEnd(m[2]),
+				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		}
 		if loc := c.procStepsZH.FindStringSubmatchIndex(s); loc != nil && !o.lex.event.MatchString(s) {
 			// The clause before the steps says when they apply ("出差报销时，先…再…").
 			when := strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: ")
@@ -721,6 +884,10 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			return fact{content: "用户的步骤：" + when + "先" + s[loc[2]:loc[3]] + "，再" + trimEnd(s[loc[4]:loc[5]]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
 		return fact{}, false
+	}
+	if m := c.procBefore3EN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) {
+		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
 	if m := c.procBefore2EN.FindStringSubmatch(s); m != nil {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + o.pronounsEN(m[1], true) + ", " + o.pronounsEN(trimEnd(m[2]), true),
@@ -773,6 +940,19 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		if d.key != "" {
 			keys[d.key] = true
 		}
+	}
+	if len(facts) > 0 {
+		// A revision the clause rules told slot by slot needs no memory of its own: it
+		// would keep the old value ("no longer at X, now at Y") outside the slot. So
+		// does a keyless reading of a sentence that denies a former state.
+		denies := deniedClause.MatchString(s)
+		kept := ds[:0]
+		for _, d := range ds {
+			if d.rule != "revision" && !(denies && d.key == "") {
+				kept = append(kept, d)
+			}
+		}
+		ds = kept
 	}
 	for _, f := range facts {
 		if f.replace {
@@ -896,9 +1076,15 @@ func (o *Offline) relationNameKey(key, attr, clause, value string) string {
 		return key
 	}
 	a := strings.ToLower(strings.TrimSpace(attr))
-	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫") ||
-		nameLike.MatchString(value)
-	if !named {
+	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫")
+	lv := strings.ToLower(value)
+	if !named && ((strings.HasPrefix(lv, "a ") || strings.HasPrefix(lv, "an ")) && jobNoun(strings.SplitN(lv, " ", 2)[1]) ||
+		hasHan(value) && jobLikeZH.MatchString(value)) {
+		// "my husband is a nurse" / "我爸是医生": the relation's job slot, the one the
+		// clause rules fill, so a new job replaces the old one.
+		return "relation." + slugify(o.lex.clauses.rel(a)) + ".job"
+	}
+	if !named && !nameLike.MatchString(value) {
 		return key
 	}
 	who := strings.TrimSuffix(strings.TrimSuffix(a, "'s name"), " name")

@@ -89,6 +89,10 @@ func TestClauseFacts(t *testing.T) {
 		{"a name that changed", "After the wedding my name is now Clara Brandt.", map[string]string{"user.name": "Clara Brandt"}},
 		{"a subject-dropped clause zh", "我叫林小雨，住在珠海。", map[string]string{"user.name": "林小雨", "user.location": "珠海"}},
 		{"a line of work without a job suffix zh", "我现在在一家券商做投资。", map[string]string{"user.employer": "券商", "user.role": "投资"}},
+		{"a relation's employer is not the speaker's", "My partner Rui is an architect at Studio Nord.",
+			map[string]string{"relation.partner.employer": "Studio Nord", "relation.partner.job": "architect"}},
+		{"a relation's job in the attribute form", "My aunt is a retired librarian.", map[string]string{"relation.aunt.job": "librarian"}},
+		{"a new employer beside the old one", "I quit Vantage Labs and joined Corvid Health.", map[string]string{"user.employer": "Corvid Health"}},
 		{"a relation named with 是 zh", "我们组新来的组长是何静，我的组长是何静。", map[string]string{"relation.manager.name": "何静"}},
 	}
 	for _, tt := range tests {
@@ -153,6 +157,32 @@ func TestClauseSameSlotForChanges(t *testing.T) {
 		}
 		if !shared {
 			t.Errorf("%q then %q share no slot:%s\nvs%s", p.before, p.after, dump(a), dump(b))
+		}
+	}
+}
+
+func TestNoSlotForWhatIsNotSaid(t *testing.T) {
+	t.Parallel()
+	// Sentences that must not fill a slot of the speaker's: a relation's employer, a
+	// personality trait read as a job, the old value a sentence denies.
+	tests := []struct{ text, key, absent string }{
+		{"My cousin Noor is a dentist at Bright Smiles.", "user.employer", ""},
+		{"我老婆叫孙婷，在一家律所做律师。", "user.employer", ""},
+		{"I'm an early bird, up at five every day.", "user.role", ""},
+		{"I'm a mom of two.", "user.role", ""},
+		{"I'm not in Ghent anymore, I live in Bruges now.", "user.location", "Ghent"},
+		{"我已经不在厦门了，现在住在福州。", "user.location", "厦门"},
+		{"I don't work at Vantage Labs anymore, I'm with Corvid Health now.", "user.employer", "Vantage"},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		for _, c := range got {
+			if c.Key == tt.key && (tt.absent == "" || strings.Contains(c.Content, tt.absent)) {
+				t.Errorf("%q: %s = %q", tt.text, c.Key, c.Content)
+			}
+			if tt.absent != "" && strings.Contains(c.Content, tt.absent) && c.Type == memory.Semantic {
+				t.Errorf("%q: the denied value lives on in %q (%s)", tt.text, c.Content, c.Key)
+			}
 		}
 	}
 }

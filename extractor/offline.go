@@ -81,8 +81,8 @@ func NewOffline() *Offline {
 		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
-		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|ok|OK)[，,、！!\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update)(?:[,:!]\s*|\s+))+`),
+		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:       re(`(?i)^let's\s+`),
@@ -236,18 +236,22 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}
+		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			if toldWhole(ds) || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
+			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
+			// value its rules replace: retelling it would keep the old value alive.
+			rest := o.lex.dropDenied(o.clean(s))
+			if toldWhole(ds) || rest == "" || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(rest, ""), ""), ds) {
 				continue
 			}
 			// The sentence says more than its rules took. Told in the slot of a value
 			// that may change, the whole sentence is superseded with that value; only
 			// what is stable goes into the story.
 			if i := changeable(ds); i >= 0 {
-				d := o.draft(o.clean(s), t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
+				d := o.draft(rest, t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
 				d.key, d.expire = ds[i].key, ds[i].expire
 				out = append(out, d)
 				continue
@@ -901,6 +905,9 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		first := strings.ToLower(strings.Fields(v + " x")[0])
 		switch first {
 		case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian":
+			return draft{}, false
+		}
+		if !jobNoun(v) {
 			return draft{}, false
 		}
 		article := "a "

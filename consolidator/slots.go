@@ -35,7 +35,7 @@ var (
 	dietVegan      = regexp.MustCompile(`(?i)\bvegan\b|纯素`)
 	dietNoNeg      = regexp.MustCompile(`(?i)\bno longer\b|\bnot\b|\bquit\b|\bstopped\b|\banymore\b|不吃素|不再吃素|不素`)
 	meatWords      = regexp.MustCompile(`(?i)\b(?:meat|steaks?|beef|pork|bacon|ham|chicken|lamb|mutton|veal|turkey|duck|sausages?|salami|brisket|burgers?|hamburgers?|ribs|pepperoni|prosciutto|jerky|fish|salmon|tuna|seafood|shrimps?|prawns?|lobster|crab|oysters?|sushi|bbq|barbecue)\b|肉|牛排|鸡|鸭|鹅|猪|牛|羊|鱼|虾|蟹|排骨|香肠|火腿|培根|烤串|海鲜`)
-	animalProducts = regexp.MustCompile(`(?i)\b(?:eggs?|milk|cheese|butter|yogh?urt|dairy|honey|ice cream)\b|蛋|奶|芝士|黄油|酸奶|蜂蜜`)
+	animalProducts = regexp.MustCompile(`(?i)\b(?:eggs?|milk|cheese|cheddar|mozzarella|parmesan|brie|gouda|feta|camembert|ricotta|butter|cream|yogh?urt|dairy|honey|ice cream|omelet(?:te)?s?)\b|蛋|奶|芝士|奶酪|黄油|酸奶|蜂蜜`)
 )
 
 // tasteSlot reports keys of a liking for a thing to eat or drink.

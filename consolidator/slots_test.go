@@ -15,18 +15,20 @@ func TestPlantDietRetiresMeatTastes(t *testing.T) {
 	s, r := newResolver(t, nil)
 	day := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	bacon := resolve(t, r, cand("u1", "The user adores crispy bacon", withKey("taste.bacon"), validFrom(day)), consolidator.KindAdd)
+	brie := resolve(t, r, cand("u1", "The user loves baked brie", withKey("taste.brie"), validFrom(day)), consolidator.KindAdd)
 	lamb := resolve(t, r, cand("u1", "用户很爱吃烤羊肉串", withKey("taste.烤羊肉串"), validFrom(day)), consolidator.KindAdd)
 	figs := resolve(t, r, cand("u1", "The user likes dried figs", withKey("taste.fig"), validFrom(day)), consolidator.KindAdd)
 	diet := resolve(t, r, cand("u1", "The user has been vegan since January", withKey("food.diet"), validFrom(day.AddDate(0, 1, 0))),
 		consolidator.KindSupersede)
-	if diet.MemoryID != bacon.MemoryID && diet.MemoryID != lamb.MemoryID {
+	if diet.MemoryID != bacon.MemoryID && diet.MemoryID != lamb.MemoryID && diet.MemoryID != brie.MemoryID {
 		t.Fatalf("the diet superseded %s, want one of the meat tastes", diet.MemoryID)
 	}
 	for _, id := range []struct {
 		name string
 		d    consolidator.Decision
 		want memory.Status
-	}{{"bacon", bacon, memory.StatusActive}, {"lamb", lamb, memory.StatusActive}, {"figs", figs, memory.StatusActive}} {
+	}{{"bacon", bacon, memory.StatusActive}, {"brie", brie, memory.StatusActive}, {"lamb", lamb, memory.StatusActive},
+		{"figs", figs, memory.StatusActive}} {
 		got := detail(t, s, id.d.MemoryID)
 		switch {
 		case id.d.MemoryID == diet.MemoryID:

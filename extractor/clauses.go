@@ -39,7 +39,7 @@ type clauseRules struct {
 	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
 	noMoreEN, joinEN, relLiveEN, relLiveZH       *regexp.Regexp
 	petCountZH, petListEN, ownZH                 *regexp.Regexp
-	procBefore3EN, procRuleZH                    *regexp.Regexp
+	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -71,29 +71,31 @@ func newClauseRules() *clauseRules {
 		// "engineer at Northwind" / "work for Acme".
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
-		cityAfterJob:  re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:        re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
-		moveZH:        re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
-		liveZH:        re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
-		tzEN:          re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
-		tzOnEN:        re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
-		tzZH:          re(`时区(?:现在)?(?:是|改成|换成|变成|为|改为|调成)(?:了)?([^，。,.!！？?；;\s]{2,12})|(?:我|现在)(?:现在)?(?:用|按|是|在)(\p{Han}{2,6}时间)`),
-		relNameEN:     re(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest|new)\s+)?(` + relEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
-		relJobEN:      re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
-		relWorkEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
-		relNameZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		relApposZH:    re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
-		relJobZH:      re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
-		school:        re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
-		petEN:         re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
-		petHaveEN:     re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
-		petZH:         re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		petHaveZH:     re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
-		deviceEN:      re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
-		deviceZH:      re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
-		tasteEN:       re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?:[a-z-]+\s+){0,2}[a-z-]+)`),
-		tasteZH:       re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
-		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
+		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
+		moveEN:       re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
+		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
+		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
+		tzOnEN:       re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
+		tzZH:         re(`时区(?:现在)?(?:是|改成|换成|变成|为|改为|调成)(?:了)?([^，。,.!！？?；;\s]{2,12})|(?:我|现在)(?:现在)?(?:用|按|是|在)(\p{Han}{2,6}时间)`),
+		relNameEN:    re(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest|new)\s+)?(` + relEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		relJobEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
+		relWorkEN:    re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
+		relNameZH:    re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
+		relJobZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
+		school:       re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
+		petEN:        re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		petHaveEN:    re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
+		petZH:        re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
+		deviceEN:     re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
+		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
+		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		// habitFoodZH: what a habit eats or drinks ("每天早上都喝一杯豆浆"), in the taste slot.
+		habitFoodZH:   re(`(?:吃|喝)(?:一杯|一碗|一份|一点|一个|点|杯|碗)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|review|session|conference|workshop|webinar|training|audit|retreat|offsite|shift|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
 		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是|不是[^，。,]{1,10}[，,]\s*(?:而)?是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
 		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
@@ -683,36 +685,68 @@ func (o *Offline) objectKey(s string) string {
 	m := c.tasteEN.FindStringSubmatch(s)
 	if m == nil {
 		if m = c.noMoreEN.FindStringSubmatch(s); m == nil {
-			return ""
+			if m = intoEN.FindStringSubmatch(s); m == nil {
+				return ""
+			}
 		}
 	}
-	var words []string
 	obj := strings.ToLower(m[1])
 	if mm := measureEN.FindStringSubmatchIndex(s); mm != nil {
 		// "a mug of cocoa": the thing is what the measure is of.
 		obj = strings.ToLower(s[mm[2]:mm[3]])
 	}
-	for _, w := range strings.Fields(obj) {
+	// The noun phrase: leading determiners and qualities skipped, a verb of doing
+	// ("watching", "eating") passed over, ended by a preposition or a conjunction. Its
+	// head names the thing ("aged cheddar" → cheddar), unless the head is a generic word
+	// ("Thai food" → thai).
+	var words []string
+	fs := strings.Fields(obj)
+	for i, w := range fs {
+		w = strings.Trim(w, ",.;!?")
 		switch w {
 		case "good", "great", "nice", "fresh", "hot", "cold", "spicy", "big", "little", "red", "white", "whole", "real",
-			"homemade", "fried", "grilled", "raw", "any", "some", "more", "of", "my", "our", "your", "their", "it", "that",
-			"this", "them", "those", "these", "to", "with", "and", "when", "how", "in", "on", "at", "for":
-			if len(words) > 0 {
-				break
+			"homemade", "fried", "grilled", "raw", "aged", "any", "some", "more", "of", "my", "our", "your", "their", "a", "an", "the":
+			if len(words) == 0 {
+				continue
 			}
+		case "it", "that", "this", "them", "those", "these", "to", "with", "and", "or", "when", "how", "in", "on", "at", "for",
+			"anymore", "now", "every", "too", "so", "because", "but", "online", "outside", "outdoors", "together", "alone",
+			"here", "there", "daily", "often", "lately", "nowadays", "sometimes", "again", "much", "lot", "all", "most":
+			if len(words) == 0 && (w == "it" || w == "that" || w == "this" || w == "them") {
+				return ""
+			}
+		default:
+			if len(words) == 0 && strings.HasSuffix(w, "ing") && i+1 < len(fs) || strings.Trim(w, "0123456789") == "" {
+				continue
+			}
+			if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3 {
+				w = strings.TrimSuffix(w, "s")
+			}
+			words = append(words, w)
 			continue
 		}
-		if len(words) > 0 && (w == "and" || w == "with" || w == "when" || w == "in" || w == "on" || w == "at" || w == "for") {
+		if len(words) > 0 {
 			break
 		}
-		words = append(words, strings.TrimSuffix(w, "s"))
-		break
 	}
-	if len(words) == 0 || len(words[0]) < 3 {
+	if len(words) == 0 {
 		return ""
 	}
-	return "taste." + slugify(words[0])
+	head := words[len(words)-1]
+	switch head {
+	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing":
+		if len(words) > 1 {
+			head = words[0]
+		}
+	}
+	if len(head) < 3 {
+		return ""
+	}
+	return "taste." + slugify(head)
 }
+
+// intoEN is a liking told with "into" ("I'm really into bouldering", "not into jazz anymore").
+var intoEN = regexp.MustCompile(`(?i)\b(?:i'm|i am|we're|we are)\s+(?:not\s+|no longer\s+)?(?:really\s+|so\s+|very\s+|totally\s+|big\s+|quite\s+|also\s+)?into\s+((?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+)`)
 
 // measureEN is a quantity of a thing ("a mug of cocoa", "a bowl of ramen").
 var measureEN = regexp.MustCompile(`(?i)\b(?:glass|cup|mug|bowl|slice|piece|plate|bottle|pint|bag|box|bite|scoop|serving|pot)s?\s+of\s+((?:[a-z-]+\s+){0,2}[a-z-]+)`)
@@ -994,6 +1028,13 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		// standing fact about the speaker, in the slot its giving up would fill.
 		if key := o.habitKey(s); key != "" && o.planKey(s, ref) == "" {
 			d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "habit", impPreference, confExplicit)
+			// A habit about a known topic lives in the topic's slot (drink.tea), where a
+			// later preference or constraint about it lands too.
+			if k := o.topics.key(lowerText(s)); k != "" {
+				key = k
+			} else if m := o.lex.clauses.habitFoodZH.FindStringSubmatch(s); m != nil && hasHan(s) {
+				key = "taste." + m[1]
+			}
 			d.key = key
 			return append(ds, d)
 		}

@@ -38,6 +38,7 @@ type clauseRules struct {
 	workZH, liveDropZH, relIsZH                  *regexp.Regexp
 	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
 	noMoreEN, joinEN, relLiveEN, relLiveZH       *regexp.Regexp
+	atNowEN                                      *regexp.Regexp
 	petCountZH, petListEN, ownZH                 *regexp.Regexp
 	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
@@ -128,7 +129,9 @@ func newClauseRules() *clauseRules {
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
 		// "I just joined Initrode": a new employer.
-		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted an offer from)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?i:now|as|in|last|this|since)\b|[,.;!]|$)|(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
+		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted an offer from)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?i:now|as|in|last|this|since)\b|[,.;!]|$)`),
+		// "I'm with Corvid now", said where work is the topic ("I don't work at X anymore, …").
+		atNowEN: re(`(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
 		// "I drive an old pickup": the speaker's vehicle.
 		vehicleEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride)\s+(?:an?|the|my|our)\s+)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
 		// "no more sweets for me": the end of a taste, told without a verb.
@@ -289,8 +292,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			// Where the speaker works now comes before where they no longer do: the same
 			// slot, and the new value is the one to keep.
-			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]+m[2]] {
-				add(fact{key: "user.employer", content: "The user works at " + m[1] + m[2], cat: memory.CatProfile, replace: true})
+			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]] {
+				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
+			if m, who := c.clauseOf(c.atNowEN, s); m != nil && who == "" && !c.notName[m[1]] && workTalk.MatchString(s) {
+				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
 			}
 			if m, who := c.clauseOf(c.jobAt, s); m != nil && !c.notName[m[1]] && !deniedClause.MatchString(m[len(m)-1]) {
 				if who == "" {
@@ -521,6 +527,9 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 	}
 	return m, ""
 }
+
+// workTalk marks a sentence about where someone works.
+var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|job|employ\w*|company|employer|quit|left|joined)\b`)
 
 var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
 

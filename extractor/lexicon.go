@@ -87,7 +87,8 @@ func newLexicon() *lexicon {
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
 					"always make me", "always makes me", "always make us", "always makes us", "always remind me", "always reminds me",
-					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun"},
+					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun",
+					"into it", "into that", "into this", "into them", "into those", "into you"},
 				// A habit of someone or something else ("they always make us laugh"), or a
 				// promise to the listener ("always around when you need me"), is no preference of
 				// the speaker's.

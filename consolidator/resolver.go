@@ -394,6 +394,9 @@ func (r *Resolver) decideLocked(ctx context.Context, tx *memory.Tx, c memory.Can
 	if err != nil {
 		return Decision{}, err
 	}
+	if err := r.retireRuledOut(ctx, tx, c, ns, d); err != nil {
+		return Decision{}, err
+	}
 	first, err := tx.RecordCandidate(ctx, c.ID, d.MemoryID, string(d.Kind), d.Reason)
 	if err != nil {
 		return Decision{}, err
@@ -475,7 +478,8 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 			continue
 		}
 		seen[n.Memory.ID] = true
-		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: c.Key != "" && n.Memory.Key == c.Key})
+		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: sameSlot(c.Key, n.Memory.Key),
+			related: related(c, n.Memory)})
 	}
 	if c.Key == "" {
 		return out, nil
@@ -484,13 +488,21 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range relatedPrefixes(c) {
+		more, err := tx.ByKeyPrefix(ctx, c.UserID, p, maxRelated)
+		if err != nil {
+			return nil, err
+		}
+		keyed = append(keyed, more...)
+	}
 	var missing []uuid.UUID
 	for _, m := range keyed {
-		if !sameOwner(c, m) || seen[m.ID] {
+		if !sameOwner(c, m) || seen[m.ID] || !(m.Key == c.Key || related(c, m)) {
 			continue
 		}
+		seen[m.ID] = true
 		missing = append(missing, m.ID)
-		out = append(out, scored{mem: m, sameKey: true})
+		out = append(out, scored{mem: m, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -507,6 +519,14 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 		}
 	}
 	return out, nil
+}
+
+// maxRelated bounds the memories read per related key prefix.
+const maxRelated = 20
+
+// related reports a memory in a slot candidate c meets although the keys differ.
+func related(c memory.Candidate, m memory.Memory) bool {
+	return (m.Key != c.Key && sameSlot(c.Key, m.Key)) || dietRulesOut(c, m)
 }
 
 // nearest is the owner's k nearest active and pending memories (see
@@ -680,7 +700,8 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		upd.Change, upd.Content, upd.Confidence, upd.Importance, upd.Category = memory.ChangeSupersede, &content, &conf, &imp, &cat
 		upd.ValidFrom = validFrom(c)
 		upd.Embeddings = []memory.Embedding{{Model: r.emb.Model(), Vector: vec}}
-		if c.Key != "" {
+		if c.Key != "" && !strings.HasPrefix(t.Key, c.Key+".") {
+			// A plan revised by its kind keeps the name it had (plan.flight.oslo).
 			upd.Key = &c.Key
 		}
 		if c.ExpireAt != nil {
@@ -704,6 +725,36 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		return Decision{}, fmt.Errorf("no action for relation %s", p.rel)
 	}
 	return d, nil
+}
+
+// retireRuledOut deprecates the other active memories a believed candidate rules out
+// (the supersede itself replaced one): every liking of meat, once the user is vegetarian.
+// They stay in history with their validity.
+func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.Candidate, ns []scored, d Decision) error {
+	switch d.Kind {
+	case KindAdd, KindSupersede, KindUpdate, KindConfirm, KindPromote:
+	default:
+		return nil
+	}
+	if r.doubtful(c) {
+		return nil
+	}
+	deprecated := memory.StatusDeprecated
+	for _, n := range ns {
+		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !dietRulesOut(c, n.mem) {
+			continue
+		}
+		if !c.ValidFrom.IsZero() && c.ValidFrom.Before(n.mem.ValidFrom) {
+			continue // a liking told after the diet is the newer news
+		}
+		reason := fmt.Sprintf("ruled out by candidate %s (%s): %s", c.ID, c.Key, c.Content)
+		// No candidate id on this version: the candidate's own decision carries it.
+		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
+			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+			return fmt.Errorf("retiring memory %s ruled out by %s: %w", n.mem.ID, c.Key, err)
+		}
+	}
+	return nil
 }
 
 func validFrom(c memory.Candidate) *time.Time {

@@ -48,6 +48,7 @@ type scored struct {
 	mem     memory.Memory
 	sim     float64
 	sameKey bool
+	related bool // in a slot the candidate's may rule out (see slots.go)
 }
 
 // ruleMatch is the rules' verdict on one neighbour.
@@ -73,14 +74,16 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	extraNew := len(cf.tokens) - shared
 	flip := cf.negative != nf.negative
 	keyed := c.Key != "" && n.mem.Key != ""
-	sameKey := keyed && c.Key == n.mem.Key
-	diffKey := keyed && c.Key != n.mem.Key
+	sameKey := keyed && sameSlot(c.Key, n.mem.Key)
+	diffKey := keyed && !sameKey
 	episodic := c.Type == memory.Episodic || n.mem.Type == memory.Episodic
 	why := func(format string, args ...any) string {
 		return fmt.Sprintf("%s (cosine %.2f, old-in-new %.2f, new-in-old %.2f)", fmt.Sprintf(format, args...), sim, oldIn, newIn)
 	}
 
 	switch {
+	case dietRulesOut(c, n.mem):
+		return ruleMatch{relContradiction, why("the diet %s rules out %s", c.Key, n.mem.Key)}
 	case diffKey && sim < cfg.DuplicateSim:
 		// Keys name single-valued slots: two different slots never replace each other.
 		return ruleMatch{relUnrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
@@ -95,6 +98,9 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		return ruleMatch{relContradiction, why("polarity flips (negation or opposite verb)")}
 	case flip:
 		return ruleMatch{relUnrelated, why("opposite polarity but not similar enough to be the same fact")}
+	case !keyed && extraNew > 0 && revises(cf, c, n.mem):
+		// "X改成Y" / "switched X to Y" with X in the memory: the same thing, a new value.
+		return ruleMatch{relContradiction, why("revises %q, which the memory is about", revisedThing(c.Content))}
 	case cf.change && extraNew > 0 && (sameKey || sim >= cfg.ContradictSim):
 		// "now", "instead", 改成 … with something new: the value changed.
 		return ruleMatch{relContradiction, why("change cue with a new value")}
@@ -366,7 +372,7 @@ func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, rule
 	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
-		if n.sim < cfg.NeighbourFloor && !n.sameKey {
+		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) {
 			continue
 		}
 		m := cfg.relate(c, cf, n, features(n.mem.Content))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -34,7 +35,12 @@ type clauseRules struct {
 	planEN, planZH                               *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
 	procZH, procStepsZH                          *regexp.Regexp
-	workZH                                       *regexp.Regexp
+	workZH, liveDropZH, relIsZH                  *regexp.Regexp
+	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
+	noMoreEN, joinEN, relLiveEN, relLiveZH       *regexp.Regexp
+	atNowEN                                      *regexp.Regexp
+	petCountZH, petListEN, ownZH                 *regexp.Regexp
+	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -47,10 +53,12 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
-	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象`
+	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
+	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
+	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
 )
 
@@ -64,46 +72,80 @@ func newClauseRules() *clauseRules {
 		// "engineer at Northwind" / "work for Acme".
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
-		cityAfterJob:  re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:        re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
-		moveZH:        re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
-		liveZH:        re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
-		tzEN:          re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
-		tzOnEN:        re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
-		tzZH:          re(`时区(?:现在)?(?:是|改成|换成|变成|为|改为|调成)(?:了)?([^，。,.!！？?；;\s]{2,12})|(?:我|现在)(?:现在)?(?:用|按|是|在)(\p{Han}{2,6}时间)`),
-		relNameEN:     re(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest|new)\s+)?(` + relEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
-		relJobEN:      re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
-		relWorkEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
-		relNameZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		relApposZH:    re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
-		relJobZH:      re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))`),
-		school:        re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
-		petEN:         re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
-		petHaveEN:     re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
-		petZH:         re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		petHaveZH:     re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
-		deviceEN:      re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
-		deviceZH:      re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
-		tasteEN:       re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?:[a-z-]+\s+){0,2}[a-z-]+)`),
-		tasteZH:       re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
-		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
-		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是)`),
+		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
+		moveEN:       re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
+		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
+		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
+		tzOnEN:       re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
+		tzZH:         re(`时区(?:现在)?(?:是|改成|换成|变成|为|改为|调成)(?:了)?([^，。,.!！？?；;\s]{2,12})|(?:我|现在)(?:现在)?(?:用|按|是|在)(\p{Han}{2,6}时间)`),
+		relNameEN:    re(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest|new)\s+)?(` + relEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		relJobEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
+		relWorkEN:    re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
+		relNameZH:    re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
+		relJobZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
+		school:       re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
+		petEN:        re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
+		petHaveEN:    re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
+		petZH:        re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
+		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
+		deviceEN:     re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
+		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
+		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		// habitFoodZH: what a habit eats or drinks ("每天早上都喝一杯豆浆"), in the taste slot.
+		habitFoodZH:   re(`(?:吃|喝)(?:一杯|一碗|一份|一点|一个|点|杯|碗)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|review|session|conference|workshop|webinar|training|audit|retreat|offsite|shift|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
+		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是|不是[^，。,]{1,10}[，,]\s*(?:而)?是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
 		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
 		procStepsEN:   re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
 		procZH:        re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
 		procStepsZH:   re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
-		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{1,10}?(?:` + jobZH + `)|风控|开发|设计|运营|销售|市场|财务|人事|法务)`),
-		healthEN:      re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+)\b|[,.;!?]|$)`),
-		healthZH:      re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
-		workAsEN:      re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
-		nowJobEN:      re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
-		orgJobZH:      re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
-		quitEN:        re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
-		quitZH:        re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
-		relAnyEN:      re(`(?i)\bmy\s+(` + relEN + `)\b`),
-		relAnyZH:      re(`我(?:的|家)?(` + relZH + `)`),
-		selfStart:     re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
+		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
+		// A clause without its subject after one about the speaker ("我叫…，住在海边的小城"):
+		// Chinese drops the repeated 我.
+		liveDropZH: re(`[，,；;](?:现在|目前|一直)?(?:住在|定居在|生活在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
+		// "我现在的组长是某某": a relation named with 是 (a job after 是 is relJobZH's).
+		relIsZH: re(`我(?:现在|目前|新|以前|原来)?的(` + relZH + `)(?:现在|目前)?是(\p{Han}{2,3})(?:[，。,.!！；;]|$)`),
+		// "I'm the head nurse at Mercy General": a role with "the" and where it is held.
+		roleTheEN: re(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?the\s+(?:new\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|of)\s+` + orgName),
+		// "I teach piano at a music school": a profession told by its verb.
+		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+(?i:at|in|for)\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
+		// "we own a bike shop in Utrecht": a business of the speaker's.
+		businessEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|also\s+)?)((?i:run|own|manage|founded|co-founded))\s+((?i:an?|my own|our own|my|our)\s+(?i:[a-z][a-z'-]+(?:\s[a-z][a-z'-]+){0,3}?)(?:\s+(?:in|on|at)\s+\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})?)(?:[,.;!]|$|\s+(?i:and|but|since|with|for|that|which)\b)`),
+		// "my mom lives in Osaka" / "我爸妈住在大连": where a relation lives.
+		relLiveEN: re(`(?i:\bmy\s+(` + relEN + `|parents|in-laws|kids|children)(?:,?\s+\p{Lu}[\p{Ll}'-]+,?)?\s+(?:still\s+|now\s+)?(?:lives?|is living|are living|is based|are based|moved)\s+(?:in|to))\s+` + capName),
+		relLiveZH: re(`我(?:的|家)?(` + relZH + `)(?:现在|目前|一直)?(?:住在|生活在|定居在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
+		// "我养了一只柯基，叫豆豆": an animal counted by 只/条/匹 and named.
+		petCountZH: re(`(?:养了|有|收养了|领养了)(?:一|两|三)?(?:只|条|匹)([^，。,]{1,6}?)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
+		// "I have two cats, Mochi and Tofu": pets named after their count.
+		petListEN: re(`(?i:\b(?:i|we)\s+(?:have|own|got|adopted)\s+(?:two|three|four|2|3|4)\s+(` + petEN + `)s?\s*[,:(-]?\s*(?:named\s+|called\s+)?)` + `(\p{Lu}[\p{Ll}'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)\p{Lu}[\p{Ll}'-]+){1,3})`),
+		// "我有一辆特斯拉": a possession counted by its classifier.
+		ownZH: re(`我(?:家)?(?:有|买了|新买了|刚买了)(?:一|两)?(辆|台|部|套|架)([^，。,.!！；;]{1,10})`),
+		// "Before every deploy we run the smoke tests": a routine without a comma.
+		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
+		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
+		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
+		// "I just joined Initrode": a new employer.
+		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted an offer from)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?i:now|as|in|last|this|since)\b|[,.;!]|$)`),
+		// "I'm with Corvid now", said where work is the topic ("I don't work at X anymore, …").
+		atNowEN: re(`(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
+		// "I drive an old pickup": the speaker's vehicle.
+		vehicleEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride)\s+(?:an?|the|my|our)\s+)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
+		// "no more sweets for me": the end of a taste, told without a verb.
+		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
+		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),
+		healthZH:  re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
+		workAsEN:  re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
+		nowJobEN:  re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
+		orgJobZH:  re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
+		quitEN:    re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
+		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
+		relAnyEN:  re(`(?i)\bmy\s+(` + relEN + `)\b`),
+		relAnyZH:  re(`我(?:的|家)?(` + relZH + `)`),
+		selfStart: re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
 	}
 	c.notName = map[string]bool{}
 	for _, w := range strings.Fields("So Really Happy Sorry Glad Fine Good Back Here Ready Done Sure Not Still Just Also Excited Busy Tired Okay Ok Well Home Free Great Thrilled Stoked Proud Grateful Thankful Blessed Lucky Totally Definitely Always Never Currently Now Actually Looking Going Trying Working Thinking Hoping Planning Off On In At The A An Very Super Pretty Kinda Bit Sick Better Fine Alive Curious Sad Nervous Worried Afraid Scared Confused Interested Keen New Doing Feeling Getting Taking Making Learning Reading Writing Calling Leaving Moving Staying Visiting Traveling Travelling English Chinese") {
@@ -115,9 +157,11 @@ func newClauseRules() *clauseRules {
 		"老婆": "wife", "妻子": "wife", "太太": "wife", "爱人": "spouse", "老公": "husband", "丈夫": "husband", "儿子": "son",
 		"女儿": "daughter", "闺女": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
 		"哥哥": "brother", "姐姐": "sister", "弟弟": "brother", "妹妹": "sister", "男朋友": "boyfriend", "女朋友": "girlfriend",
-		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager",
+		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager", "主管": "manager", "组长": "manager",
+		"上级": "manager", "导师": "mentor",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
-		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner"}
+		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner",
+		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
 		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
 		"小狗": "dog", "鹦鹉": "parrot", "兔子": "rabbit", "仓鼠": "hamster", "金鱼": "fish", "乌龟": "turtle"}
@@ -129,7 +173,9 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH} {
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
+		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
+		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -218,21 +264,51 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.intro.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[1])[0]] {
 				profile("user.name", "The user's name is "+m[1])
 			}
-			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+			if m := c.apposJob.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) {
 				profile("user.role", "The user is "+article(m[1])+m[1])
 			}
 			for _, r := range []*regexp.Regexp{c.workAsEN, c.nowJobEN} {
-				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+				if m := r.FindStringSubmatch(s); m != nil && validJob(m[1]) && (r == c.workAsEN || jobNoun(m[1])) {
 					profile("user.role", "The user is "+article(m[1])+m[1])
 				}
 			}
-			if m := c.quitEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+			if m := c.roleTheEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) && !c.notName[m[2]] {
+				profile("user.role", "The user is the "+m[1]+" at "+m[2])
+				profile("user.employer", "The user works at "+m[2])
+			}
+			if m := c.teachEN.FindStringSubmatch(s); m != nil && validJob(m[1]) {
+				if m[2] != "" && !c.notName[m[2]] {
+					profile("user.role", "The user teaches "+m[1]+" at "+m[2])
+					profile("user.employer", "The user works at "+m[2])
+				} else {
+					profile("user.role", "The user teaches "+m[1])
+				}
+			}
+			if m := c.businessEN.FindStringSubmatch(s); m != nil && validJob(strings.TrimPrefix(strings.Fields(m[2] + " x")[1], "own")) {
+				add(fact{key: "user.business", content: "The user " + thirdVerb(strings.ToLower(m[1])) + " " + o.pronounsEN(m[2], true), cat: memory.CatProfile})
+			}
+			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
+				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
+			}
+			// Where the speaker works now comes before where they no longer do: the same
+			// slot, and the new value is the one to keep.
+			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]] {
+				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
+			if m, who := c.clauseOf(c.atNowEN, s); m != nil && who == "" && !c.notName[m[1]] && workTalk.MatchString(s) {
+				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
+			if m, who := c.clauseOf(c.jobAt, s); m != nil && !c.notName[m[1]] && !deniedClause.MatchString(m[len(m)-1]) {
+				if who == "" {
+					profile("user.employer", "The user works at "+m[1])
+				} else if who != "-" {
+					add(fact{key: "relation." + slugify(c.rel(who)) + ".employer", content: "The user's " + strings.ToLower(who) + " works at " + m[1], cat: memory.CatRelationship})
+				}
+			}
+			if m, who := c.clauseOf(c.quitEN, s); m != nil && who == "" && !c.notName[m[1]] {
 				add(fact{key: "user.employer", content: "The user no longer works at " + m[1], cat: memory.CatProfile, replace: true})
 			}
-			if m := c.jobAt.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
-				profile("user.employer", "The user works at "+m[1])
-			}
-			if m := c.cityAfterJob.FindStringSubmatch(s); m != nil {
+			if m, who := c.clauseOf(c.cityAfterJob, s); m != nil && who == "" {
 				profile("user.location", "The user lives in "+m[1])
 			}
 			if m := c.healthEN.FindStringSubmatch(s); m != nil {
@@ -285,6 +361,14 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
+		for _, m := range c.relLiveEN.FindAllStringSubmatch(s, 4) {
+			who := strings.ToLower(m[1])
+			add(fact{key: "relation." + slugify(c.rel(who)) + ".location", content: "The user's " + who + " lives in " + m[2], cat: memory.CatRelationship})
+		}
+		if m := c.petListEN.FindStringSubmatch(s); m != nil {
+			kind := c.pet(m[1])
+			add(fact{key: "pet." + slugify(kind) + ".names", content: "The user has " + kind + "s named " + m[2], cat: memory.CatRelationship})
+		}
 		for _, m := range c.petHaveEN.FindAllStringSubmatch(s, 4) {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
@@ -301,7 +385,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		} else if m := c.liveZH.FindStringSubmatch(s); m != nil && isPlace(m[1]) {
 			add(fact{key: "user.location", content: "用户现在住在" + m[1], cat: memory.CatProfile, replace: true})
 		}
-		if m := c.workZH.FindStringSubmatch(s); m != nil {
+		if m := c.workZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			where := m[1]
 			if isPlace(where) {
 				profile("user.location", "用户在"+where+"工作")
@@ -337,6 +421,31 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.relNameZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
+		}
+		for _, m := range c.relLiveZH.FindAllStringSubmatch(s, 4) {
+			if !badPlaceZH(m[2]) {
+				add(fact{key: "relation." + c.rel(m[1]) + ".location", content: "用户的" + m[1] + "住在" + m[2], cat: memory.CatRelationship})
+			}
+		}
+		if m := c.petCountZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") {
+			name := cutAt(m[2], "是在住今来从的，,了也")
+			add(fact{key: "pet." + c.pet(strings.TrimPrefix(m[1], "小")) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if m := c.ownZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			key := "user.owns." + m[2]
+			if m[1] == "辆" {
+				key = "user.vehicle"
+			}
+			add(fact{key: key, content: "用户有一" + m[1] + trimEnd(m[2]), cat: memory.CatFact, imp: impPreference})
+		}
+		for _, m := range c.relIsZH.FindAllStringSubmatch(s, 4) {
+			if badNameZH(m[2]) || jobLikeZH.MatchString(m[2]) {
+				continue
+			}
+			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "是" + m[2], cat: memory.CatRelationship})
+		}
+		if m := c.liveDropZH.FindStringSubmatch(s); m != nil && speakerLeadsZH(s) && !badPlaceZH(m[1]) {
+			profile("user.location", "用户住在"+m[1])
 		}
 		for _, m := range c.relApposZH.FindAllStringSubmatch(s, 4) {
 			if badNameZH(m[2]) {
@@ -386,6 +495,96 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 	return out
 }
 
+// clauseOf finds re in s (submatches, then the clause up to the match's end) and says
+// whose clause the match is in: "" for the speaker's,
+// the relation word ("wife") for a relation's ("my wife Ana is a pilot at Aerion"), "-"
+// for someone else's ("she works at …").
+func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
+	loc := re.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return nil, ""
+	}
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	head := s[:loc[0]]
+	if i := strings.LastIndexAny(head, ",;:.!?"); i >= 0 {
+		head = head[i+1:]
+	}
+	if i := strings.LastIndex(strings.ToLower(head), " and "); i >= 0 {
+		head = head[i+5:]
+	}
+	// The last element is the clause up to the match's end, for checks of its polarity.
+	m = append(m, head+m[0])
+	if r := c.relAnyEN.FindStringSubmatch(head); r != nil {
+		return m, r[1]
+	}
+	if otherSubject.MatchString(head) {
+		return m, "-"
+	}
+	return m, ""
+}
+
+// workTalk marks a sentence about where someone works.
+var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|job|employ\w*|company|employer|quit|left|joined)\b`)
+
+var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
+
+// speakerBeforeZH reports that the clause at byte offset at is the speaker's: the last 我
+// before it is not the start of a relation (我妻子, 我的老板) and no 他/她 comes between.
+func speakerBeforeZH(c *clauseRules, s string, at int) bool {
+	if at < 0 {
+		return false
+	}
+	before := s[:at]
+	me := strings.LastIndex(before, "我")
+	if me < 0 {
+		return at == 0 || !strings.ContainsAny(before, "他她")
+	}
+	rest := s[me:]
+	if loc := c.relAnyZH.FindStringIndex(rest); loc != nil && loc[0] == 0 {
+		return false
+	}
+	return !strings.ContainsAny(s[me:at], "他她")
+}
+
+// jobLikeZH is a value that names a job, not a person ("医生", "产品经理").
+var jobLikeZH = regexp.MustCompile(`(?:` + jobZH + `|` + fieldZH + `)$`)
+
+// speakerLeadsZH reports a sentence whose first clause is about the speaker ("我叫…",
+// "大家好，我是…"), so that a later clause without a subject is about them too; a relation
+// named before the speaker makes it about that person instead.
+func speakerLeadsZH(s string) bool {
+	i := strings.Index(s, "我")
+	if i < 0 {
+		return false
+	}
+	head := s[i:]
+	if j := strings.IndexAny(head, "，,；;"); j >= 0 {
+		head = head[:j]
+	}
+	for _, r := range []string{"的", "家"} {
+		if strings.HasPrefix(head, "我"+r) {
+			return false
+		}
+	}
+	return true
+}
+
+// thirdVerb is an English verb in the third person singular ("run" → "runs").
+func thirdVerb(v string) string {
+	switch {
+	case strings.HasSuffix(v, "ed"):
+		return v
+	case strings.HasSuffix(v, "s"), strings.HasSuffix(v, "sh"), strings.HasSuffix(v, "ch"):
+		return v + "es"
+	}
+	return v + "s"
+}
+
 func deviceKind(v string) string {
 	l := strings.ToLower(v)
 	switch {
@@ -410,6 +609,48 @@ func validJob(v string) bool {
 		return false
 	}
 	return true
+}
+
+// jobNoun reports a phrase whose head looks like a job ("pastry chef", "UX researcher",
+// "head of growth"): a noun of agency by its ending, or one of the common job nouns that
+// have none. "a night owl", "a mom of two", "a morning person" are not jobs, and must not
+// replace the speaker's role.
+func jobNoun(v string) bool {
+	f := strings.Fields(strings.ToLower(v))
+	if len(f) == 0 {
+		return false
+	}
+	head := f[len(f)-1]
+	for i, w := range f {
+		if i > 0 && (w == "of" || w == "at" || w == "for" || w == "in" || w == "with") {
+			head = f[i-1]
+			if f[0] == "head" || f[0] == "director" || f[0] == "chief" || f[0] == "vp" {
+				return true
+			}
+			break
+		}
+	}
+	if strings.ToUpper(head) == head && len(head) >= 2 { // CEO, CTO
+		return true
+	}
+	for _, suf := range []string{"er", "or", "ist", "ian", "ant", "ent", "eer", "ect", "ic", "ive", "man", "woman", "ee", "ary", "ster"} {
+		if strings.HasSuffix(head, suf) && len(head) > len(suf)+2 {
+			switch head {
+			case "lover", "member", "fan", "sister", "brother", "mother", "father", "daughter", "partner", "owner", "beginner",
+				"vegetarian", "parent", "student", "patient", "introvert", "extrovert", "ambivert", "fanatic", "addict":
+				return head == "student" || head == "owner"
+			}
+			return true
+		}
+	}
+	switch head {
+	case "nurse", "chef", "cook", "pilot", "clerk", "judge", "nanny", "intern", "surgeon", "coach", "tutor", "vet", "barista",
+		"midwife", "paramedic", "priest", "pastor", "monk", "cashier", "dentist", "model", "artist", "soldier", "cop", "detective",
+		"lead", "head", "sales", "ops", "freelance", "freelancer", "student", "owner", "founder", "postdoc", "resident", "fellow",
+		"principal", "dean", "engineer", "staff", "officer", "agent", "clinician", "therapist", "pharmacist", "mechanic":
+		return true
+	}
+	return false
 }
 
 func article(v string) string {
@@ -452,48 +693,213 @@ func (o *Offline) objectKey(s string) string {
 	}
 	m := c.tasteEN.FindStringSubmatch(s)
 	if m == nil {
-		return ""
+		if m = c.noMoreEN.FindStringSubmatch(s); m == nil {
+			if m = intoEN.FindStringSubmatch(s); m == nil {
+				return ""
+			}
+		}
 	}
+	obj := strings.ToLower(m[1])
+	if mm := measureEN.FindStringSubmatchIndex(s); mm != nil {
+		// "a mug of cocoa": the thing is what the measure is of.
+		obj = strings.ToLower(s[mm[2]:mm[3]])
+	}
+	// The noun phrase: leading determiners and qualities skipped, a verb of doing
+	// ("watching", "eating") passed over, ended by a preposition or a conjunction. Its
+	// head names the thing ("aged cheddar" → cheddar), unless the head is a generic word
+	// ("Thai food" → thai).
 	var words []string
-	for _, w := range strings.Fields(strings.ToLower(m[1])) {
+	fs := strings.Fields(obj)
+	for i, w := range fs {
+		w = strings.Trim(w, ",.;!?")
 		switch w {
 		case "good", "great", "nice", "fresh", "hot", "cold", "spicy", "big", "little", "red", "white", "whole", "real",
-			"homemade", "fried", "grilled", "raw", "any", "some", "more", "of", "my", "our", "your", "their", "it", "that",
-			"this", "them", "those", "these", "to", "with", "and", "when", "how", "in", "on", "at", "for":
-			if len(words) > 0 {
-				break
+			"homemade", "fried", "grilled", "raw", "aged", "any", "some", "more", "of", "my", "our", "your", "their", "a", "an", "the":
+			if len(words) == 0 {
+				continue
 			}
+		case "it", "that", "this", "them", "those", "these", "to", "with", "and", "or", "when", "how", "in", "on", "at", "for",
+			"anymore", "now", "every", "too", "so", "because", "but", "online", "outside", "outdoors", "together", "alone",
+			"here", "there", "daily", "often", "lately", "nowadays", "sometimes", "again", "much", "lot", "all", "most":
+			if len(words) == 0 && (w == "it" || w == "that" || w == "this" || w == "them") {
+				return ""
+			}
+		default:
+			if len(words) == 0 && strings.HasSuffix(w, "ing") && i+1 < len(fs) || strings.Trim(w, "0123456789") == "" {
+				continue
+			}
+			if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3 {
+				w = strings.TrimSuffix(w, "s")
+			}
+			words = append(words, w)
 			continue
 		}
-		if len(words) > 0 && (w == "and" || w == "with" || w == "when" || w == "in" || w == "on" || w == "at" || w == "for") {
+		if len(words) > 0 {
 			break
 		}
-		words = append(words, strings.TrimSuffix(w, "s"))
-		break
 	}
-	if len(words) == 0 || len(words[0]) < 3 {
+	if len(words) == 0 {
 		return ""
 	}
-	return "taste." + slugify(words[0])
+	head := words[len(words)-1]
+	switch head {
+	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing":
+		if len(words) > 1 {
+			head = words[0]
+		}
+	}
+	if len(head) < 3 {
+		return ""
+	}
+	return "taste." + slugify(head)
 }
 
+// intoEN is a liking told with "into" ("I'm really into bouldering", "not into jazz anymore").
+var intoEN = regexp.MustCompile(`(?i)\b(?:i'm|i am|we're|we are)\s+(?:not\s+|no longer\s+)?(?:really\s+|so\s+|very\s+|totally\s+|big\s+|quite\s+|also\s+)?into\s+((?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+)`)
+
+// measureEN is a quantity of a thing ("a mug of cocoa", "a bowl of ramen").
+var measureEN = regexp.MustCompile(`(?i)\b(?:glass|cup|mug|bowl|slice|piece|plate|bottle|pint|bag|box|bite|scoop|serving|pot)s?\s+of\s+((?:[a-z-]+\s+){0,2}[a-z-]+)`)
+
 // planKey is the slot of a dated plan or appointment ("my dentist appointment is on …",
-// "面试改到…"), so that a moved date replaces the first one. Empty without a date.
+// "面试改到…"), so that a moved date replaces the first one. Empty without a date. The
+// slot is plan.<what>, with .<qualifier> when the sentence says which one ("my Initrode
+// interview", "interview with Initrode", "去大理的高铁" → plan.interview.initrode,
+// plan.高铁.大理): a revision that names only the kind ("高铁改到…") meets the one of
+// its kind (see the resolver's slot rules), two named plans of a kind stay apart.
 func (o *Offline) planKey(s string, ref time.Time) string {
 	c := o.lex.clauses
 	s = clip(s)
-	dated := len(o.lex.temporal.Find(s, ref)) > 0 || absDate.MatchString(s)
+	dated := len(o.lex.temporal.Find(s, ref)) > 0 || absDate.MatchString(s) || dayName.MatchString(s)
 	if !dated {
 		return ""
 	}
-	if m := c.planZH.FindStringSubmatch(s); m != nil {
-		return "plan." + strings.TrimPrefix(strings.TrimPrefix(m[1], "我的"), "我")
+	if loc := c.planZH.FindStringSubmatchIndex(s); loc != nil {
+		what := s[loc[2]:loc[3]]
+		head := planHeadZH.FindString(what)
+		qual := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(what, head), "我的"), "我"), "的"), "之")
+		qual = strings.TrimLeft(qual, "去到飞回坐")
+		if qual == "" || utf8.RuneCountInString(qual) > 4 {
+			return "plan." + head
+		}
+		return "plan." + head + "." + qual
 	}
 	if m := c.planEN.FindStringSubmatch(s); m != nil {
-		return "plan." + slugify(strings.ToLower(m[1]))
+		f := strings.Fields(strings.ToLower(m[1]))
+		head := f[len(f)-1]
+		qual := ""
+		if len(f) > 1 && !planGenericEN[f[0]] {
+			qual = f[0]
+		} else if q := planWithEN.FindStringSubmatch(s[strings.Index(s, m[1])+len(m[1]):]); q != nil {
+			qual = strings.ToLower(q[1])
+		}
+		if qual == "" {
+			return "plan." + slugify(head)
+		}
+		return "plan." + slugify(head) + "." + slugify(qual)
 	}
 	return ""
 }
+
+var (
+	planHeadZH = regexp.MustCompile(`(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁)$`)
+	// planWithEN names which plan after its noun: "call with Acme", "appointment at the clinic".
+	planWithEN = regexp.MustCompile(`^\s+(?i:with|at)\s+(?:(?i:the|my|our|dr\.?)\s+)?(\p{Lu}[\p{L}'-]+|[a-z]{3,})`)
+	// planGenericEN are modifiers that do not tell one plan from another of its kind.
+	planGenericEN = map[string]bool{"next": true, "big": true, "first": true, "new": true, "upcoming": true, "last": true,
+		"final": true, "important": true, "own": true, "little": true, "annual": true, "weekly": true, "monthly": true}
+)
+
+// habitKey is the slot of something the speaker does regularly or has stopped doing ("我每周
+// 都去爬山" / "我不再爬山了", "I usually swim on Sundays" / "I no longer swim"), so that
+// giving a habit up replaces it: habit.<verb>[.<object>]. Empty when s states no habit.
+func (o *Offline) habitKey(s string) string {
+	c := o.lex.clauses
+	s = clip(s)
+	if hasHan(s) {
+		for _, cl := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("，,。；;！!？?", r) }) {
+			// The speaker must be the one who does it: 我 before the habit word, in its
+			// clause or an earlier one (Chinese drops the repeated subject), and no one
+			// else named in between.
+			loc := habitZH.FindStringIndex(cl)
+			if loc == nil {
+				continue
+			}
+			before := s[:strings.Index(s, cl)+loc[0]]
+			me := strings.LastIndex(before, "我")
+			if me < 0 || c.relAnyZH.MatchString(before[me:]) || strings.ContainsAny(before[me:], "他她它") {
+				continue
+			}
+			rs := []rune(strings.TrimRight(cl, "了啦呢吧啊呀 "))
+			if len(rs) < 2 || !unicode.Is(unicode.Han, rs[len(rs)-1]) || !unicode.Is(unicode.Han, rs[len(rs)-2]) {
+				continue
+			}
+			return "habit." + string(rs[len(rs)-2:])
+		}
+		return ""
+	}
+	m := habitEN.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	verb := m[1] + m[3] + m[5]
+	obj := m[2] + m[4] + m[6]
+	if v := strings.ToLower(verb); v == "go" || v == "went" {
+		if f := strings.Fields(obj); len(f) > 0 && strings.HasSuffix(f[0], "ing") {
+			verb, obj = f[0], strings.Join(f[1:], " ")
+		}
+	}
+	switch strings.ToLower(verb) {
+	case "work", "live", "be", "am", "is", "are", "have", "stay", "want", "need", "like", "love", "know", "think":
+		return "" // the slots of identity and taste, not habits
+	}
+	key := "habit." + slugify(verbStem(strings.ToLower(verb)))
+	// The direct object, if any: determiners are skipped, a preposition or an adverb ends it.
+	for _, w := range strings.Fields(strings.ToLower(obj)) {
+		switch w {
+		case "a", "an", "the", "my", "our", "some", "any", "more", "much":
+			continue
+		case "to", "every", "each", "on", "in", "at", "with", "for", "before", "after", "anymore", "now", "again",
+			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but":
+		default:
+			key += "." + slugify(strings.TrimSuffix(w, "s"))
+		}
+		break
+	}
+	return key
+}
+
+var (
+	negatedHabit = regexp.MustCompile(`不|没|别|\b(?:no|not|don't|never|stopped|quit|can't|cannot|won't|anymore)\b`)
+	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了`)
+	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
+	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
+	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,3}?)\s+(?:every|each)\s+(?:day|morning|evening|night|week|weekend|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+)?(?:stopped|quit|gave up)\s+([a-z]+ing)((?:\s+[a-z'-]+){0,2})`)
+)
+
+// verbStem is the base of an English verb or gerund, enough to meet its other forms
+// ("running", "runs" → "run").
+func verbStem(v string) string {
+	switch {
+	case strings.HasSuffix(v, "ing") && len(v) > 5:
+		v = strings.TrimSuffix(v, "ing")
+		if n := len(v); n >= 2 && v[n-1] == v[n-2] && !strings.ContainsRune("aeioulsz", rune(v[n-1])) {
+			v = v[:n-1]
+		}
+	case strings.HasSuffix(v, "es") && len(v) > 4 && strings.ContainsAny(v[len(v)-3:len(v)-2], "shxz"):
+		v = strings.TrimSuffix(v, "es")
+	case strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && len(v) > 3:
+		v = strings.TrimSuffix(v, "s")
+	}
+	// A final e comes and goes with the ending (smoke, smoking): drop it.
+	if len(v) > 3 && strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "ee") {
+		v = strings.TrimSuffix(v, "e")
+	}
+	return v
+}
+
+// dayName is a weekday named alone ("on Tuesday", "是周四"): a plan's day, though
+// without a week it is not rewritten to a date.
+var dayName = regexp.MustCompile(`(?i)\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|(?:周|星期|礼拜)[一二三四五六日天]`)
 
 // absDate is a written date: "March 15", "15 March", "3月15日", "2026-03-15", "the 20th".
 var absDate = regexp.MustCompile(`(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\d{1,2}\s*月\s*\d{1,2}\s*[日号]?|\b\d{4}-\d{2}-\d{2}\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}\s*[日号]`)
@@ -508,10 +914,23 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：每次" + m[1] + "前，先" + trimEnd(m[2]),
 				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
-		if m := c.procStepsZH.FindStringSubmatch(s); m != nil && !o.lex.event.MatchString(s) {
-			return fact{content: "用户的步骤：先" + m[1] + "，再" + trimEnd(m[2]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		if m := c.procRuleZH.FindStringSubmatch(s); m != nil {
+			return fact{key: "procedure." + trimEnd(m[1]), content: "用户的流程：" + m[1] + "之前，先" + trimEnd(m[2]),
+				cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+		}
+		if loc := c.procStepsZH.FindStringSubmatchIndex(s); loc != nil && !o.lex.event.MatchString(s) {
+			// The clause before the steps says when they apply ("出差报销时，先…再…").
+			when := strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: ")
+			if when != "" {
+				when = strings.ReplaceAll(strings.ReplaceAll(when, "我们", "用户"), "我", "用户") + "，"
+			}
+			return fact{content: "用户的步骤：" + when + "先" + s[loc[2]:loc[3]] + "，再" + trimEnd(s[loc[4]:loc[5]]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
 		return fact{}, false
+	}
+	if m := c.procBefore3EN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) {
+		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
 	if m := c.procBefore2EN.FindStringSubmatch(s); m != nil {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + o.pronounsEN(m[1], true) + ", " + o.pronounsEN(trimEnd(m[2]), true),
@@ -565,6 +984,19 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 			keys[d.key] = true
 		}
 	}
+	if len(facts) > 0 {
+		// A revision the clause rules told slot by slot needs no memory of its own: it
+		// would keep the old value ("no longer at X, now at Y") outside the slot. So
+		// does a keyless reading of a sentence that denies a former state.
+		denies := deniedClause.MatchString(s)
+		kept := ds[:0]
+		for _, d := range ds {
+			if d.rule != "revision" && !(denies && d.key == "") {
+				kept = append(kept, d)
+			}
+		}
+		ds = kept
+	}
 	for _, f := range facts {
 		if f.replace {
 			// A move is told better by its rule than by the identity reading of "I moved
@@ -595,6 +1027,25 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		}
 		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.planKey(s, ref)
+		}
+		if d.key == "" && (d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
+			d.key = o.habitKey(s)
+		}
+	}
+	if len(ds) == 0 && !negatedHabit.MatchString(lowerText(s)) {
+		// A habit no other rule took ("我每晚都练琴", "I swim every Sunday") is a
+		// standing fact about the speaker, in the slot its giving up would fill.
+		if key := o.habitKey(s); key != "" && o.planKey(s, ref) == "" {
+			d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "habit", impPreference, confExplicit)
+			// A habit about a known topic lives in the topic's slot (drink.tea), where a
+			// later preference or constraint about it lands too.
+			if k := o.topics.key(lowerText(s)); k != "" {
+				key = k
+			} else if m := o.lex.clauses.habitFoodZH.FindStringSubmatch(s); m != nil && hasHan(s) {
+				key = "taste." + m[1]
+			}
+			d.key = key
+			return append(ds, d)
 		}
 	}
 	if len(ds) == 0 {
@@ -675,9 +1126,15 @@ func (o *Offline) relationNameKey(key, attr, clause, value string) string {
 		return key
 	}
 	a := strings.ToLower(strings.TrimSpace(attr))
-	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫") ||
-		nameLike.MatchString(value)
-	if !named {
+	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫")
+	lv := strings.ToLower(value)
+	if !named && ((strings.HasPrefix(lv, "a ") || strings.HasPrefix(lv, "an ")) && jobNoun(strings.SplitN(lv, " ", 2)[1]) ||
+		hasHan(value) && jobLikeZH.MatchString(value)) {
+		// "my husband is a nurse" / "我爸是医生": the relation's job slot, the one the
+		// clause rules fill, so a new job replaces the old one.
+		return "relation." + slugify(o.lex.clauses.rel(a)) + ".job"
+	}
+	if !named && !nameLike.MatchString(value) {
 		return key
 	}
 	who := strings.TrimSuffix(strings.TrimSuffix(a, "'s name"), " name")

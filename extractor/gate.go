@@ -70,6 +70,11 @@ func (g *Gate) CheckWith(t memory.Turn, earlier []memory.Turn) GateResult {
 		if sigs := g.lex.turnSignals(t.Content, true); len(sigs) > 0 {
 			return pass(sigs...)
 		}
+		// Between a failed call and its retry, the assistant's account of what it changed
+		// is the lesson of the recovery: the extractor must see it in the batch.
+		if failurePending(earlier) && g.lex.fixCue.MatchString(t.Content) {
+			return pass(SignalToolStep)
+		}
 		return skip("assistant turn without a claim or decision")
 	}
 	return skip("system turn")
@@ -187,6 +192,27 @@ func otherPendingFailure(earlier []memory.Turn, name string) bool {
 		}
 		last[t.Tool.Name] = toolFailed(t.Tool)
 		if t.Tool.Name != name && last[t.Tool.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// failurePending reports whether, among the latest turns of earlier, some tool's latest
+// call failed.
+func failurePending(earlier []memory.Turn) bool {
+	last := map[string]bool{}
+	for i, n := len(earlier)-1, 0; i >= 0 && n < maxStepLookback; i-- {
+		t := earlier[i]
+		if t.Role != memory.RoleTool || t.Tool == nil {
+			continue
+		}
+		n++
+		if _, seen := last[t.Tool.Name]; seen {
+			continue
+		}
+		last[t.Tool.Name] = toolFailed(t.Tool)
+		if last[t.Tool.Name] {
 			return true
 		}
 	}

@@ -51,6 +51,7 @@ type lexicon struct {
 	ourselves   *regexp.Regexp // a generic "we" ("we all", "each other"): a remark about people, not news
 	smallMax    int            // longest small-talk phrase, in runes
 	temporal    *Temporal
+	fixCue      *regexp.Regexp // what a fix of a failed tool call reads like ("retry with", "改用")
 }
 
 // relaxPattern marks a constraint that no longer holds.
@@ -73,20 +74,21 @@ func newLexicon() *lexicon {
 					"can't beat", "can't deny", "can't agree more", "couldn't have done", "can't get enough", "never forget", "never give up",
 					"never been", "never shy", "don't let", "don't give up", "never stop", "don't stop",
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
-			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
+			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
 				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",
 					"must be so", "must be really", "must be nice", "must be fun", "must be hard", "must be tough", "must be great", "must be awesome",
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|\bswitch(?:ed|ing)? to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit|gave up)\s+\w+ing\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b`),
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
 					"always make me", "always makes me", "always make us", "always makes us", "always remind me", "always reminds me",
-					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun"},
+					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun",
+					"into it", "into that", "into this", "into them", "into those", "into you"},
 				// A habit of someone or something else ("they always make us laugh"), or a
 				// promise to the listener ("always around when you need me"), is no preference of
 				// the speaker's.
@@ -111,6 +113,7 @@ func newLexicon() *lexicon {
 		idents:      newIdentRules(),
 		clauses:     newClauseRules(),
 		relax:       re(relaxPattern),
+		fixCue:      re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|先|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang|\bfirst\b|\bthen\b)`),
 	}
 	for _, c := range l.cues {
 		switch c.name {
@@ -235,7 +238,7 @@ func (l *lexicon) sentenceSignals(s string) []string {
 	if l.stateCue.MatchString(lower) && dated {
 		out = append(out, SignalTemporaryState)
 	}
-	if (dated || absDate.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
+	if (dated || absDate.MatchString(s) || dayName.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
 		out = append(out, SignalPlan)
 	}
 	return out
@@ -343,6 +346,44 @@ func (l *lexicon) aboutSelf(s string) bool {
 	return han >= 5 || len(strings.Fields(lower)) >= 4
 }
 
+// deniedClause is a clause that says a former state no longer holds: "I'm not in Lyon
+// anymore", "I no longer work at Initrode", "我已经不在厦门了", "不再住宿舍".
+var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]*\b(?:anymore|any more|any longer)\b|\b(?:left|quit)\b|不再|已经不|不在[^，,；;。]*了|离开了|离职`)
+
+// dropDenied removes from s its clauses that deny a former state, and returns the rest
+// ("" when nothing else is said).
+func (l *lexicon) dropDenied(s string) string {
+	if !deniedClause.MatchString(s) {
+		return s
+	}
+	var kept []string
+	sep := ", "
+	if hasHan(s) {
+		sep = "，"
+	}
+	for _, cl := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",;，；", r) }) {
+		if cl = strings.TrimSpace(cl); cl != "" && !deniedClause.MatchString(cl) {
+			kept = append(kept, cl)
+		}
+	}
+	return strings.Join(kept, sep)
+}
+
+// corrected are the parts of a correction that name the value it replaces: "…, not the
+// 12th", "不是周三，是周四" (→ "是周四").
+var (
+	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?[\w:./' -]{1,24}[.!]?$`)
+	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
+)
+
+// dropCorrected removes from a correction the value it replaces.
+func dropCorrected(s string) string {
+	if hasHan(s) {
+		return correctedZH.ReplaceAllString(s, "是")
+	}
+	return correctedEN.ReplaceAllString(s, "")
+}
+
 // identityFact reports whether an identity rule of the extractor matches s.
 func (l *lexicon) identityFact(s string) bool {
 	for _, r := range l.idents {
@@ -375,8 +416,8 @@ func newIdentRules() []identRule {
 		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
 		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
 		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
-		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
-		{re: re(`(?i:\bi live in|\bi'm based in|\bi am based in|\bi currently live in|\bi now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
+		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		{re: re(`(?i:\b(?:i|we) live in|\b(?:i'm|i am|we're|we are) based in|\b(?:i|we) currently live in|\b(?:i|we) now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},

@@ -35,3 +35,27 @@ func TestGateLetsThroughWhatTheExtractorKnows(t *testing.T) {
 		}
 	}
 }
+
+func TestCorrectionsAndDenials(t *testing.T) {
+	t.Parallel()
+	// Sentences written for this test.
+	for _, tc := range []struct{ in, corrected string }{
+		{"The recital is on the 9th, not the 8th.", "The recital is on the 9th"},
+		{"I'm not into karaoke anymore.", "I'm not into karaoke anymore."},
+		{"音乐会不是周五，是周六。", "音乐会是周六。"},
+	} {
+		if got := dropCorrected(tc.in); got != tc.corrected {
+			t.Errorf("dropCorrected(%q) = %q, want %q", tc.in, got, tc.corrected)
+		}
+	}
+	l := newLexicon()
+	for _, tc := range []struct{ in, rest string }{
+		{"I'm not in Leuven anymore, I live in Namur now", "I live in Namur now"},
+		{"我已经不在无锡了，现在住在常州", "现在住在常州"},
+		{"I live in Namur", "I live in Namur"},
+	} {
+		if got := l.dropDenied(tc.in); got != tc.rest {
+			t.Errorf("dropDenied(%q) = %q, want %q", tc.in, got, tc.rest)
+		}
+	}
+}

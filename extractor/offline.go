@@ -60,13 +60,13 @@ type Offline struct {
 	lex    *lexicon
 	topics topicLexicon
 
-	hedge, permanent, fixCue *regexp.Regexp
-	rememberZH, rememberEN   *regexp.Regexp
-	fillerZH, fillerEN       *regexp.Regexp
-	leadEN, imperativeEN     *regexp.Regexp
-	letsEN, conclusionZH     *regexp.Regexp
-	pronounEN, verbEN        *regexp.Regexp
-	reason                   *regexp.Regexp
+	hedge, permanent       *regexp.Regexp
+	rememberZH, rememberEN *regexp.Regexp
+	fillerZH, fillerEN     *regexp.Regexp
+	leadEN, imperativeEN   *regexp.Regexp
+	letsEN, conclusionZH   *regexp.Regexp
+	pronounEN, verbEN      *regexp.Regexp
+	reason                 *regexp.Regexp
 }
 
 var _ Extractor = (*Offline)(nil)
@@ -79,11 +79,10 @@ func NewOffline() *Offline {
 		topics:       newTopicLexicon(),
 		hedge:        re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
 		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
-		fixCue:       re(`重试|再试|改用|换用|换成|改成|切换|加上|增加|减少|降低|调大|调小|等待|设置|代替|备用|(?i:\binstead\b|\bretr(?:y|ied|ying)\b|\bswitch|\bfall ?back\b|\bback ?off\b|\bincreas|\bdecreas|\breduc|\braise|\blower|\bset\b|\buse\b|\busing\b|\bwith\b|\bwait|\badd|\bremov|\bchang)`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
-		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|ok|OK)[，,、\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey|hi|please|pls|plz|kindly|actually|one more thing|fyi)(?:[,:!]\s*|\s+))+`),
+		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:       re(`(?i)^let's\s+`),
@@ -237,18 +236,22 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}
+		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			if toldWhole(ds) || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(o.clean(s), ""), ""), ds) {
+			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
+			// value its rules replace: retelling it would keep the old value alive.
+			rest := o.lex.dropDenied(o.clean(s))
+			if toldWhole(ds) || rest == "" || !o.leftover(o.rememberZH.ReplaceAllString(o.rememberEN.ReplaceAllString(rest, ""), ""), ds) {
 				continue
 			}
 			// The sentence says more than its rules took. Told in the slot of a value
 			// that may change, the whole sentence is superseded with that value; only
 			// what is stable goes into the story.
 			if i := changeable(ds); i >= 0 {
-				d := o.draft(o.clean(s), t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
+				d := o.draft(rest, t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
 				d.key, d.expire = ds[i].key, ds[i].expire
 				out = append(out, d)
 				continue
@@ -303,7 +306,7 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 	if ids := o.identity(s, ref); len(ids) > 0 {
 		return ids
 	}
-	if has(SignalChange) {
+	if has(SignalChange) && !has(SignalPlan) {
 		if key := o.topics.key(lower); key != "" {
 			cat := memory.CatPreference
 			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) &&
@@ -334,6 +337,13 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 			d.key, d.expire = "user.status", exp
 			return []draft{d}
 		}
+	}
+	if has(SignalChange) && !has(SignalPlan) {
+		// A revision without a known topic ("X改成Y", "switched X to Y", "no longer …"): a
+		// semantic statement, so that the resolver can let it replace what it revises.
+		d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "revision", impPreference, o.confidence(lower))
+		d.expire = o.expiry(s, ref)
+		return []draft{d}
 	}
 	if has(SignalTaskResult) {
 		return []draft{o.draft(s, ref, memory.Episodic, memory.CatEvent, "task_result", impEvent, confEvent)}
@@ -527,7 +537,7 @@ func (o *Offline) whatWorked(timeline []memory.Turn, group []recovery) string {
 		r := group[g]
 		for i := r.success - 1; i > r.fails[len(r.fails)-1]; i-- {
 			t := timeline[i]
-			if (t.Role == memory.RoleUser || t.Role == memory.RoleAssistant) && o.fixCue.MatchString(t.Content) {
+			if (t.Role == memory.RoleUser || t.Role == memory.RoleAssistant) && o.lex.fixCue.MatchString(t.Content) {
 				return "what worked: " + truncate(trimEnd(strings.TrimSpace(t.Content)), 200)
 			}
 		}
@@ -795,7 +805,7 @@ func thirdSingular(w string) string {
 		return "has"
 	case "am", "are":
 		return "is"
-	case "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
+	case "no", "not", "never", "no-longer", "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
 		"must", "mustn't", "may", "might", "shall", "did", "didn't", "was", "wasn't", "were", "had", "hadn't", "is",
 		"went", "got", "made", "took", "said", "found", "left", "bought", "ate", "came", "saw", "knew", "thought",
 		"told", "broke", "chose", "sent", "spent", "felt", "lost", "met", "paid", "ran", "wrote", "built", "began",
@@ -895,6 +905,9 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		first := strings.ToLower(strings.Fields(v + " x")[0])
 		switch first {
 		case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian":
+			return draft{}, false
+		}
+		if !jobNoun(v) {
 			return draft{}, false
 		}
 		article := "a "
@@ -1011,7 +1024,7 @@ func attrKey(attr string) (key string, cat memory.Category, ok bool) {
 		return "user.location", memory.CatProfile, true
 	case "目标", "goal", "goals", "plan":
 		return "", memory.CatGoal, true
-	case "老板", "经理", "领导", "上司", "boss", "manager":
+	case "老板", "经理", "领导", "上司", "主管", "组长", "上级", "boss", "manager", "supervisor":
 		return "relation.manager", memory.CatRelationship, true
 	case "妻子", "老婆", "太太", "爱人", "丈夫", "老公", "wife", "husband", "spouse", "partner":
 		return "relation.spouse", memory.CatRelationship, true

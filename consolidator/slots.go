@@ -1,0 +1,109 @@
+package consolidator
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Slot rules: keys that differ and still meet. A plan named by its kind (plan.flight)
+// is the plan of that kind named in full (plan.flight.oslo); a diet rules out the
+// tastes it excludes (food.diet "vegan" and taste.bacon), so that going vegan
+// leaves "adores bacon" in history, not in the answer.
+
+// samePlanSlot reports plan keys of one plan: equal, or one the other plus a qualifier.
+func samePlanSlot(a, b string) bool {
+	if a == b {
+		return a != ""
+	}
+	if !strings.HasPrefix(a, "plan.") || !strings.HasPrefix(b, "plan.") {
+		return false
+	}
+	return strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".")
+}
+
+// sameSlot reports keys that name the same slot.
+func sameSlot(a, b string) bool {
+	return a != "" && b != "" && (a == b || samePlanSlot(a, b))
+}
+
+// Diets and what they exclude. The classes are of the language (meat and animal words in
+// English and the Chinese characters that name them), not of any conversation.
+var (
+	dietPlant      = regexp.MustCompile(`(?i)\bvegetarian\b|\bvegan\b|\bplant-based\b|吃素|素食|纯素`)
+	dietVegan      = regexp.MustCompile(`(?i)\bvegan\b|纯素`)
+	dietNoNeg      = regexp.MustCompile(`(?i)\bno longer\b|\bnot\b|\bquit\b|\bstopped\b|\banymore\b|不吃素|不再吃素|不素`)
+	meatWords      = regexp.MustCompile(`(?i)\b(?:meat|steaks?|beef|pork|bacon|ham|chicken|lamb|mutton|veal|turkey|duck|sausages?|salami|brisket|burgers?|hamburgers?|ribs|pepperoni|prosciutto|jerky|fish|salmon|tuna|seafood|shrimps?|prawns?|lobster|crab|oysters?|sushi|bbq|barbecue)\b|肉|牛排|鸡|鸭|鹅|猪|牛|羊|鱼|虾|蟹|排骨|香肠|火腿|培根|烤串|海鲜`)
+	animalProducts = regexp.MustCompile(`(?i)\b(?:eggs?|milk|cheese|cheddar|mozzarella|parmesan|brie|gouda|feta|camembert|ricotta|butter|cream|yogh?urt|dairy|honey|ice cream|omelet(?:te)?s?)\b|蛋|奶|芝士|奶酪|黄油|酸奶|蜂蜜`)
+)
+
+// tasteSlot reports keys of a liking for a thing to eat or drink.
+func tasteSlot(k string) bool {
+	return strings.HasPrefix(k, "taste.") || strings.HasPrefix(k, "food.cuisine.") || strings.HasPrefix(k, "food.ingredient.")
+}
+
+// dietRulesOut reports that candidate c, a plant diet taken up, rules out memory m, a
+// liking of meat (or, for a vegan diet, of animal products).
+func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
+	if c.Key != "food.diet" || !tasteSlot(m.Key) || !dietPlant.MatchString(c.Content) || dietNoNeg.MatchString(c.Content) {
+		return false
+	}
+	what := strings.ReplaceAll(m.Key[strings.Index(m.Key, ".")+1:], "_", " ") + " " + m.Content
+	if meatWords.MatchString(what) {
+		return true
+	}
+	return dietVegan.MatchString(c.Content) && animalProducts.MatchString(what)
+}
+
+// relatedPrefixes are the key prefixes whose memories c may rule out beyond its own slot.
+func relatedPrefixes(c memory.Candidate) []string {
+	switch {
+	case c.Key == "food.diet":
+		return []string{"taste.", "food.cuisine.", "food.ingredient."}
+	case strings.HasPrefix(c.Key, "plan."):
+		// plan.<kind> or plan.<kind>.<which>: the plans of its kind.
+		parts := strings.SplitN(c.Key, ".", 3)
+		return []string{"plan." + parts[1]}
+	}
+	return nil
+}
+
+// What a revision revises: "晨会改成线上" revises 晨会, "switched the build cache to S3"
+// the build cache, "switched from Jira to Linear" Jira.
+var (
+	reviseZH = regexp.MustCompile(`(\p{Han}{2,8}?)(?:改成|换成|改为|换到|改用)`)
+	reviseEN = regexp.MustCompile(`(?i)\b(?:switched|changed|moved)\s+(?:over\s+)?(?:from\s+)?(?:the\s+|my\s+|our\s+)?([a-z][\w.-]*(?:\s+[a-z][\w.-]*){0,2}?)\s+(?:over\s+)?to\b`)
+	// reviseLead are words before the thing revised that are not part of it.
+	reviseLead = strings.NewReplacer("用户", "", "偏好", "", "希望", "", "以后", "", "今后", "", "现在", "", "已经", "", "要求", "", "表示", "")
+)
+
+// revisedThing is the thing a revision changes, or "" when content states none.
+func revisedThing(content string) string {
+	if m := reviseZH.FindStringSubmatch(content); m != nil {
+		rs := []rune(reviseLead.Replace(m[1]))
+		if len(rs) < 2 {
+			return ""
+		}
+		return string(rs[len(rs)-2:])
+	}
+	if m := reviseEN.FindStringSubmatch(content); m != nil {
+		w := strings.ToLower(m[1])
+		switch w {
+		case "it", "this", "that", "them", "back", "jobs", "careers", "teams":
+			return ""
+		}
+		return w
+	}
+	return ""
+}
+
+// revises reports a revision c of the thing memory m is about: the thing c changes is
+// named in m.
+func revises(cf textFeatures, c memory.Candidate, m memory.Memory) bool {
+	if !cf.change {
+		return false
+	}
+	thing := revisedThing(c.Content)
+	return thing != "" && strings.Contains(strings.ToLower(m.Content), thing)
+}

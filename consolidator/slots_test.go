@@ -1,0 +1,77 @@
+package consolidator_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/memory"
+)
+
+// The sentences below were written for these tests; none comes from an evaluation set.
+
+func TestPlantDietRetiresMeatTastes(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	bacon := resolve(t, r, cand("u1", "The user adores crispy bacon", withKey("taste.bacon"), validFrom(day)), consolidator.KindAdd)
+	brie := resolve(t, r, cand("u1", "The user loves baked brie", withKey("taste.brie"), validFrom(day)), consolidator.KindAdd)
+	lamb := resolve(t, r, cand("u1", "用户很爱吃烤羊肉串", withKey("taste.烤羊肉串"), validFrom(day)), consolidator.KindAdd)
+	figs := resolve(t, r, cand("u1", "The user likes dried figs", withKey("taste.fig"), validFrom(day)), consolidator.KindAdd)
+	diet := resolve(t, r, cand("u1", "The user has been vegan since January", withKey("food.diet"), validFrom(day.AddDate(0, 1, 0))),
+		consolidator.KindSupersede)
+	if diet.MemoryID != bacon.MemoryID && diet.MemoryID != lamb.MemoryID && diet.MemoryID != brie.MemoryID {
+		t.Fatalf("the diet superseded %s, want one of the meat tastes", diet.MemoryID)
+	}
+	for _, id := range []struct {
+		name string
+		d    consolidator.Decision
+		want memory.Status
+	}{{"bacon", bacon, memory.StatusActive}, {"brie", brie, memory.StatusActive}, {"lamb", lamb, memory.StatusActive},
+		{"figs", figs, memory.StatusActive}} {
+		got := detail(t, s, id.d.MemoryID)
+		switch {
+		case id.d.MemoryID == diet.MemoryID:
+			if got.Memory.Content != "The user has been vegan since January" || got.Versions[0].Status != memory.StatusSuperseded {
+				t.Errorf("%s: %q, versions %+v", id.name, got.Memory.Content, got.Versions)
+			}
+		case id.name == "figs":
+			if got.Memory.Status != memory.StatusActive {
+				t.Errorf("figs are no meat, yet %s", got.Memory.Status)
+			}
+		default:
+			if got.Memory.Status != memory.StatusDeprecated {
+				t.Errorf("%s is %s, want deprecated by the diet", id.name, got.Memory.Status)
+			}
+		}
+	}
+}
+
+func TestPlanRevisedByItsKind(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	first := resolve(t, r, cand("u1", "用户去大理的高铁是4月3日", withKey("plan.高铁.大理"), validFrom(day)), consolidator.KindAdd)
+	resolve(t, r, cand("u1", "The user's call with Initrode is on April 9", withKey("plan.call.initrode"), validFrom(day)), consolidator.KindAdd)
+	moved := resolve(t, r, cand("u1", "用户表示高铁改到4月5日了", withKey("plan.高铁"), validFrom(day.AddDate(0, 0, 2))), consolidator.KindSupersede)
+	if moved.MemoryID != first.MemoryID {
+		t.Fatalf("the revision went to %s, want the plan %s", moved.MemoryID, first.MemoryID)
+	}
+	if got := detail(t, s, first.MemoryID).Memory; got.Key != "plan.高铁.大理" || got.Content != "用户表示高铁改到4月5日了" {
+		t.Fatalf("plan is %q under %s, want the new date under the full key", got.Content, got.Key)
+	}
+}
+
+func TestRevisionOfANamedThing(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	old := resolve(t, r, cand("u1", "用户希望以后晨会在九点开始", validFrom(day)), consolidator.KindAdd)
+	d := resolve(t, r, cand("u1", "用户偏好晨会改成线上开", validFrom(day.AddDate(0, 0, 5))), consolidator.KindSupersede)
+	if d.MemoryID != old.MemoryID {
+		t.Fatalf("revision went to %s, want %s", d.MemoryID, old.MemoryID)
+	}
+	if got := detail(t, s, old.MemoryID); got.Versions[0].Status != memory.StatusSuperseded {
+		t.Fatalf("old version is %s", got.Versions[0].Status)
+	}
+}

@@ -23,7 +23,9 @@ type Config struct {
 	// NATSURL (ENGRAM_NATS_URL) is the NATS server. Empty: an in-process JetStream
 	// server storing under DataDir/nats (or the one `engram dev` runs, when it is up).
 	NATSURL string
-	// NATSPort (ENGRAM_NATS_PORT, default 4222) is where `engram dev` serves NATS.
+	// NATSPort (ENGRAM_NATS_PORT, default 4222) is where `engram serve` and `engram dev`
+	// serve the embedded NATS; other commands find that server through the record it
+	// keeps in DataDir/nats.
 	NATSPort int
 	// HTTPAddr (ENGRAM_HTTP_ADDR, default ":8080") is the API's listen address.
 	HTTPAddr string
@@ -88,7 +90,7 @@ var envVars = []envVar{
 	{"ENGRAM_PG_PORT", "55432", "port of the project-local cluster"},
 	{"ENGRAM_DB_MAX_CONNS", "16", "connection pool size"},
 	{"ENGRAM_NATS_URL", "(embedded)", "NATS URL; unset: in-process JetStream"},
-	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram dev` listens on"},
+	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram serve`/`engram dev` listens on"},
 	{"ENGRAM_HTTP_ADDR", ":8080", "HTTP listen address"},
 	{"ENGRAM_DATA_DIR", ".engram", "local state: embedded JetStream store, development token"},
 	{"ENGRAM_TOKENS", "", "API tokens: tenant[/name]=sha256:<hex>,..."},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -101,8 +102,13 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
-	if err := app.openNATS(ctx, opts.dev); err != nil {
+	// serve and dev own the local store's NATS server (on ENGRAM_NATS_PORT), so
+	// that every other command joins it rather than opening the store a second time.
+	if err := app.openNATS(ctx, true); err != nil {
 		return err
+	}
+	if app.Embedded != nil {
+		app.Logger.Info("embedded NATS server", "url", app.Embedded.ClientURL(), "store", filepath.Join(app.Config.DataDir, "nats"))
 	}
 	tokens, err := app.tokens()
 	if err != nil {

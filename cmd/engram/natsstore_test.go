@@ -279,7 +279,9 @@ func seedDeadLetters(ctx context.Context, t *testing.T, storeDir, tenant, user s
 	w, err := streams.NewWorker(js, streams.WorkerConfig{
 		Stream: streams.TurnsStream, Durable: streams.ExtractorConsumer,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, func(context.Context, *streams.Msg) error { return streams.Permanent(errors.New("extractor unavailable in this test")) })
+	}, func(context.Context, *streams.Msg) error {
+		return streams.Permanent(errors.New("extractor unavailable in this test"))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

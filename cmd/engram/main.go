@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"users":       {"delete, export or import everything of one user", runUsers},
 		"eval":        {"run the evaluation: golden cases or LoCoMo", runEval},
 		"probe":       {"GET a health URL and exit 0 on 2xx (the container health check)", runProbe},
+		"reembed":     {"embed the memories (and turns) lacking a vector in a model: roll a new embedding model in", runReembed},
 	}
 }
 

@@ -162,6 +162,17 @@ func TestReembedScopes(t *testing.T) {
 	if rep.Memories.Embedded != f.wanted["t2"] || f.vectorsB(t, "t2") != f.wanted["t2"] || f.vectorsB(t, "t1") != 3 {
 		t.Fatalf("--tenant t2: %+v", rep)
 	}
+	// --turns: each seeded memory came from one stored turn.
+	rep, err = reembed.Run(ctx, f.store, f.embB, reembed.Options{Tenant: "t2", Turns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Turns == nil || rep.Turns.Embedded != 4 || rep.Memories.Embedded != 0 || rep.After.Turns.For(modelB) != 4 || rep.After.Turns.Total != 4 {
+		t.Fatalf("--turns: %+v, turns %+v", rep, rep.Turns)
+	}
+	if n := pgtest.Count(t, f.store.Pool(), "t2", "SELECT count(*) FROM turn_embeddings WHERE model = $1", modelB); n != 4 {
+		t.Errorf("%d turn vectors stored, want 4", n)
+	}
 	if _, err := reembed.Run(ctx, f.store, f.embB, reembed.Options{Tenant: "bad tenant!"}); err == nil {
 		t.Error("an invalid tenant was accepted")
 	}

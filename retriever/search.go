@@ -117,6 +117,10 @@ type Result struct {
 type SearchResponse struct {
 	RetrievalID string   `json:"retrieval_id,omitempty"`
 	Results     []Result `json:"results"`
+	// VectorCoverage is the share of the owner's searched memories that have a vector
+	// in the query's model, when the vector side ran: below 1 while a new embedding
+	// model is rolled in (those without are ranked by keyword and recency).
+	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }
 
 func fieldErr(field, format string, args ...any) error {
@@ -340,6 +344,11 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 			return err
 		}
 		resp = SearchResponse{RetrievalID: id, Results: res}
+		if q.memories {
+			if resp.VectorCoverage, err = r.vectorCoverage(ctx, tx, q, vec); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -380,10 +389,22 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		sideNorm += r.cfg.VectorSideWeight
 	}
 	sideNorm /= r.cfg.RRFK + 1
+	// A memory without a vector in the query's model (a new model being rolled in)
+	// cannot be ranked by the vector side: it is scored against the sides it can have,
+	// so it competes on its keyword and recency ranks instead of sinking.
+	unvectored, err := r.lackingVectors(ctx, tx, hits, vec)
+	if err != nil {
+		return nil, err
+	}
+	noVectorNorm := (r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight) / (r.cfg.RRFK + 1)
 	var out []Result
 	for _, h := range hits {
 		if h.VectorRank == 0 && h.KeywordRank == 0 && !q.keepRecent {
 			continue
+		}
+		norm := sideNorm
+		if unvectored[h.Memory.ID] {
+			norm = noVectorNorm
 		}
 		m := h.Memory
 		res := memoryResult(m)
@@ -405,7 +426,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
 		// rank it above the turns it came from.
 		recencyAt := m.ValidFrom
-		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, norm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
 	return out, nil

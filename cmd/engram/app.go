@@ -21,6 +21,7 @@ import (
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/readiness"
+	"github.com/engramhq/engram/internal/reembed"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
@@ -37,6 +38,9 @@ type App struct {
 	NC       *nats.Conn
 	JS       jetstream.JetStream
 	Embedded *natsserver.Server
+	// coverage tracks the configured embedding model's vector coverage (serve and dev
+	// set it; readiness then reports it).
+	coverage *reembed.Tracker
 	closers  []func()
 }
 
@@ -291,6 +295,9 @@ func (a *App) readiness(m *metrics.Metrics) *readiness.Checker {
 	}
 	if a.Config.EmbedBaseURL != "" {
 		checks = append(checks, readiness.Check{Name: "embedding", Probe: readiness.HTTPProbe(nil, a.Config.EmbedBaseURL, a.Config.EmbedAPIKey)})
+	}
+	if a.coverage != nil {
+		checks = append(checks, readiness.Check{Name: "vector_coverage", Detail: a.coverage.Detail})
 	}
 	return readiness.New(readiness.Config{Logger: a.Logger, OnFailure: m.DependencyCheckFailed}, checks...)
 }

@@ -78,6 +78,10 @@ type Config struct {
 	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
 	// gauge (one grouped count per tenant) is refreshed.
 	MetricsInterval time.Duration
+	// Reembed (ENGRAM_REEMBED: auto or off; default auto): with auto, `engram serve` and
+	// `engram dev` embed in the background the memories (and, with EmbedTurns, turns)
+	// lacking a vector in the configured model, checking again every MetricsInterval.
+	Reembed string
 }
 
 // envVar documents one variable for --help.
@@ -114,6 +118,7 @@ var envVars = []envVar{
 	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
 	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
 	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
+	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -192,6 +197,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
 	}
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	switch r := strings.ToLower(getenv("ENGRAM_REEMBED")); r {
+	case "", "auto":
+		c.Reembed = "auto"
+	case "off":
+		c.Reembed = "off"
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_REEMBED=%q: want auto or off", getenv("ENGRAM_REEMBED")))
+	}
 	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
 	case "", "text":
 		c.LogFormat = "text"

@@ -102,6 +102,11 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
+	emb, err := app.embedder()
+	if err != nil {
+		return err
+	}
+	app.trackCoverage(ctx, emb)
 	// serve and dev own the local store's NATS server (on ENGRAM_NATS_PORT), so
 	// that every other command joins it rather than opening the store a second time.
 	if err := app.openNATS(ctx, true); err != nil {
@@ -133,12 +138,15 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz, console: /console/)\n", n.URL)
+	n.p.metrics.WatchVectorCoverage(emb.Model(), app.coverage.Ratio)
+	stopCoverage := app.runCoverage(ctx, emb)
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-n.failed:
 	}
 	env.Logger.Info("shutting down")
+	stopCoverage()
 	n.Stop()
 	env.Logger.Info("stopped")
 	return runErr

@@ -15,19 +15,27 @@ import (
 // tenant's global memories; agent: agentID's agent memories; otherwise userID's)
 // with one of statuses, and how many of them have a vector in model.
 func (t *Tx) OwnerVectorCoverage(ctx context.Context, scope Scope, userID, agentID string, statuses []string, model string) (total, withVector int64, err error) {
-	owner := "m.user_id = $2"
-	arg := userID
+	var sql string
 	switch scope {
-	case ScopeGlobal:
-		owner, arg = "m.user_id = '' AND m.scope = 'global' AND $2 = ''", ""
 	case ScopeAgent:
-		owner, arg = "m.scope = 'agent' AND m.agent_id = $2", agentID
+		// Agent memories may belong to any user: probe their vectors one by one.
+		sql = `SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM memory_embeddings e
+				WHERE e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $3))
+			FROM memories m WHERE m.tenant = $1 AND m.scope = 'agent' AND m.agent_id = $2 AND m.status = ANY($4::text[])`
+		userID = agentID
+	default:
+		// Two index ranges joined by hash: the owner's memories and the owner's vectors
+		// in the model (probing each memory's vector costs three times as much).
+		owner := "m.user_id = $2"
+		if scope == ScopeGlobal {
+			owner, userID = "m.user_id = $2 AND m.scope = 'global'", ""
+		}
+		sql = `SELECT count(*), count(e.memory_id) FROM memories m
+			LEFT JOIN (SELECT memory_id FROM memory_embeddings WHERE tenant = $1 AND model = $3 AND user_id = $2) e
+				ON e.memory_id = m.id
+			WHERE m.tenant = $1 AND ` + owner + ` AND m.status = ANY($4::text[])`
 	}
-	err = t.tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM memory_embeddings e
-			WHERE e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $3))
-		FROM memories m WHERE m.tenant = $1 AND `+owner+` AND m.status = ANY($4::text[])`,
-		t.tenant, arg, model, statuses).Scan(&total, &withVector)
-	if err != nil {
+	if err := t.tx.QueryRow(ctx, sql, t.tenant, userID, model, statuses).Scan(&total, &withVector); err != nil {
 		return 0, 0, fmt.Errorf("counting the owner's memories with a %s vector: %w", model, err)
 	}
 	return total, withVector, nil

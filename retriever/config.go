@@ -128,6 +128,12 @@ type Config struct {
 
 	// Tasks reads working memory for context calls; nil leaves that layer empty.
 	Tasks TaskStateReader
+
+	// VectorsComplete, when set, says whether every memory has a vector in model (the
+	// steady state, known from a periodic count): a search then skips the per-owner
+	// coverage count and the check for memories lacking a vector, and reports
+	// vector_coverage 1. Nil: always count.
+	VectorsComplete func(model string) bool
 }
 
 // DefaultConfig returns the documented defaults.

@@ -11,7 +11,7 @@ import (
 // lackingVectors returns the hits without a vector in the query's model; none when
 // the vector side did not run.
 func (r *Retriever) lackingVectors(ctx context.Context, tx *memory.Tx, hits []memory.MemoryHit, vec []float32) (map[uuid.UUID]bool, error) {
-	if vec == nil || r.emb == nil {
+	if vec == nil || r.emb == nil || r.complete() {
 		return nil, nil
 	}
 	var ids []uuid.UUID
@@ -40,6 +40,10 @@ func (r *Retriever) vectorCoverage(ctx context.Context, tx *memory.Tx, q query, 
 	if vec == nil || r.emb == nil || q.AsOf != nil {
 		return nil, nil
 	}
+	if r.complete() {
+		one := 1.0
+		return &one, nil
+	}
 	total, with, err := tx.OwnerVectorCoverage(ctx, q.Scope, q.UserID, q.AgentID, q.statuses, r.emb.Model())
 	if err != nil {
 		return nil, err
@@ -49,4 +53,8 @@ func (r *Retriever) vectorCoverage(ctx context.Context, tx *memory.Tx, q query, 
 		c = float64(with) / float64(total)
 	}
 	return &c, nil
+}
+
+func (r *Retriever) complete() bool {
+	return r.cfg.VectorsComplete != nil && r.cfg.VectorsComplete(r.emb.Model())
 }

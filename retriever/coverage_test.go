@@ -97,6 +97,24 @@ func TestSearchWhileTheModelChanges(t *testing.T) {
 	// One of ana's four memories has a model B vector.
 	check("before re-embedding", 0.25, false)
 
+	// A coverage hint saying complete skips the count (1 is reported); one saying
+	// incomplete counts exactly.
+	for complete, want := range map[bool]float64{true: 1, false: 0.25} {
+		cfg := retriever.DefaultConfig()
+		cfg.VectorsComplete = func(model string) bool { return complete && model == "model-b" }
+		r, err := retriever.NewRetriever(e.store, embB, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := r.Search(e.ctx, "t1", retriever.SearchRequest{Query: "oolong tea", UserID: "ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.VectorCoverage == nil || *resp.VectorCoverage != want {
+			t.Errorf("hint complete=%v: vector_coverage %v", complete, resp.VectorCoverage)
+		}
+	}
+
 	rep, err := reembed.Run(e.ctx, e.store, embB, reembed.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -91,3 +91,11 @@ func (t *Tracker) Ratio() (ratio float64, ok bool) {
 	}
 	return Ratio(t.last, t.model), true
 }
+
+// Complete reports whether the last count found every memory with a vector in model
+// (false before the first count, and for another model): the retriever's
+// Config.VectorsComplete.
+func (t *Tracker) Complete(model string) bool {
+	r, ok := t.Ratio()
+	return ok && model == t.model && r >= 1
+}

@@ -134,6 +134,10 @@ type Config struct {
 	// coverage count and the check for memories lacking a vector, and reports
 	// vector_coverage 1. Nil: always count.
 	VectorsComplete func(model string) bool
+	// CoverageCacheTTL is how long a per-owner coverage count is reused (default 10s;
+	// negative: count on every search). The count reads every memory of the owner,
+	// more than the rest of a search; a new model is a new count.
+	CoverageCacheTTL time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -159,6 +163,7 @@ func DefaultConfig() Config {
 		SummaryMaxSentences: 8,
 		AccessFlushInterval: time.Second,
 		AccessBuffer:        4096,
+		CoverageCacheTTL:    10 * time.Second,
 	}
 }
 
@@ -209,6 +214,9 @@ func (c Config) WithDefaults() Config {
 	setInt(&c.SummaryMaxSentences, d.SummaryMaxSentences)
 	if c.AccessFlushInterval == 0 {
 		c.AccessFlushInterval = d.AccessFlushInterval
+	}
+	if c.CoverageCacheTTL == 0 {
+		c.CoverageCacheTTL = d.CoverageCacheTTL
 	}
 	setInt(&c.AccessBuffer, d.AccessBuffer)
 	return c

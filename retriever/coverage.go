@@ -2,6 +2,9 @@ package retriever
 
 import (
 	"context"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -44,6 +47,11 @@ func (r *Retriever) vectorCoverage(ctx context.Context, tx *memory.Tx, q query, 
 		one := 1.0
 		return &one, nil
 	}
+	key := strings.Join([]string{tx.Tenant(), string(q.Scope), q.UserID, q.AgentID, strings.Join(q.statuses, ","), r.emb.Model()}, "\x00")
+	now := time.Now()
+	if c, ok := r.coverage.get(key, now); ok {
+		return &c, nil
+	}
 	total, with, err := tx.OwnerVectorCoverage(ctx, q.Scope, q.UserID, q.AgentID, q.statuses, r.emb.Model())
 	if err != nil {
 		return nil, err
@@ -52,7 +60,43 @@ func (r *Retriever) vectorCoverage(ctx context.Context, tx *memory.Tx, q query, 
 	if total > 0 {
 		c = float64(with) / float64(total)
 	}
+	if r.cfg.CoverageCacheTTL > 0 {
+		r.coverage.put(key, c, now.Add(r.cfg.CoverageCacheTTL))
+	}
 	return &c, nil
+}
+
+// coverageCache keeps recent per-owner coverage counts (keyed by model too).
+type coverageCache struct {
+	mu sync.Mutex
+	m  map[string]coverageEntry
+}
+
+type coverageEntry struct {
+	ratio   float64
+	expires time.Time
+}
+
+// maxCoverageEntries bounds the cache; when full it starts afresh.
+const maxCoverageEntries = 10_000
+
+func (c *coverageCache) get(key string, now time.Time) (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || now.After(e.expires) {
+		return 0, false
+	}
+	return e.ratio, true
+}
+
+func (c *coverageCache) put(key string, ratio float64, expires time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCoverageEntries {
+		c.m = map[string]coverageEntry{}
+	}
+	c.m[key] = coverageEntry{ratio: ratio, expires: expires}
 }
 
 func (r *Retriever) complete() bool {

@@ -57,7 +57,9 @@ func TestSearchWhileTheModelChanges(t *testing.T) {
 	eB := &env{t: t, ctx: e.ctx, store: e.store, pool: e.pool, emb: embB}
 	const infusion = "Ana enjoys chamomile infusions after dinner"
 	written[infusion] = eB.add("t1", mem{user: "ana", content: infusion, validFrom: time.Now().Add(-time.Hour)}).ID.String()
-	rB, err := retriever.NewRetriever(e.store, embB, retriever.DefaultConfig(), nil)
+	cfgB := retriever.DefaultConfig()
+	cfgB.CoverageCacheTTL = -1 // every search counts: the checks below follow the re-embedding at once
+	rB, err := retriever.NewRetriever(e.store, embB, cfgB, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +117,23 @@ func TestSearchWhileTheModelChanges(t *testing.T) {
 		}
 	}
 
+	// The default retriever reuses an incomplete owner count for a few seconds.
+	cached, err := retriever.NewRetriever(e.store, embB, retriever.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cachedSearch := func() float64 {
+		t.Helper()
+		resp, err := cached.Search(e.ctx, "t1", retriever.SearchRequest{Query: "oolong tea", UserID: "ana"})
+		if err != nil || resp.VectorCoverage == nil {
+			t.Fatalf("search: %v, coverage %v", err, resp.VectorCoverage)
+		}
+		return *resp.VectorCoverage
+	}
+	if c := cachedSearch(); c != 0.25 {
+		t.Errorf("default retriever: vector_coverage %v, want 0.25", c)
+	}
+
 	rep, err := reembed.Run(e.ctx, e.store, embB, reembed.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +142,9 @@ func TestSearchWhileTheModelChanges(t *testing.T) {
 		t.Fatalf("re-embedding: %+v", rep.Memories)
 	}
 	check("after re-embedding", 1, true)
+	if c := cachedSearch(); c != 0.25 {
+		t.Errorf("default retriever right after re-embedding: vector_coverage %v, want the cached 0.25", c)
+	}
 }
 
 func contents(res []retriever.Result) []string {

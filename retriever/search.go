@@ -139,6 +139,7 @@ type Retriever struct {
 	// summaries queues sessions whose rolling summary is due; RunSummarizer drains it.
 	summaries chan sessionKey
 	now       func() time.Time
+	coverage  coverageCache
 }
 
 // NewRetriever makes a retriever. emb may be nil (keyword and recency only); a nil

@@ -104,10 +104,10 @@ func printReembed(w io.Writer, rep reembed.Report) {
 	fmt.Fprintf(w, "model %s: %d tenants, %d owners with something to embed\n", rep.Model, rep.Tenants, rep.Owners)
 	line := func(kind string, c reembed.Counts) {
 		if rep.DryRun {
-			fmt.Fprintf(w, "%s: %d lack a %s vector (dry run: nothing embedded)\n", kind, c.Missing, rep.Model)
+			fmt.Fprintf(w, "%s: %d lack a vector in %s (dry run: nothing embedded)\n", kind, c.Missing, rep.Model)
 			return
 		}
-		fmt.Fprintf(w, "%s: %d lacked a %s vector; embedded %d, changed meanwhile %d, refused by the model %d\n",
+		fmt.Fprintf(w, "%s: %d lacked a vector in %s; embedded %d, changed meanwhile %d, refused by the model %d\n",
 			kind, c.Missing, rep.Model, c.Embedded, c.Changed, c.Failed)
 	}
 	line("memories", rep.Memories)

@@ -58,7 +58,7 @@ func runReembed(ctx context.Context, env *Env, args []string) error {
 	}
 	app := env.newApp()
 	defer app.Close()
-	emb, err := app.embedderFor(*model)
+	emb, err := app.embedderFor(*model, *batch)
 	if err != nil {
 		return err
 	}
@@ -88,16 +88,22 @@ func runReembed(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// embedderFor is the configured embedder, or the same endpoint's model name.
-func (a *App) embedderFor(model string) (llm.Embedder, error) {
-	emb, err := a.embedder()
-	if err != nil || model == "" || model == emb.Model() {
+// embedderFor is the configured embedder, or the same endpoint's model name, sending
+// batch texts a request.
+func (a *App) embedderFor(model string, batch int) (llm.Embedder, error) {
+	if a.Config.EmbedBaseURL == "" {
+		emb, err := a.embedder()
+		if err == nil && model != "" && model != emb.Model() {
+			return nil, usagef("--model %s: without ENGRAM_EMBED_BASE_URL the only model is %s", model, emb.Model())
+		}
 		return emb, err
 	}
-	if a.Config.EmbedBaseURL == "" {
-		return nil, usagef("--model %s: without ENGRAM_EMBED_BASE_URL the only model is %s", model, emb.Model())
+	cfg := llm.EmbedConfig{BaseURL: a.Config.EmbedBaseURL, APIKey: a.Config.EmbedAPIKey, Model: a.Config.EmbedModel,
+		Dims: a.Config.EmbedDims, BatchSize: batch}
+	if model != "" && model != cfg.Model {
+		cfg.Model, cfg.Dims = model, 0 // another model: its dimensions are learnt
 	}
-	return llm.NewOpenAIEmbedder(llm.EmbedConfig{BaseURL: a.Config.EmbedBaseURL, APIKey: a.Config.EmbedAPIKey, Model: model}, a.Logger)
+	return llm.NewOpenAIEmbedder(cfg, a.Logger)
 }
 
 func printReembed(w io.Writer, rep reembed.Report) {

@@ -70,6 +70,14 @@ func TestReembedCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	for _, r := range fake.EmbedRequests() {
+		if in, ok := r.Input.([]any); ok && len(in) > 3 {
+			t.Errorf("a request of %d texts with --batch 3", len(in))
+		}
+	}
+	if n := len(fake.EmbedRequests()); n != 3 {
+		t.Errorf("%d embedding requests for 7 texts with --batch 3, want 3", n)
+	}
 	if !strings.Contains(errOut, "reembed: memories 7/7 (100%)") {
 		t.Errorf("no progress line on a non-terminal stderr:\n%s", errOut)
 	}

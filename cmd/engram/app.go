@@ -177,6 +177,9 @@ func (a *App) embeddedNATS(ctx context.Context, serve bool) (string, error) {
 		if errors.As(err, &locked) {
 			return "", fmt.Errorf("%w; stop it, or give this one its own ENGRAM_DATA_DIR (or ENGRAM_NATS_URL)", err)
 		}
+		if err != nil && serve {
+			return "", fmt.Errorf("starting the embedded JetStream server on ENGRAM_NATS_PORT=%d: %w", port, err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("starting the embedded JetStream server: %w", err)
 		}

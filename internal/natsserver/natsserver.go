@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -75,6 +76,14 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "engram-embedded"
+	}
+	if cfg.Port > 0 {
+		// The server reports a taken port only by never becoming ready: say it at once.
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("starting embedded NATS: port %d is taken: %w", cfg.Port, err)
+		}
+		ln.Close()
 	}
 	opts := &server.Options{
 		ServerName: cfg.ServerName,

@@ -3,6 +3,7 @@ package natsserver_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,4 +86,25 @@ func TestStaleServerRecord(t *testing.T) {
 	if err != nil || !ok || o.URL != s.ClientURL() {
 		t.Fatalf("after a restart over a stale record: %+v %v %v", o, ok, err)
 	}
+}
+
+func TestTakenPort(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	_, err = natsserver.Start(context.Background(), natsserver.Config{StoreDir: dir, Port: port})
+	if err == nil || !strings.Contains(err.Error(), "port "+strconv.Itoa(port)+" is taken") {
+		t.Fatalf("start on a taken port: %v", err)
+	}
+	// The store was released: another start succeeds.
+	s, err := natsserver.Start(context.Background(), natsserver.Config{StoreDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
 }

@@ -12,10 +12,20 @@ import (
 )
 
 // lackingVectors returns the hits without a vector in the query's model; none when
-// the vector side did not run.
-func (r *Retriever) lackingVectors(ctx context.Context, tx *memory.Tx, hits []memory.MemoryHit, vec []float32) (map[uuid.UUID]bool, error) {
+// the vector side did not run or the owner is fully covered (the common case, known
+// from the cached count without reading the hits' vectors).
+func (r *Retriever) lackingVectors(ctx context.Context, tx *memory.Tx, q query, hits []memory.MemoryHit, vec []float32) (map[uuid.UUID]bool, error) {
 	if vec == nil || r.emb == nil || r.complete() {
 		return nil, nil
+	}
+	if q.AsOf == nil {
+		c, err := r.vectorCoverage(ctx, tx, q, vec)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil && *c >= 1 {
+			return nil, nil
+		}
 	}
 	var ids []uuid.UUID
 	for _, h := range hits {

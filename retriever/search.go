@@ -393,7 +393,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 	// A memory without a vector in the query's model (a new model being rolled in)
 	// cannot be ranked by the vector side: it is scored against the sides it can have,
 	// so it competes on its keyword and recency ranks instead of sinking.
-	unvectored, err := r.lackingVectors(ctx, tx, hits, vec)
+	unvectored, err := r.lackingVectors(ctx, tx, q, hits, vec)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 
 // serverOptions says how runServer differs between `engram dev` and `engram serve`.
 type serverOptions struct {
-	dev     bool // embedded NATS on NATSPort, a development token
+	dev     bool // a development token (serve and dev both run the embedded NATS on NATSPort)
 	workers bool // run the pipeline workers in this process
 }
 

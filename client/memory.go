@@ -78,6 +78,10 @@ type SearchResult struct {
 type SearchResponse struct {
 	RetrievalID string         `json:"retrieval_id"`
 	Results     []SearchResult `json:"results"`
+	// VectorCoverage is the share of the owner's memories with a vector in the
+	// configured embedding model (nil when the vector side did not run): below 1 while
+	// a new model is rolled in, those without are ranked by keyword and recency.
+	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }
 
 // Search ranks an owner's memories against a query.
@@ -115,6 +119,8 @@ type ContextResponse struct {
 	TokensUsed  int              `json:"tokens_used"`
 	Budget      int              `json:"budget"`
 	RetrievalID string           `json:"retrieval_id"`
+	// VectorCoverage is as in SearchResponse.
+	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }
 
 // Context assembles the memory context for a query within a token budget.

@@ -128,6 +128,16 @@ type Config struct {
 
 	// Tasks reads working memory for context calls; nil leaves that layer empty.
 	Tasks TaskStateReader
+
+	// VectorsComplete, when set, says whether every memory has a vector in model (the
+	// steady state, known from a periodic count): a search then skips the per-owner
+	// coverage count and the check for memories lacking a vector, and reports
+	// vector_coverage 1. Nil: always count.
+	VectorsComplete func(model string) bool
+	// CoverageCacheTTL is how long a per-owner coverage count is reused (default 10s;
+	// negative: count on every search). The count reads every memory of the owner,
+	// more than the rest of a search; a new model is a new count.
+	CoverageCacheTTL time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -153,6 +163,7 @@ func DefaultConfig() Config {
 		SummaryMaxSentences: 8,
 		AccessFlushInterval: time.Second,
 		AccessBuffer:        4096,
+		CoverageCacheTTL:    10 * time.Second,
 	}
 }
 
@@ -203,6 +214,9 @@ func (c Config) WithDefaults() Config {
 	setInt(&c.SummaryMaxSentences, d.SummaryMaxSentences)
 	if c.AccessFlushInterval == 0 {
 		c.AccessFlushInterval = d.AccessFlushInterval
+	}
+	if c.CoverageCacheTTL == 0 {
+		c.CoverageCacheTTL = d.CoverageCacheTTL
 	}
 	setInt(&c.AccessBuffer, d.AccessBuffer)
 	return c

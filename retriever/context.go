@@ -45,6 +45,8 @@ type ContextResponse struct {
 	TokensUsed  int         `json:"tokens_used"`
 	Budget      int         `json:"budget"`
 	RetrievalID string      `json:"retrieval_id,omitempty"`
+	// VectorCoverage is as in SearchResponse.
+	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }
 
 // Layer names, in assembly order.
@@ -172,6 +174,9 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			return err
 		}
 		resp.RetrievalID = id
+		if resp.VectorCoverage, err = r.vectorCoverage(ctx, tx, q, vec); err != nil {
+			return err
+		}
 		ids = resp.MemoryIDs
 		return nil
 	})

@@ -126,6 +126,10 @@ type Result struct {
 type SearchResponse struct {
 	RetrievalID string   `json:"retrieval_id,omitempty"`
 	Results     []Result `json:"results"`
+	// VectorCoverage is the share of the owner's searched memories that have a vector
+	// in the query's model, when the vector side ran: below 1 while a new embedding
+	// model is rolled in (those without are ranked by keyword and recency).
+	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }
 
 func fieldErr(field, format string, args ...any) error {
@@ -144,6 +148,7 @@ type Retriever struct {
 	// summaries queues sessions whose rolling summary is due; RunSummarizer drains it.
 	summaries chan sessionKey
 	now       func() time.Time
+	coverage  coverageCache
 }
 
 // NewRetriever makes a retriever. emb may be nil (keyword and recency only); a nil
@@ -357,6 +362,11 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 			return err
 		}
 		resp = SearchResponse{RetrievalID: id, Results: res}
+		if q.memories {
+			if resp.VectorCoverage, err = r.vectorCoverage(ctx, tx, q, vec); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -397,10 +407,22 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		sideNorm += r.cfg.VectorSideWeight
 	}
 	sideNorm /= r.cfg.RRFK + 1
+	// A memory without a vector in the query's model (a new model being rolled in)
+	// cannot be ranked by the vector side: it is scored against the sides it can have,
+	// so it competes on its keyword and recency ranks instead of sinking.
+	unvectored, err := r.lackingVectors(ctx, tx, q, hits, vec)
+	if err != nil {
+		return nil, err
+	}
+	noVectorNorm := (r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight) / (r.cfg.RRFK + 1)
 	var out []Result
 	for _, h := range hits {
 		if h.VectorRank == 0 && h.KeywordRank == 0 && !q.keepRecent {
 			continue
+		}
+		norm := sideNorm
+		if unvectored[h.Memory.ID] {
+			norm = noVectorNorm
 		}
 		m := h.Memory
 		res := memoryResult(m)
@@ -422,7 +444,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
 		// rank it above the turns it came from.
 		recencyAt := m.ValidFrom
-		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, sideNorm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
+		r.score(&res, r.cfg.MemoryLayerWeight*ratio(rrf, norm), q.now.Sub(recencyAt), m.Importance, m.Confidence)
 		out = append(out, res)
 	}
 	return out, nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/readiness"
+	"github.com/engramhq/engram/internal/reembed"
 	"github.com/engramhq/engram/llm"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/migrations"
@@ -42,6 +42,9 @@ type App struct {
 	NC       *nats.Conn
 	JS       jetstream.JetStream
 	Embedded *natsserver.Server
+	// coverage tracks the configured embedding model's vector coverage (serve and dev
+	// set it; readiness then reports it).
+	coverage *reembed.Tracker
 	closers  []func()
 }
 
@@ -189,37 +192,20 @@ func (a *App) connectOrStart(ctx context.Context, url, variable string) (*pgx.Co
 	return conn, nil
 }
 
-// openNATS connects to ENGRAM_NATS_URL, or to the embedded server `engram dev`
-// runs when it is up, or else starts an in-process server on the local store. With
-// serve set (engram dev), it always starts the embedded server on NATSPort.
+// openNATS connects to ENGRAM_NATS_URL or, unset, to the embedded server of the
+// local store (DataDir/nats). A store is opened by one process at a time (see
+// natsserver.Start): with serve set (engram serve, engram dev) this process starts
+// the store's server on NATSPort and fails, naming the holder, when another process
+// has it; otherwise it joins the server of the process that holds the store and
+// starts one of its own (on a free port) only when there is none.
 func (a *App) openNATS(ctx context.Context, serve bool) error {
 	url := a.Config.NATSURL
-	if url == "" && !serve {
-		local := fmt.Sprintf("nats://127.0.0.1:%d", a.Config.NATSPort)
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", a.Config.NATSPort), 300*time.Millisecond); err == nil {
-			c.Close()
-			url = local
-		}
-	}
 	if url == "" {
-		port := -1
-		if serve {
-			port = a.Config.NATSPort
-		}
-		// The embedded server's start-up banner is noise next to engram's own output:
-		// it logs warnings and errors only, unless engram logs at debug level.
-		natsCfg := a.Config
-		natsCfg.LogLevel = natsLevel(a.Config.LogLevel)
-		natsLog := newLogger(os.Stderr, natsCfg)
-		emb, err := natsserver.Start(ctx, natsserver.Config{
-			StoreDir: filepath.Join(a.Config.DataDir, "nats"), Port: port, Host: "127.0.0.1", Logger: natsLog,
-		})
+		u, err := a.embeddedNATS(ctx, serve)
 		if err != nil {
-			return fmt.Errorf("starting the embedded JetStream server: %w", err)
+			return err
 		}
-		a.Embedded = emb
-		a.closers = append(a.closers, emb.Shutdown)
-		url = emb.ClientURL()
+		url = u
 	}
 	nc, err := nats.Connect(url, nats.Name("engram"), nats.MaxReconnects(-1))
 	if err != nil {
@@ -235,6 +221,64 @@ func (a *App) openNATS(ctx context.Context, serve bool) error {
 	}
 	a.NC, a.JS = nc, js
 	return nil
+}
+
+// embeddedNATS returns the URL of the local store's server: this process's own when
+// it starts one, else that of the process holding the store.
+func (a *App) embeddedNATS(ctx context.Context, serve bool) (string, error) {
+	storeDir := filepath.Join(a.Config.DataDir, "nats")
+	// The holder may stop between our failed lock and our look at its record (a
+	// short command ending): then the store is free and we try again.
+	for attempt := 0; ; attempt++ {
+		if !serve {
+			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			owner, ok, err := natsserver.Running(wctx, storeDir)
+			cancel()
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				a.Logger.Info("joining the NATS server of the running engram", "url", owner.URL, "pid", owner.PID, "command", owner.Command)
+				return owner.URL, nil
+			}
+		}
+		port := -1
+		if serve {
+			port = a.Config.NATSPort
+		}
+		// The embedded server's start-up banner is noise next to engram's own output:
+		// it logs warnings and errors only, unless engram logs at debug level.
+		natsCfg := a.Config
+		natsCfg.LogLevel = natsLevel(a.Config.LogLevel)
+		emb, err := natsserver.Start(ctx, natsserver.Config{
+			StoreDir: storeDir, Port: port, Host: "127.0.0.1", Logger: newLogger(os.Stderr, natsCfg),
+			Command: commandLine(),
+		})
+		var locked *natsserver.LockedError
+		if errors.As(err, &locked) && !serve && attempt < 3 {
+			continue // another command started one meanwhile: join it
+		}
+		if errors.As(err, &locked) {
+			return "", fmt.Errorf("%w; stop it, or give this one its own ENGRAM_DATA_DIR (or ENGRAM_NATS_URL)", err)
+		}
+		if err != nil && serve {
+			return "", fmt.Errorf("starting the embedded JetStream server on ENGRAM_NATS_PORT=%d: %w", port, err)
+		}
+		if err != nil {
+			return "", fmt.Errorf("starting the embedded JetStream server: %w", err)
+		}
+		a.Embedded = emb
+		a.closers = append(a.closers, emb.Shutdown)
+		return emb.ClientURL(), nil
+	}
+}
+
+// commandLine names this process in the store's server record.
+func commandLine() string {
+	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
+		return "engram"
+	}
+	return "engram " + os.Args[1]
 }
 
 func (a *App) streamsConfig() streams.Config {
@@ -397,6 +441,9 @@ func (a *App) readiness(m *metrics.Metrics) *readiness.Checker {
 	}
 	if a.Config.EmbedBaseURL != "" {
 		checks = append(checks, readiness.Check{Name: "embedding", Probe: readiness.HTTPProbe(nil, a.Config.EmbedBaseURL, a.Config.EmbedAPIKey)})
+	}
+	if a.coverage != nil {
+		checks = append(checks, readiness.Check{Name: "vector_coverage", Detail: a.coverage.Detail})
 	}
 	return readiness.New(readiness.Config{Logger: a.Logger, OnFailure: m.DependencyCheckFailed}, checks...)
 }

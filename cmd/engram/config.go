@@ -34,7 +34,9 @@ type Config struct {
 	// NATSURL (ENGRAM_NATS_URL) is the NATS server. Empty: an in-process JetStream
 	// server storing under DataDir/nats (or the one `engram dev` runs, when it is up).
 	NATSURL string
-	// NATSPort (ENGRAM_NATS_PORT, default 4222) is where `engram dev` serves NATS.
+	// NATSPort (ENGRAM_NATS_PORT, default 4222) is where `engram serve` and `engram dev`
+	// serve the embedded NATS; other commands find that server through the record it
+	// keeps in DataDir/nats.
 	NATSPort int
 	// HTTPAddr (ENGRAM_HTTP_ADDR, default ":8080") is the API's listen address.
 	HTTPAddr string
@@ -90,6 +92,10 @@ type Config struct {
 	// URL (ENGRAM_URL, default http://localhost:8080) and Token (ENGRAM_TOKEN) are the
 	// engram API and the tenant's API token that `engram mcp` calls.
 	URL, Token string
+	// Reembed (ENGRAM_REEMBED: auto or off; default auto): with auto, `engram serve` and
+	// `engram dev` embed in the background the memories (and, with EmbedTurns, turns)
+	// lacking a vector in the configured model, checking again every MetricsInterval.
+	Reembed string
 }
 
 // envVar documents one variable for --help.
@@ -104,7 +110,7 @@ var envVars = []envVar{
 	{"ENGRAM_PG_PORT", "55432", "port of the project-local cluster"},
 	{"ENGRAM_DB_MAX_CONNS", "16", "connection pool size"},
 	{"ENGRAM_NATS_URL", "(embedded)", "NATS URL; unset: in-process JetStream"},
-	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram dev` listens on"},
+	{"ENGRAM_NATS_PORT", "4222", "port the embedded NATS server of `engram serve`/`engram dev` listens on"},
 	{"ENGRAM_HTTP_ADDR", ":8080", "HTTP listen address"},
 	{"ENGRAM_DATA_DIR", ".engram", "local state: embedded JetStream store, development token"},
 	{"ENGRAM_TOKENS", "", "API tokens: tenant[/name]=sha256:<hex>[;users=u1|u2][;expires=RFC3339][;revoked],..."},
@@ -130,6 +136,7 @@ var envVars = []envVar{
 	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
 	{"ENGRAM_URL", "http://localhost:8080", "the engram API `engram mcp` calls"},
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
+	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -221,6 +228,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
 	}
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	switch r := strings.ToLower(getenv("ENGRAM_REEMBED")); r {
+	case "", "auto":
+		c.Reembed = "auto"
+	case "off":
+		c.Reembed = "off"
+	default:
+		errs = append(errs, fmt.Sprintf("ENGRAM_REEMBED=%q: want auto or off", getenv("ENGRAM_REEMBED")))
+	}
 	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
 	case "", "text":
 		c.LogFormat = "text"

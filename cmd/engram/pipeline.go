@@ -83,6 +83,9 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	rcfg := retriever.DefaultConfig()
 	rcfg.Tasks = tasks
 	rcfg.EmbedTurns = app.Config.EmbedTurns
+	if app.coverage != nil {
+		rcfg.VectorsComplete = app.coverage.Complete // skip per-search coverage counts once complete
+	}
 	if w := app.Config.SearchWeights; w != nil {
 		_, r1 := w["rrf"]
 		_, r2 := w["importance"]

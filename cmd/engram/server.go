@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // serverOptions says how runServer differs between `engram dev` and `engram serve`.
 type serverOptions struct {
-	dev     bool // embedded NATS on NATSPort, a development token
+	dev     bool // a development token (serve and dev both run the embedded NATS on NATSPort)
 	workers bool // run the pipeline workers in this process
 }
 
@@ -102,8 +103,18 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
-	if err := app.openNATS(ctx, opts.dev); err != nil {
+	emb, err := app.embedder()
+	if err != nil {
 		return err
+	}
+	app.trackCoverage(ctx, emb)
+	// serve and dev own the local store's NATS server (on ENGRAM_NATS_PORT), so
+	// that every other command joins it rather than opening the store a second time.
+	if err := app.openNATS(ctx, true); err != nil {
+		return err
+	}
+	if app.Embedded != nil {
+		app.Logger.Info("embedded NATS server", "url", app.Embedded.ClientURL(), "store", filepath.Join(app.Config.DataDir, "nats"))
 	}
 	tokens, err := app.tokens(ctx)
 	if err != nil {
@@ -128,12 +139,15 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz, console: /console/)\n", n.URL)
+	n.p.metrics.WatchVectorCoverage(emb.Model(), app.coverage.Ratio)
+	stopCoverage := app.runCoverage(ctx, emb)
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-n.failed:
 	}
 	env.Logger.Info("shutting down")
+	stopCoverage()
 	n.Stop()
 	env.Logger.Info("stopped")
 	return runErr

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -27,15 +28,21 @@ type Config struct {
 	ServerName string
 	// Logger receives the server's log at notice level and above; nil silences it.
 	Logger *slog.Logger
+	// Command names the process in the store's server record (as "engram serve"),
+	// for the error another process gets when it finds the store in use.
+	Command string
 }
 
 // Server is a running in-process NATS server.
 type Server struct {
-	srv *server.Server
+	srv  *server.Server
+	lock *storeLock
 }
 
 // Start starts a NATS server with JetStream enabled and waits until it accepts
-// connections (or ctx ends).
+// connections (or ctx ends). It holds the store's lock until Shutdown and records
+// its address and pid beside the store (see Running); a store another process
+// holds is a *LockedError naming that process.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("starting embedded NATS: StoreDir is required")
@@ -43,6 +50,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("starting embedded NATS: creating store dir: %w", err)
 	}
+	lock, err := lockStore(cfg.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, cfg)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	s.lock = lock
+	if err := lock.record(Owner{PID: os.Getpid(), URL: s.ClientURL(), Command: cfg.Command, Started: time.Now().UTC()}); err != nil {
+		s.Shutdown()
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
+	}
+	return s, nil
+}
+
+func start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
@@ -51,6 +76,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "engram-embedded"
+	}
+	if cfg.Port > 0 {
+		// The server reports a taken port only by never becoming ready: say it at once.
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("starting embedded NATS: port %d is taken: %w", cfg.Port, err)
+		}
+		ln.Close()
 	}
 	opts := &server.Options{
 		ServerName: cfg.ServerName,
@@ -106,10 +139,15 @@ func (e *Server) Port() int {
 	return 0
 }
 
-// Shutdown stops the server and waits until it has stopped and flushed its store.
+// Shutdown stops the server, waits until it has stopped and flushed its store, and
+// releases the store.
 func (e *Server) Shutdown() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
+	if e.lock != nil {
+		e.lock.release()
+		e.lock = nil
+	}
 }
 
 // slogAdapter routes the server's printf-style log into slog.

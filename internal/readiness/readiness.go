@@ -23,6 +23,10 @@ type Check struct {
 	Name     string // "postgres", "nats", "llm", "embedding"
 	Required bool   // false: a failure degrades, it does not make the node unready
 	Probe    func(ctx context.Context) error
+	// Detail, instead of Probe, reports a state that is not a dependency failure (the
+	// embedding model's vector coverage): its reason is shown as is, "ok" or not, and
+	// it is never required nor counted as a failure.
+	Detail func(ctx context.Context) string
 }
 
 // Config tunes a Checker.
@@ -76,7 +80,7 @@ func (c *Checker) Check(ctx context.Context) (map[string]string, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			out[ch.Name] = r
-			if r != "ok" && ch.Required {
+			if r != "ok" && ch.Required && ch.Detail == nil {
 				ok = false
 			}
 		})
@@ -93,8 +97,18 @@ func (c *Checker) run(ctx context.Context, ch Check) string {
 		return prev.reason
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	if ch.Detail != nil {
+		reason := ch.Detail(pctx)
+		c.mu.Lock()
+		c.cache[ch.Name] = result{at: time.Now(), reason: reason}
+		c.mu.Unlock()
+		if !cached || prev.reason != reason {
+			c.log.Info("readiness detail", "check", ch.Name, "detail", reason)
+		}
+		return reason
+	}
 	err := ch.Probe(pctx)
-	cancel()
 	reason := "ok"
 	if err != nil {
 		kind := Kind(err)

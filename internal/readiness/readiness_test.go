@@ -60,3 +60,22 @@ func TestCachedAndRequired(t *testing.T) {
 		t.Errorf("%d probes, want 1 (cached)", calls.Load())
 	}
 }
+
+// TestDetailCheck: a detail (vector coverage) shows its reason, degrades at most,
+// and is not counted as a dependency failure.
+func TestDetailCheck(t *testing.T) {
+	t.Parallel()
+	var failures atomic.Int32
+	reason := "incomplete: 1 of 4 memories"
+	c := New(Config{TTL: time.Nanosecond, OnFailure: func(string, string) { failures.Add(1) }},
+		Check{Name: "vector_coverage", Required: true, Detail: func(context.Context) string { return reason }})
+	checks, ok := c.Check(context.Background())
+	if !ok || checks["vector_coverage"] != reason || failures.Load() != 0 {
+		t.Fatalf("checks %v ok %v failures %d", checks, ok, failures.Load())
+	}
+	reason = "ok"
+	time.Sleep(time.Millisecond) // past the TTL
+	if checks, _ := c.Check(context.Background()); checks["vector_coverage"] != "ok" {
+		t.Fatalf("after the coverage completed: %v", checks)
+	}
+}

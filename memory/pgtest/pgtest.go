@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -392,7 +394,7 @@ func DataDir() string {
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, ".engram", "location")); err == nil {
 			d := filepath.Join(strings.TrimSpace(string(b)), "data")
-			if _, err := os.Stat(filepath.Join(d, "PG_VERSION")); err == nil {
+			if servesTests(d) {
 				return d
 			}
 			return ""
@@ -403,6 +405,38 @@ func DataDir() string {
 		}
 		dir = parent
 	}
+}
+
+// servesTests reports whether the cluster of data directory d is running and is the one
+// the tests connect to: the local folder may hold a stopped cluster while another
+// serves the port, and scanning the wrong files would prove nothing.
+func servesTests(d string) bool {
+	pid, err := os.ReadFile(filepath.Join(d, "postmaster.pid"))
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(string(pid), "\n")
+	if len(lines) < 4 {
+		return false
+	}
+	u, err := url.Parse(ServerURL())
+	if err != nil {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	if strings.TrimSpace(lines[3]) != port {
+		return false
+	}
+	// A cluster killed without a clean shutdown leaves its postmaster.pid behind.
+	n, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || n <= 0 {
+		return false
+	}
+	err = syscall.Kill(n, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Store is a memory.Store on a fresh database.

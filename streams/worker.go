@@ -104,6 +104,20 @@ type WorkerConfig struct {
 	// payload is poison and goes to the DLQ at once. DecodeTurnEvent-based
 	// ValidateTurnPayload is the usual choice.
 	Validate func(data []byte) error
+	// IsOutage, when set, tells dependency outages from message faults for errors the
+	// streams package cannot recognise itself (the database driver's connection errors,
+	// a model endpoint's 5xx); see IsOutage for what it recognises. A handler error it
+	// accepts holds the message in-process instead of redelivering it (see Worker.hold).
+	IsOutage func(error) bool
+	// OutageBackoff and MaxOutageBackoff shape the waits between in-process retries of a
+	// message held through an outage, doubling from the first up to the second. Defaults
+	// 500ms and 30s.
+	OutageBackoff    time.Duration
+	MaxOutageBackoff time.Duration
+	// MaxMessageFaults is how many times a held message may fail with an outage error
+	// while other messages succeed before it is taken for the fault and dead-lettered.
+	// Default 3.
+	MaxMessageFaults int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -155,6 +169,16 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = defaultShutdownGrace
 	}
+	if c.OutageBackoff <= 0 {
+		c.OutageBackoff = defaultOutageBackoff
+	}
+	if c.MaxOutageBackoff <= 0 {
+		c.MaxOutageBackoff = defaultMaxOutageBackoff
+	}
+	c.MaxOutageBackoff = max(c.MaxOutageBackoff, c.OutageBackoff)
+	if c.MaxMessageFaults <= 0 {
+		c.MaxMessageFaults = defaultMaxMessageFaults
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -162,6 +186,10 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 }
 
 // consumerConfig is the durable consumer configuration the worker creates or updates.
+// The consumer has no delivery limit: JetStream would silently stop redelivering a
+// message after MaxDeliver deliveries, and deliveries also pile up without any fault of
+// the message (a worker killed or a NATS server restarted while it was in flight). The
+// runtime enforces MaxDeliver on message faults itself and dead-letters, visibly.
 func (c WorkerConfig) consumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.Durable,
@@ -170,7 +198,7 @@ func (c WorkerConfig) consumerConfig() jetstream.ConsumerConfig {
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
-		MaxDeliver:    c.MaxDeliver,
+		MaxDeliver:    -1,
 		MaxAckPending: c.MaxAckPending,
 	}
 }
@@ -184,10 +212,11 @@ type Stats struct {
 	Poison       int64 // of DeadLettered, payloads that failed Validate
 	Panics       int64 // handler panics recovered
 	AckErrors    int64 // ack / nak / term / DLQ calls that failed
+	Held         int64 // in-process retries of messages held through a dependency outage
 }
 
 type counters struct {
-	delivered, acked, nacked, deadLettered, poison, panics, ackErrors atomic.Int64
+	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held atomic.Int64
 }
 
 // Worker runs a Handler on a durable pull consumer. Create with NewWorker; Run once.
@@ -201,6 +230,13 @@ type Worker struct {
 	mu        sync.Mutex
 	inflight  map[jetstream.Msg]struct{} // for progress reports
 	firstFail map[uint64]time.Time       // stream seq → first failure seen here
+
+	// Outage state (under mu): messages held, when a dependency last failed and when a
+	// message last succeeded, and probes made since (see fetchGate).
+	holding        int
+	lastOutageFail time.Time
+	lastSuccess    time.Time
+	probes         int
 }
 
 // NewWorker validates cfg and returns a worker; nothing touches the server until Run.
@@ -241,6 +277,7 @@ func (w *Worker) Stats() Stats {
 		Poison:       w.c.poison.Load(),
 		Panics:       w.c.panics.Load(),
 		AckErrors:    w.c.ackErrors.Load(),
+		Held:         w.c.held.Load(),
 	}
 }
 
@@ -310,6 +347,18 @@ func (w *Worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, wg *sy
 				break more
 			}
 		}
+		if k, wait := w.fetchGate(n); wait > 0 {
+			for range n - k {
+				<-slots
+			}
+			n = k
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				<-slots
+				return nil
+			}
+		}
 		got, err := w.fetch(ctx, hctx, cons, n, slots, wg)
 		for range n - got {
 			<-slots
@@ -355,7 +404,7 @@ func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int
 			defer wg.Done()
 			defer func() { <-slots }()
 			defer w.untrack(jm)
-			w.process(hctx, jm)
+			w.process(ctx, hctx, jm)
 		}()
 	}
 	err = batch.Error()
@@ -411,8 +460,9 @@ func (w *Worker) reportProgress(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// process runs the handler for one delivery and settles the message.
-func (w *Worker) process(hctx context.Context, jm jetstream.Msg) {
+// process runs the handler for one delivery and settles the message. ctx ends at
+// shutdown; hctx, the handler's, outlives it by the grace period.
+func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 	meta, err := jm.Metadata()
 	if err != nil {
 		// Not a JetStream delivery; nothing sensible to do but let it time out.
@@ -440,7 +490,17 @@ func (w *Worker) process(hctx context.Context, jm jetstream.Msg) {
 			return
 		}
 	}
+	if limit := uint64(crashLoopFactor * w.cfg.MaxDeliver); m.NumDelivered > limit {
+		now := time.Now()
+		log.Warn("delivered too often without being settled", "limit", limit)
+		w.deadLetter(hctx, log, jm, m, fmt.Errorf("delivered %d times without being settled (the worker died on it?)", m.NumDelivered), now, now)
+		return
+	}
 	err = w.invoke(hctx, log, m)
+	if w.isOutage(err) {
+		w.noteOutageFailure()
+		err = w.hold(ctx, hctx, log, m, err)
+	}
 	w.settle(hctx, log, jm, m, err)
 }
 
@@ -460,6 +520,7 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 	actx, cancel := context.WithTimeout(context.WithoutCancel(hctx), ackTimeout)
 	defer cancel()
 	if err == nil {
+		w.noteSuccess()
 		w.forgetFailure(m.StreamSeq)
 		if aerr := jm.DoubleAck(actx); aerr != nil {
 			// The work is done; a redelivery will be handled idempotently.
@@ -477,7 +538,9 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 		log.Warn("permanent failure", "err", err)
 		w.deadLetter(hctx, log, jm, m, err, first, now)
 		return
-	case m.NumDelivered >= uint64(w.cfg.MaxDeliver):
+	case m.NumDelivered >= uint64(w.cfg.MaxDeliver) && !w.isOutage(err):
+		// An outage error here means the worker is shutting down while holding the
+		// message: it is redelivered, never dead-lettered for it.
 		log.Warn("giving up", "err", err, "max_deliver", w.cfg.MaxDeliver)
 		w.deadLetter(hctx, log, jm, m, err, first, now)
 		return

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -23,7 +25,11 @@ type WorkerConfig struct {
 	MaxBackoff     time.Duration
 	FetchWait      time.Duration
 	ShutdownGrace  time.Duration
-	Logger         *slog.Logger
+	// OutageBackoff and MaxOutageBackoff shape the in-process retries of a candidate
+	// held through an outage of PostgreSQL or a model endpoint (streams.WorkerConfig).
+	OutageBackoff    time.Duration
+	MaxOutageBackoff time.Duration
+	Logger           *slog.Logger
 }
 
 // defaultWorkerConcurrency is the resolver worker's default concurrency.
@@ -47,7 +53,12 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		ShutdownGrace:  c.ShutdownGrace,
 		// Undecodable or invalid envelopes are poison: straight to the DLQ.
 		Validate: streams.ValidateCandidatePayload,
-		Logger:   c.Logger,
+		// PostgreSQL or a model endpoint down holds the candidate instead of spending
+		// its deliveries.
+		IsOutage:         func(err error) bool { return memory.IsOutage(err) || llm.IsOutage(err) },
+		OutageBackoff:    c.OutageBackoff,
+		MaxOutageBackoff: c.MaxOutageBackoff,
+		Logger:           c.Logger,
 	}
 }
 

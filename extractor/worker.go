@@ -6,6 +6,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -20,8 +22,9 @@ const DefaultWorkerConcurrency = 256
 const ExtractorStage = "extract"
 
 // WorkerConfig completes wcfg for the extractor: Stream TURNS, Durable "extractor",
-// Stage "extract", Validate ValidateTurnPayload and Concurrency DefaultWorkerConcurrency
-// unless set, and never below the pipeline's BatchMax.
+// Stage "extract", Validate ValidateTurnPayload, IsOutage the database's and model
+// clients' outage classes and Concurrency DefaultWorkerConcurrency unless set, and never
+// below the pipeline's BatchMax.
 func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig {
 	if wcfg.Stream == "" {
 		wcfg.Stream = streams.TurnsStream
@@ -42,11 +45,19 @@ func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig 
 		p.log.Warn("worker concurrency below BatchMax: batches cannot fill", "concurrency", wcfg.Concurrency, "batch_max", p.cfg.BatchMax)
 		wcfg.Concurrency = p.cfg.BatchMax
 	}
+	if wcfg.IsOutage == nil {
+		wcfg.IsOutage = dependencyOutage
+	}
 	if wcfg.Logger == nil {
 		wcfg.Logger = p.cfg.Logger
 	}
 	return wcfg
 }
+
+// dependencyOutage tells the worker runtime which handler errors are outages of the
+// extractor's dependencies (PostgreSQL, the chat and embedding endpoints) rather than
+// faults of the turn: it holds the turn through them instead of spending its deliveries.
+func dependencyOutage(err error) bool { return memory.IsOutage(err) || llm.IsOutage(err) }
 
 // RunExtractorWorker consumes TURNS with p.Handle until ctx is cancelled, then drains
 // in-flight batches (see streams.Worker.Run). wcfg is completed by p.WorkerConfig.

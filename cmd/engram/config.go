@@ -76,6 +76,10 @@ type Config struct {
 	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
 	// gauge (one grouped count per tenant) is refreshed.
 	MetricsInterval time.Duration
+	// OutageBackoffMax (ENGRAM_OUTAGE_BACKOFF_MAX, default 30s) caps the wait between a
+	// worker's retries of a message held through a PostgreSQL, NATS or model outage: how
+	// long after the dependency is back a held message may still wait.
+	OutageBackoffMax time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -112,6 +116,7 @@ var envVars = []envVar{
 	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
 	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
 	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
+	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -190,6 +195,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
 	}
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	c.OutageBackoffMax = durVar("ENGRAM_OUTAGE_BACKOFF_MAX", 30*time.Second, 10*time.Millisecond)
 	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
 	case "", "text":
 		c.LogFormat = "text"

@@ -18,13 +18,23 @@ import (
 // still flushes after BatchQuiet) but makes batches smaller and LLM calls more frequent.
 const DefaultWorkerConcurrency = 256
 
+// DefaultTenantInFlight caps one tenant's share of the extractor's handlers (see
+// streams.WorkerConfig.TenantInFlight): a quarter, so a tenant's flood leaves the other
+// three quarters to everyone else.
+const DefaultTenantInFlight = DefaultWorkerConcurrency / 4
+
+// defaultMaxAckPending lets the worker reach past a flood of this many turns to other
+// tenants' turns: messages deferred because their tenant is at its cap stay pending.
+const defaultMaxAckPending = 50_000
+
 // ExtractorStage names the stage in dead letters (engram.dlq.extract.<tenant>).
 const ExtractorStage = "extract"
 
 // WorkerConfig completes wcfg for the extractor: Stream TURNS, Durable "extractor",
 // Stage "extract", Validate ValidateTurnPayload, IsOutage the database's and model
-// clients' outage classes and Concurrency DefaultWorkerConcurrency unless set, and never
-// below the pipeline's BatchMax.
+// clients' outage classes, Concurrency DefaultWorkerConcurrency (never below the
+// pipeline's BatchMax), TenantInFlight a quarter of it (negative: no cap) and
+// MaxAckPending 50,000 unless set.
 func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig {
 	if wcfg.Stream == "" {
 		wcfg.Stream = streams.TurnsStream
@@ -44,6 +54,12 @@ func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig 
 	if wcfg.Concurrency < p.cfg.BatchMax {
 		p.log.Warn("worker concurrency below BatchMax: batches cannot fill", "concurrency", wcfg.Concurrency, "batch_max", p.cfg.BatchMax)
 		wcfg.Concurrency = p.cfg.BatchMax
+	}
+	if wcfg.TenantInFlight == 0 {
+		wcfg.TenantInFlight = max(DefaultTenantInFlight*wcfg.Concurrency/DefaultWorkerConcurrency, p.cfg.BatchMax)
+	}
+	if wcfg.MaxAckPending == 0 {
+		wcfg.MaxAckPending = defaultMaxAckPending
 	}
 	if wcfg.IsOutage == nil {
 		wcfg.IsOutage = dependencyOutage

@@ -23,6 +23,9 @@ const (
 	// (the process died on it each time) dead-letter it: the consumer itself has no
 	// delivery limit, see consumerConfig.
 	crashLoopFactor = 4
+	// crashLoopMin is the least such number: deferrals (see fairness.go) made by a
+	// worker that has since restarted are not known any more and count as deliveries.
+	crashLoopMin = 100
 )
 
 // outageError marks a failure of a dependency rather than of the message.

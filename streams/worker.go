@@ -118,6 +118,13 @@ type WorkerConfig struct {
 	// while other messages succeed before it is taken for the fault and dead-lettered.
 	// Default 3.
 	MaxMessageFaults int
+	// TenantInFlight, when positive, caps how many handlers of one tenant (from the
+	// subject) run at once. A message fetched while its tenant is at the cap is handed
+	// back with a delay without running (a deferral, which does not count as a failed
+	// delivery), so one tenant's flood cannot take every slot and the messages of other
+	// tenants behind it are reached. MaxAckPending must then exceed the largest flood
+	// to be passed: deferred messages stay pending until redelivered.
+	TenantInFlight int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -213,10 +220,11 @@ type Stats struct {
 	Panics       int64 // handler panics recovered
 	AckErrors    int64 // ack / nak / term / DLQ calls that failed
 	Held         int64 // in-process retries of messages held through a dependency outage
+	Deferred     int64 // messages handed back because their tenant was at TenantInFlight
 }
 
 type counters struct {
-	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held atomic.Int64
+	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held, deferred atomic.Int64
 }
 
 // Worker runs a Handler on a durable pull consumer. Create with NewWorker; Run once.
@@ -237,6 +245,12 @@ type Worker struct {
 	lastOutageFail time.Time
 	lastSuccess    time.Time
 	probes         int
+
+	// Fairness state (under mu, see fairness.go).
+	tenantInFlight map[string]int    // handlers running per tenant
+	tenantDeferred map[string]int    // messages deferred and not yet settled, per tenant
+	deferrals      map[uint64]uint64 // stream seq → deferrals made of it
+	avgHandle      atomic.Int64      // moving average of handler runs, ns
 }
 
 // NewWorker validates cfg and returns a worker; nothing touches the server until Run.
@@ -255,6 +269,10 @@ func NewWorker(js jetstream.JetStream, cfg WorkerConfig, h Handler) (*Worker, er
 		log:       cfg.Logger.With("stream", cfg.Stream, "consumer", cfg.Durable),
 		inflight:  map[jetstream.Msg]struct{}{},
 		firstFail: map[uint64]time.Time{},
+
+		tenantInFlight: map[string]int{},
+		tenantDeferred: map[string]int{},
+		deferrals:      map[uint64]uint64{},
 	}, nil
 }
 
@@ -278,6 +296,7 @@ func (w *Worker) Stats() Stats {
 		Panics:       w.c.panics.Load(),
 		AckErrors:    w.c.ackErrors.Load(),
 		Held:         w.c.held.Load(),
+		Deferred:     w.c.deferred.Load(),
 	}
 }
 
@@ -396,13 +415,19 @@ func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int
 	}
 	got := 0
 	for jm := range batch.Messages() {
-		got++
 		w.c.delivered.Add(1)
+		tenant, _ := tenantFromSubject(jm.Subject())
+		if !w.admit(tenant) {
+			w.deferMsg(jm, tenant) // its slot is released by the caller
+			continue
+		}
+		got++
 		w.track(jm)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			defer w.release(tenant)
 			defer w.untrack(jm)
 			w.process(ctx, hctx, jm)
 		}()
@@ -476,7 +501,7 @@ func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 		Headers:      jm.Headers(),
 		Stream:       meta.Stream,
 		StreamSeq:    meta.Sequence.Stream,
-		NumDelivered: meta.NumDelivered,
+		NumDelivered: w.deliveries(meta.Sequence.Stream, meta.NumDelivered),
 		Timestamp:    meta.Timestamp,
 	}
 	log := w.log.With("subject", m.Subject, "seq", m.StreamSeq, "delivery", m.NumDelivered)
@@ -490,13 +515,15 @@ func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 			return
 		}
 	}
-	if limit := uint64(crashLoopFactor * w.cfg.MaxDeliver); m.NumDelivered > limit {
+	if limit := uint64(max(crashLoopFactor*w.cfg.MaxDeliver, crashLoopMin)); m.NumDelivered > limit {
 		now := time.Now()
 		log.Warn("delivered too often without being settled", "limit", limit)
 		w.deadLetter(hctx, log, jm, m, fmt.Errorf("delivered %d times without being settled (the worker died on it?)", m.NumDelivered), now, now)
 		return
 	}
+	start := time.Now()
 	err = w.invoke(hctx, log, m)
+	w.noteHandleTime(time.Since(start))
 	if w.isOutage(err) {
 		w.noteOutageFailure()
 		err = w.hold(ctx, hctx, log, m, err)
@@ -522,6 +549,7 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 	if err == nil {
 		w.noteSuccess()
 		w.forgetFailure(m.StreamSeq)
+		w.forgetDeferrals(m.StreamSeq, m.Tenant())
 		if aerr := jm.DoubleAck(actx); aerr != nil {
 			// The work is done; a redelivery will be handled idempotently.
 			w.c.ackErrors.Add(1)
@@ -634,6 +662,7 @@ func (w *Worker) deadLetter(hctx context.Context, log *slog.Logger, jm jetstream
 		return false
 	}
 	w.forgetFailure(m.StreamSeq)
+	w.forgetDeferrals(m.StreamSeq, m.Tenant())
 	actx, cancel := context.WithTimeout(context.WithoutCancel(hctx), ackTimeout)
 	defer cancel()
 	if err := w.termSync(actx, jm, cause); err != nil {

@@ -30,6 +30,11 @@ const maxRememberBody = 64 << 10
 // make the resend idempotent (acknowledged turns come back "duplicate"); 400
 // (413 when every problem is a size limit) when no turn was valid.
 func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) error {
+	release, err := e.bodies.reserve(r, e.turns.MaxBodyBytes())
+	defer release()
+	if err != nil {
+		return err
+	}
 	body, err := e.readBody(w, r, e.turns.MaxBodyBytes())
 	if err != nil {
 		return err

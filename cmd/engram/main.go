@@ -46,7 +46,7 @@ func commands() map[string]command {
 		"worker":      {"run one pipeline worker (extractor | resolver)", runWorker},
 		"dlq":         {"list, show, replay or purge dead letters", runDLQ},
 		"token":       {"create an API token for a tenant", runToken},
-		"bench":       {"measure throughput and latency (ingest | resolve | search)", runBench},
+		"bench":       {"measure throughput and latency (ingest | resolve | search), or run the chaos check (chaos)", runBench},
 		"memory":      {"inspect and edit memories: get, history, correct, deprecate, rollback, as-of, delete, restore", runMemory},
 		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
 		"users":       {"delete, export or import everything of one user", runUsers},

@@ -51,11 +51,14 @@ func runToken(_ context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
 			return usagef("name a benchmark: ingest, resolve or search")
 		}
 		return nil
+	}
+	if args[0] == "chaos" { // starts its own processes and services
+		return benchChaosCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -76,7 +79,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return benchResolveCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest, resolve or search", args[0])
+		return usagef("unknown benchmark %q: want ingest, resolve, search or chaos", args[0])
 	}
 }
 

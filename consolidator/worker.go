@@ -41,14 +41,10 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		c.Concurrency = defaultWorkerConcurrency
 	}
 	return streams.WorkerConfig{
-		Stream:      streams.CandidatesStream,
-		Durable:     streams.ResolverConsumer,
-		Stage:       "resolve",
-		Concurrency: c.Concurrency,
-		// One tenant's flood of candidates takes at most half the resolver; the other
-		// tenants' candidates behind it are reached (deferred ones stay pending).
-		TenantInFlight: max(c.Concurrency/2, 1),
-		MaxAckPending:  50_000,
+		Stream:         streams.CandidatesStream,
+		Durable:        streams.ResolverConsumer,
+		Stage:          "resolve",
+		Concurrency:    c.Concurrency,
 		MaxDeliver:     c.MaxDeliver,
 		AckWait:        c.AckWait,
 		InitialBackoff: c.InitialBackoff,

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -8,36 +9,68 @@ import (
 
 // Tuning of the per-tenant in-flight cap (WorkerConfig.TenantInFlight).
 const (
-	deferMinDelay    = 50 * time.Millisecond
-	deferMaxDelay    = 30 * time.Second
+	deferMinDelay = 50 * time.Millisecond
+	deferMaxDelay = 10 * time.Second
+	// queuePerSlot × TenantInFlight messages of a tenant at its cap wait in the worker
+	// before further ones are deferred.
+	queuePerSlot     = 4
 	deferralsMaxKept = 1 << 17 // bound on remembered deferral counts
 )
 
-// admit reports whether a fetched message may start a handler now, counting it in its
-// tenant's in-flight number if so. Without TenantInFlight every message is admitted.
-func (w *Worker) admit(tenant string) bool {
+// Where place puts a fetched message.
+const (
+	placeRun      = iota // start a handler now
+	placeQueued          // wait in the worker for one of its tenant's handlers
+	placeDeferred        // hand back to JetStream for later (deferMsg)
+)
+
+// place decides what happens to a fetched message. Without TenantInFlight every message
+// runs. Otherwise a tenant below its cap runs it (and counts it); a tenant at its cap
+// keeps up to 4×TenantInFlight more waiting in the worker, to run as soon as one of its
+// handlers finishes, so a tenant alone keeps its share busy without waiting for deferred
+// messages to come back (queued messages are tracked: progress reports keep them
+// alive); beyond that the message is deferred. Deciding and queueing under one lock
+// with nextOrRelease means no message waits for a handler that has already left.
+func (w *Worker) place(jm jetstream.Msg, tenant string) int {
 	if w.cfg.TenantInFlight <= 0 {
-		return true
+		return placeRun
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.tenantInFlight[tenant] >= w.cfg.TenantInFlight {
-		return false
+	switch {
+	case w.tenantInFlight[tenant] < w.cfg.TenantInFlight:
+		w.tenantInFlight[tenant]++
+		return placeRun
+	case len(w.waiting[tenant]) < queuePerSlot*w.cfg.TenantInFlight:
+		w.waiting[tenant] = append(w.waiting[tenant], jm)
+		w.inflight[jm] = struct{}{} // tracked for progress reports
+		return placeQueued
 	}
-	w.tenantInFlight[tenant]++
-	return true
+	return placeDeferred
 }
 
-// release undoes admit once the message is settled.
-func (w *Worker) release(tenant string) {
+// nextOrRelease is what a tenant's handler does when its message is settled: take the
+// tenant's next waiting message (nil when none, or when the worker is stopping), or
+// give the tenant's place up.
+func (w *Worker) nextOrRelease(ctx context.Context, tenant string) jetstream.Msg {
 	if w.cfg.TenantInFlight <= 0 {
-		return
+		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if q := w.waiting[tenant]; len(q) > 0 && ctx.Err() == nil {
+		jm := q[0]
+		if q = q[1:]; len(q) == 0 {
+			delete(w.waiting, tenant)
+		} else {
+			w.waiting[tenant] = q
+		}
+		return jm
+	}
 	if w.tenantInFlight[tenant]--; w.tenantInFlight[tenant] <= 0 {
 		delete(w.tenantInFlight, tenant)
 	}
+	return nil
 }
 
 // deferMsg hands a message of a tenant at its in-flight cap back to JetStream for later
@@ -105,6 +138,24 @@ func (w *Worker) noteHandleTime(d time.Duration) {
 		}
 		if w.avgHandle.CompareAndSwap(old, next) {
 			return
+		}
+	}
+}
+
+// requeueWaiting hands the messages still waiting at shutdown back to JetStream for
+// immediate redelivery (to another replica, or this worker when it is back).
+func (w *Worker) requeueWaiting() {
+	w.mu.Lock()
+	var msgs []jetstream.Msg
+	for t, q := range w.waiting {
+		msgs = append(msgs, q...)
+		delete(w.waiting, t)
+	}
+	w.mu.Unlock()
+	for _, jm := range msgs {
+		w.untrack(jm)
+		if err := jm.Nak(); err != nil {
+			w.c.ackErrors.Add(1)
 		}
 	}
 }

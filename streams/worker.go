@@ -247,10 +247,11 @@ type Worker struct {
 	probes         int
 
 	// Fairness state (under mu, see fairness.go).
-	tenantInFlight map[string]int    // handlers running per tenant
-	tenantDeferred map[string]int    // messages deferred and not yet settled, per tenant
-	deferrals      map[uint64]uint64 // stream seq → deferrals made of it
-	avgHandle      atomic.Int64      // moving average of handler runs, ns
+	tenantInFlight map[string]int             // handlers running per tenant
+	tenantDeferred map[string]int             // messages deferred and not yet settled, per tenant
+	deferrals      map[uint64]uint64          // stream seq → deferrals made of it
+	avgHandle      atomic.Int64               // moving average of handler runs, ns
+	waiting        map[string][]jetstream.Msg // fetched, waiting for a slot of their tenant
 }
 
 // NewWorker validates cfg and returns a worker; nothing touches the server until Run.
@@ -273,6 +274,7 @@ func NewWorker(js jetstream.JetStream, cfg WorkerConfig, h Handler) (*Worker, er
 		tenantInFlight: map[string]int{},
 		tenantDeferred: map[string]int{},
 		deferrals:      map[uint64]uint64{},
+		waiting:        map[string][]jetstream.Msg{},
 	}, nil
 }
 
@@ -324,6 +326,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go w.reportProgress(stopProgress, progressDone)
 
 	runErr := w.pull(ctx, hctx, cons, &wg)
+	w.requeueWaiting()
 
 	w.log.Info("worker draining", "in_flight", w.inFlight())
 	done := make(chan struct{})
@@ -417,8 +420,11 @@ func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int
 	for jm := range batch.Messages() {
 		w.c.delivered.Add(1)
 		tenant, _ := tenantFromSubject(jm.Subject())
-		if !w.admit(tenant) {
-			w.deferMsg(jm, tenant) // its slot is released by the caller
+		switch w.place(jm, tenant) {
+		case placeQueued: // its slot is released by the caller: it waits for one of its tenant's
+			continue
+		case placeDeferred:
+			w.deferMsg(jm, tenant)
 			continue
 		}
 		got++
@@ -427,9 +433,12 @@ func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			defer w.release(tenant)
-			defer w.untrack(jm)
-			w.process(ctx, hctx, jm)
+			// The slot and the tenant's place pass on to its queued messages.
+			for jm != nil {
+				w.process(ctx, hctx, jm)
+				w.untrack(jm)
+				jm = w.nextOrRelease(ctx, tenant)
+			}
 		}()
 	}
 	err = batch.Error()

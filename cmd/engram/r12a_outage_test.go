@@ -253,4 +253,3 @@ func TestEmbeddingInvalidForOneTextIsDeadLettered(t *testing.T) {
 		t.Errorf("turns %d, memories %d, dead letters %d; want %d, %d, 1", turns, memories, dlq, sent, sent-1)
 	}
 }
-

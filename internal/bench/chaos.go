@@ -90,10 +90,10 @@ type ChaosFault struct {
 type ChaosResult struct {
 	Tenant          string        `json:"tenant"`
 	Turns           int           `json:"turns"`
-	Accepted        int           `json:"accepted"`         // turns the API acknowledged (202, new or duplicate)
-	Resent          int           `json:"resent_requests"`  // requests sent again after the SDK gave up
-	StoredTurns     int           `json:"stored_turns"`     // turn rows
-	DistinctTurns   int           `json:"distinct_turns"`   // distinct turn ids among them
+	Accepted        int           `json:"accepted"`        // turns the API acknowledged (202, new or duplicate)
+	Resent          int           `json:"resent_requests"` // requests sent again after the SDK gave up
+	StoredTurns     int           `json:"stored_turns"`    // turn rows
+	DistinctTurns   int           `json:"distinct_turns"`  // distinct turn ids among them
 	UsersWithMemory int           `json:"users_with_memory"`
 	Memories        int           `json:"memories"`
 	Lost            int           `json:"lost"`       // users without their memory

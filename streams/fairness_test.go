@@ -66,7 +66,8 @@ func TestWorkerTenantInFlightLetsOtherTenantsThrough(t *testing.T) {
 	if st.DeadLettered != 0 || st.Deferred == 0 {
 		t.Fatalf("stats %+v: want deferrals and no dead letters", st)
 	}
-	if m := floodMax.Load(); m > 2 {
-		t.Fatalf("%d flood handlers ran at once, cap 2", m)
+	// Alone, the flood may use all but one of the 8 handlers; never all of them.
+	if m := floodMax.Load(); m > 7 {
+		t.Fatalf("%d flood handlers ran at once, want at most 7 of 8", m)
 	}
 }

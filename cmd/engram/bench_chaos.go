@@ -125,3 +125,87 @@ func printBenchChaos(w io.Writer, r bench.ChaosResult) {
 	}
 	fmt.Fprintln(w, verdict)
 }
+
+const benchFloodUsage = `Usage: engram bench flood [flags]
+
+Run engram as real processes (as bench chaos does, without faults) against
+ENGRAM_DATABASE_URL; send one tenant's flood (--batches requests of --batch-turns turns
+of --content-bytes each, at once), then one turn of another tenant; report how long
+that turn waited for its memory, how many flood turns were still queued then, how long
+the flood took to extract, and the API's and the worker's peak RSS. --binary runs
+another engram build (e.g. an older one, for a baseline). Use a private database.
+`
+
+// benchFloodCommand runs "engram bench flood". args excludes "bench flood".
+func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("engram bench flood", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchFloodUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	cfg := bench.FloodConfig{DatabaseURL: dbURL}
+	fs.IntVar(&cfg.Batches, "batches", bench.DefaultFloodBatches, "concurrent flood requests")
+	fs.IntVar(&cfg.BatchTurns, "batch-turns", bench.DefaultFloodBatchTurns, "turns per flood request (at most 1000)")
+	fs.IntVar(&cfg.ContentBytes, "content-bytes", bench.DefaultFloodContentBytes, "bytes of content per flood turn (at most 32768)")
+	fs.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Minute, "how long to wait for the flood to be extracted")
+	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("bench flood: %w", err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("bench flood: unexpected argument %q", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}} {
+		if f.v <= 0 {
+			return fmt.Errorf("bench flood: --%s must be positive, got %d", f.name, f.v)
+		}
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("bench flood: set ENGRAM_DATABASE_URL to a private database")
+	}
+	if cfg.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench flood: finding this binary: %w", err)
+		}
+		cfg.Binary = exe
+	}
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "engram-flood-")
+		if err != nil {
+			return fmt.Errorf("bench flood: %w", err)
+		}
+		cfg.WorkDir = dir
+	}
+	cfg.Progress = stderr
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	res, err := bench.RunFlood(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench flood: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "flood: %d turns, %.0f MB, accepted in %s (%d requests resent)\n",
+		res.FloodTurns, float64(res.FloodBytes)/(1<<20), res.FloodSend.Round(time.Millisecond), res.FloodResent)
+	fmt.Fprintf(stdout, "other tenant's turn → memory: %s, with %d flood turns still queued\n",
+		res.OtherLatency.Round(time.Millisecond), res.FloodQueuedAtOther)
+	if res.Drained {
+		fmt.Fprintf(stdout, "flood extracted %s after that\n", res.DrainTime.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(stdout, "flood NOT extracted within %s\n", cfg.DrainTimeout)
+	}
+	fmt.Fprintf(stdout, "peak RSS: API %.0f MB, worker %.0f MB\n", float64(res.APIPeakRSS)/(1<<20), float64(res.WorkerPeakRSS)/(1<<20))
+	return nil
+}

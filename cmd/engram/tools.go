@@ -51,7 +51,7 @@ func runToken(_ context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos|flood) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
 			return usagef("name a benchmark: ingest, resolve or search")
 		}
@@ -59,6 +59,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	if args[0] == "chaos" { // starts its own processes and services
 		return benchChaosCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
+	}
+	if args[0] == "flood" {
+		return benchFloodCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	}
 	app := env.newApp()
 	defer app.Close()
@@ -79,7 +82,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return benchResolveCommand(ctx, app.Pool, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest, resolve, search or chaos", args[0])
+		return usagef("unknown benchmark %q: want ingest, resolve, search, chaos or flood", args[0])
 	}
 }
 

@@ -86,9 +86,8 @@ func (w *Worker) nextOrRelease(ctx context.Context, tenant string) jetstream.Msg
 // deferMsg hands a message of a tenant at its in-flight cap back to JetStream for later
 // without running the handler, so the pull loop can reach the other tenants' messages
 // behind a flood. The delay grows with how much of that tenant is waiting (its deferred
-// messages per allowed handler, times the average handler time: about when a slot of
-// the tenant frees up for it), so a flood is not re-fetched in a tight loop. The
-// deferral is remembered and does not count as a failed delivery (see deliveries).
+// messages per handler, times the average handler time), so a flood is not re-fetched
+// in a tight loop. The deferral is remembered and does not count as a failed delivery (see deliveries).
 func (w *Worker) deferMsg(jm jetstream.Msg, tenant string) {
 	seq := uint64(0)
 	if meta, err := jm.Metadata(); err == nil {
@@ -105,7 +104,9 @@ func (w *Worker) deferMsg(jm jetstream.Msg, tenant string) {
 	waiting := w.tenantDeferred[tenant]
 	w.mu.Unlock()
 	avg := time.Duration(w.avgHandle.Load())
-	delay := min(max(avg*time.Duration(1+waiting/max(w.cfg.TenantInFlight, 1)), deferMinDelay), deferMaxDelay)
+	// Per handler of the whole worker, not of the tenant's share: once the look-ahead
+	// has found no other tenant the cap yields (see place) and all handlers take it.
+	delay := min(max(avg*time.Duration(1+waiting/w.cfg.Concurrency), deferMinDelay), deferMaxDelay)
 	w.c.deferred.Add(1)
 	if err := jm.NakWithDelay(delay); err != nil {
 		w.c.ackErrors.Add(1)

@@ -16,11 +16,23 @@ import (
 // TestChaosSmall is the small `engram bench chaos`: the engram binary, built here, runs
 // as an API and a worker process; the worker is killed with SIGKILL, PostgreSQL is cut,
 // NATS restarted and the embedding endpoint made faulty while 300 turns are sent
-// (ENGRAM_TEST_CHAOS_TURNS for more). Every turn must be stored once and become one
+// (ENGRAM_TEST_CHAOS_TURNS for more, ENGRAM_TEST_CHAOS_OUTAGE for longer outages; make
+// test-chaos runs 10,000 turns with 20 s outages). Every turn must be stored once and become one
 // memory, with nothing dead-lettered.
 func TestChaosSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds engram and runs it as processes for about a minute")
+	}
 	t.Parallel()
 	turns := 300
+	outage := 5 * time.Second
+	if v := os.Getenv("ENGRAM_TEST_CHAOS_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("ENGRAM_TEST_CHAOS_OUTAGE=%q: %v", v, err)
+		}
+		outage = d
+	}
 	if v := os.Getenv("ENGRAM_TEST_CHAOS_TURNS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -36,7 +48,7 @@ func TestChaosSmall(t *testing.T) {
 	}
 	res, err := bench.RunChaos(ctx, bench.ChaosConfig{
 		Binary: bin, DatabaseURL: pgtest.URL(t), WorkDir: t.TempDir(), Turns: turns,
-		Outage: 5 * time.Second, NATSDown: 3 * time.Second, Progress: testWriter{t},
+		Outage: outage, NATSDown: 3 * time.Second, Progress: testWriter{t},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -41,10 +41,15 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		c.Concurrency = defaultWorkerConcurrency
 	}
 	return streams.WorkerConfig{
-		Stream:         streams.CandidatesStream,
-		Durable:        streams.ResolverConsumer,
-		Stage:          "resolve",
-		Concurrency:    c.Concurrency,
+		Stream:      streams.CandidatesStream,
+		Durable:     streams.ResolverConsumer,
+		Stage:       "resolve",
+		Concurrency: c.Concurrency,
+		// One tenant's flood of candidates takes at most half the resolver while other
+		// tenants have work (alone it may use all but one handler), so the other
+		// tenants' candidates behind it are reached; deferred ones stay pending.
+		TenantInFlight: max(c.Concurrency/2, 1),
+		MaxAckPending:  50_000,
 		MaxDeliver:     c.MaxDeliver,
 		AckWait:        c.AckWait,
 		InitialBackoff: c.InitialBackoff,

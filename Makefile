@@ -65,6 +65,12 @@ test: services chromium vet npm-tools
 test-short: services
 	$(GO) test -short ./...
 
+## test-chaos: the outage and chaos checks at full size: PostgreSQL down 5 minutes, a wrong-dims
+## embedding endpoint for a minute, and bench chaos over 10,000 turns (300 turns and seconds in `make test`).
+test-chaos: services
+	ENGRAM_TEST_PG_OUTAGE=5m ENGRAM_TEST_EMBED_FAULT=1m ENGRAM_TEST_CHAOS_TURNS=10000 ENGRAM_TEST_CHAOS_OUTAGE=20s \
+		$(GO) test -count=1 -run '^(TestPostgresOutageHoldsTurns|TestEmbeddingWrongDimsThenRecovers|TestChaosSmall)$$' -v -timeout 90m ./cmd/engram/
+
 ## test-cluster: the failover tests on a three-node JetStream cluster at full size (10,000 turns; 1,000 in `make test`).
 test-cluster: services
 	ENGRAM_CLUSTER_TURNS=10000 $(GO) test -count=1 -parallel 1 -run '^(TestJetStreamClusterFailover|TestPostgresRestartMidIngest)$$' -v -timeout 20m ./cmd/engram/

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -23,7 +25,11 @@ type WorkerConfig struct {
 	MaxBackoff     time.Duration
 	FetchWait      time.Duration
 	ShutdownGrace  time.Duration
-	Logger         *slog.Logger
+	// OutageBackoff and MaxOutageBackoff shape the in-process retries of a candidate
+	// held through an outage of PostgreSQL or a model endpoint (streams.WorkerConfig).
+	OutageBackoff    time.Duration
+	MaxOutageBackoff time.Duration
+	Logger           *slog.Logger
 }
 
 // defaultWorkerConcurrency is the resolver worker's default concurrency.
@@ -35,10 +41,15 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		c.Concurrency = defaultWorkerConcurrency
 	}
 	return streams.WorkerConfig{
-		Stream:         streams.CandidatesStream,
-		Durable:        streams.ResolverConsumer,
-		Stage:          "resolve",
-		Concurrency:    c.Concurrency,
+		Stream:      streams.CandidatesStream,
+		Durable:     streams.ResolverConsumer,
+		Stage:       "resolve",
+		Concurrency: c.Concurrency,
+		// One tenant's flood of candidates takes at most half the resolver while other
+		// tenants have work (alone it may use all but one handler), so the other
+		// tenants' candidates behind it are reached; deferred ones stay pending.
+		TenantInFlight: max(c.Concurrency/2, 1),
+		MaxAckPending:  50_000,
 		MaxDeliver:     c.MaxDeliver,
 		AckWait:        c.AckWait,
 		InitialBackoff: c.InitialBackoff,
@@ -47,7 +58,12 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		ShutdownGrace:  c.ShutdownGrace,
 		// Undecodable or invalid envelopes are poison: straight to the DLQ.
 		Validate: streams.ValidateCandidatePayload,
-		Logger:   c.Logger,
+		// PostgreSQL or a model endpoint down holds the candidate instead of spending
+		// its deliveries.
+		IsOutage:         func(err error) bool { return memory.IsOutage(err) || llm.IsOutage(err) },
+		OutageBackoff:    c.OutageBackoff,
+		MaxOutageBackoff: c.MaxOutageBackoff,
+		Logger:           c.Logger,
 	}
 }
 

@@ -5,9 +5,17 @@ package extractor
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
+
+// MaxExtractBytes bounds what the gate and the extractors read of one turn: its first
+// 8 KiB. The whole content is still stored and searchable; what an agent says worth
+// remembering comes in sentences, not in the middle of a pasted 32 KB log, and the gate's
+// regular expressions cost time in proportion to what they read (about 217 ms for 32 KB),
+// so one tenant's huge turns would otherwise hold the extractor for everyone.
+const MaxExtractBytes = 8 << 10
 
 // Batch is a micro-batch of one session's turns to extract from.
 type Batch struct {
@@ -33,4 +41,38 @@ type Extractor interface {
 	Version() string
 	Model() string
 	Extract(ctx context.Context, b Batch) ([]memory.Candidate, error)
+}
+
+// bounded returns b with every turn's content cut to its first limit bytes, on a rune
+// boundary. The turns are copies: the caller's slices are left as they are.
+func (b Batch) bounded(limit int) Batch {
+	b.New = boundedTurns(b.New, limit)
+	b.Window = boundedTurns(b.Window, limit)
+	return b
+}
+
+func boundedTurns(turns []memory.Turn, limit int) []memory.Turn {
+	out := turns
+	for i, t := range turns {
+		if len(t.Content) <= limit {
+			continue
+		}
+		if &out[0] == &turns[0] { // copy on the first cut only
+			out = append([]memory.Turn(nil), turns...)
+		}
+		out[i].Content = prefix(t.Content, limit)
+	}
+	return out
+}
+
+// prefix is s cut to at most limit bytes without splitting a rune.
+func prefix(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }

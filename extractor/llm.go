@@ -143,7 +143,9 @@ func (e *LLMExtractor) Extract(ctx context.Context, b Batch) ([]memory.Candidate
 	cands, err = e.parse(b, reply)
 	if err != nil {
 		e.invalid.Add(1)
-		return nil, streams.Permanent(fmt.Errorf("llm extraction: reply still invalid after a corrective retry: %w", err))
+		// Not permanent: the worker holds the batch's turns and dead-letters them only if
+		// the replies stay invalid for them while other batches succeed.
+		return nil, fmt.Errorf("llm extraction: reply still invalid after a corrective retry: %w: %w", llm.ErrInvalidReply, err)
 	}
 	return cands, nil
 }

@@ -2,6 +2,7 @@ package extractor_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -128,8 +129,9 @@ func TestLLMExtractValidation(t *testing.T) {
 				t.Errorf("%d calls (counted %d), want %d", got, e.LLMCalls(), tt.wantCalls)
 			}
 			if tt.wantErr != "" {
-				if err == nil || !streams.IsPermanent(err) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want a permanent error containing %q", err, tt.wantErr)
+				// Not permanent: the worker decides whether the endpoint or the turn is at fault.
+				if !errors.Is(err, llm.ErrInvalidReply) || streams.IsPermanent(err) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want an invalid-reply error containing %q", err, tt.wantErr)
 				}
 				// The corrective request carries the validation error.
 				msgs := fake.ChatRequests()[1].Messages

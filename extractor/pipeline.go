@@ -433,6 +433,7 @@ func (p *Pipeline) candidates(ctx context.Context, key sessionKey, queued []queu
 	if err != nil {
 		return nil, fmt.Errorf("reading the window of session %s: %w", key.session, err)
 	}
+	batch = batch.bounded(MaxExtractBytes) // the work per turn is bounded; the stored turn is whole
 
 	// The gate judges every turn in context; only passing turns reach the extractor, and
 	// with none, no model is called at all.

@@ -3,6 +3,7 @@ package extractor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // TestLLMPipelinePublishes runs turns through the real worker: a scripted extraction is
@@ -113,15 +115,15 @@ func TestLLMPipelineOutcomes(t *testing.T) {
 					Importance: 0.8, Confidence: 0.9, SourceTurnIDs: []string{"u1"}, ValidFrom: "2025-03-10T09:00:00+08:00", Speaker: "user"})},
 			},
 			wantCalls: 2, wantCands: 1, wantInSecond: "not valid JSON"},
-		{name: "malformed twice is permanent",
+		{name: "malformed twice is an invalid reply (the worker decides)",
 			replies:   []fakeopenai.Reply{{Content: "Sure! Here are the memories: none"}, {Content: `{"memories": [`}},
-			wantCalls: 2, wantErr: true, wantPermanent: true, wantInSecond: "not valid JSON"},
-		{name: "foreign source id twice is permanent",
+			wantCalls: 2, wantErr: true, wantInSecond: "not valid JSON"},
+		{name: "foreign source id twice is an invalid reply",
 			replies: []fakeopenai.Reply{
 				{Content: reply(mem{Type: "semantic", Category: "fact", Content: "x", Importance: 0.5, Confidence: 0.5, SourceTurnIDs: []string{"zz"}, ValidFrom: "2025-03-10", Speaker: "user"})},
 				{Content: reply(mem{Type: "semantic", Category: "fact", Content: "x", Importance: 0.5, Confidence: 0.5, SourceTurnIDs: []string{"zz"}, ValidFrom: "2025-03-10", Speaker: "user"})},
 			},
-			wantCalls: 2, wantErr: true, wantPermanent: true, wantInSecond: `"zz" is not the id of a NEW turn`},
+			wantCalls: 2, wantErr: true, wantInSecond: `"zz" is not the id of a NEW turn`},
 		{name: "bad request is permanent without retry",
 			replies:   []fakeopenai.Reply{{Status: 401, Content: "invalid api key"}},
 			wantCalls: 1, wantErr: true, wantPermanent: true},
@@ -160,24 +162,60 @@ func TestLLMPipelineOutcomes(t *testing.T) {
 
 func llmChatRetries(n int) llm.ChatConfig { return llm.ChatConfig{MaxRetries: n} }
 
-// TestInvalidReplyIsDeadLettered: the worker puts a batch whose reply stays invalid in the
-// DLQ at once, without waiting for MaxDeliver.
-func TestInvalidReplyIsDeadLettered(t *testing.T) {
+// TestInvalidReplyRecovers: a model answering invalid JSON (twice, so even the
+// corrective retry fails) and then recovering costs the turn nothing: the worker holds
+// it, extracts it again and acks it; nothing reaches the DLQ.
+func TestInvalidReplyRecovers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOpts{})
 	h.fake.QueueChat(fakeopenai.Reply{Content: "not json"}, fakeopenai.Reply{Content: "still not json"})
+	h.fake.SetChatFunc(echoUserTurns(t))
 	h.publishTurns(userTurn("u1", "s1", 0, "Remember that I never drink coffee after 2pm."))
 	w := h.startWorker(streams.WorkerConfig{MaxDeliver: 5})
-	waitFor(t, 20*time.Second, "dead letter", func() bool { return w.Stats().DeadLettered == 1 })
+	waitFor(t, 20*time.Second, "ack", func() bool { return w.Stats().Acked == 1 })
+	if st := w.Stats(); st.DeadLettered != 0 || st.Held == 0 || st.Nacked != 0 {
+		t.Fatalf("worker stats %+v: want the turn held, not redelivered or dead-lettered", st)
+	}
+	if n := len(h.candidates()); n != 1 {
+		t.Fatalf("%d candidates, want 1", n)
+	}
+	if n := h.fake.ChatCalls(); n != 3 {
+		t.Errorf("%d LLM calls, want 3 (invalid, corrective, valid)", n)
+	}
+}
+
+// TestInvalidReplyForOneTurnIsDeadLettered: a reply that stays invalid for one turn while
+// other turns are extracted is the turn's fault: it reaches the DLQ after the worker's
+// bounded retries, the others are all stored.
+func TestInvalidReplyForOneTurnIsDeadLettered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	echo := echoUserTurns(t)
+	h.fake.SetChatFunc(func(req openai.ChatCompletionRequest) fakeopenai.Reply {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, "zanzibar") {
+				return fakeopenai.Reply{Content: "not json"}
+			}
+		}
+		return echo(req)
+	})
+	h.publishTurns(userTurn("bad", "s-bad", 0, "I would like to visit zanzibar."))
+	w := h.startWorker(streams.WorkerConfig{MaxDeliver: 5, OutageBackoff: 10 * time.Millisecond, MaxOutageBackoff: 50 * time.Millisecond})
+	waitFor(t, 20*time.Second, "bad turn held", func() bool { return w.Stats().Held >= 1 })
+	for i := 0; w.Stats().DeadLettered == 0; i++ {
+		if i > 500 {
+			t.Fatal("the bad turn was never dead-lettered")
+		}
+		h.publishTurns(userTurn(fmt.Sprintf("ok%d", i), fmt.Sprintf("s%d", i), 0, "I prefer green tea in the morning."))
+		time.Sleep(20 * time.Millisecond)
+	}
 	entries, err := streams.NewDLQ(h.js).List(testCtx(t), streams.DLQFilter{Stage: extractor.ExtractorStage})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Attempts != 1 || !strings.Contains(entries[0].Error, "corrective retry") {
+	if len(entries) != 1 || entries[0].Attempts != 1 || !strings.Contains(entries[0].Error, "while other messages succeeded") ||
+		!strings.Contains(entries[0].Error, "corrective retry") {
 		t.Fatalf("DLQ entries %+v", entries)
-	}
-	if n := h.fake.ChatCalls(); n != 2 {
-		t.Errorf("%d LLM calls, want 2", n)
 	}
 }
 

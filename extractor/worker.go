@@ -6,6 +6,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -16,12 +18,23 @@ import (
 // still flushes after BatchQuiet) but makes batches smaller and LLM calls more frequent.
 const DefaultWorkerConcurrency = 256
 
+// DefaultTenantInFlight caps one tenant's share of the extractor's handlers (see
+// streams.WorkerConfig.TenantInFlight): a quarter, so a tenant's flood leaves the other
+// three quarters to everyone else.
+const DefaultTenantInFlight = DefaultWorkerConcurrency / 4
+
+// defaultMaxAckPending lets the worker reach past a flood of this many turns to other
+// tenants' turns: messages deferred because their tenant is at its cap stay pending.
+const defaultMaxAckPending = 50_000
+
 // ExtractorStage names the stage in dead letters (engram.dlq.extract.<tenant>).
 const ExtractorStage = "extract"
 
 // WorkerConfig completes wcfg for the extractor: Stream TURNS, Durable "extractor",
-// Stage "extract", Validate ValidateTurnPayload and Concurrency DefaultWorkerConcurrency
-// unless set, and never below the pipeline's BatchMax.
+// Stage "extract", Validate ValidateTurnPayload, IsOutage the database's and model
+// clients' outage classes, Concurrency DefaultWorkerConcurrency (never below the
+// pipeline's BatchMax), TenantInFlight a quarter of it (negative: no cap) and
+// MaxAckPending 50,000 unless set.
 func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig {
 	if wcfg.Stream == "" {
 		wcfg.Stream = streams.TurnsStream
@@ -42,11 +55,25 @@ func (p *Pipeline) WorkerConfig(wcfg streams.WorkerConfig) streams.WorkerConfig 
 		p.log.Warn("worker concurrency below BatchMax: batches cannot fill", "concurrency", wcfg.Concurrency, "batch_max", p.cfg.BatchMax)
 		wcfg.Concurrency = p.cfg.BatchMax
 	}
+	if wcfg.TenantInFlight == 0 {
+		wcfg.TenantInFlight = max(DefaultTenantInFlight*wcfg.Concurrency/DefaultWorkerConcurrency, p.cfg.BatchMax)
+	}
+	if wcfg.MaxAckPending == 0 {
+		wcfg.MaxAckPending = defaultMaxAckPending
+	}
+	if wcfg.IsOutage == nil {
+		wcfg.IsOutage = dependencyOutage
+	}
 	if wcfg.Logger == nil {
 		wcfg.Logger = p.cfg.Logger
 	}
 	return wcfg
 }
+
+// dependencyOutage tells the worker runtime which handler errors are outages of the
+// extractor's dependencies (PostgreSQL, the chat and embedding endpoints) rather than
+// faults of the turn: it holds the turn through them instead of spending its deliveries.
+func dependencyOutage(err error) bool { return memory.IsOutage(err) || llm.IsOutage(err) }
 
 // RunExtractorWorker consumes TURNS with p.Handle until ctx is cancelled, then drains
 // in-flight batches (see streams.Worker.Run). wcfg is completed by p.WorkerConfig.

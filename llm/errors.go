@@ -6,15 +6,27 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// ErrPermanent marks failures that retrying will not fix (bad request, auth, unknown model,
-// malformed reply). Workers should terminate such messages (to the DLQ) rather than redeliver.
+// ErrPermanent marks failures that retrying will not fix (bad request, auth, unknown
+// model). Workers should terminate such messages (to the DLQ) rather than redeliver.
 var ErrPermanent = errors.New("permanent failure")
+
+// ErrInvalidReply marks a reply the client could not use (wrong vector count or dims,
+// bad indexes) after maxInvalidReplyAttempts attempts with backoff. It is not permanent:
+// an endpoint that answers nonsense is broken for every message (a model being
+// redeployed, a misconfigured proxy) and may recover; workers hold messages through it
+// and dead-letter only a message for which it keeps failing while others succeed (see
+// streams.Worker).
+var ErrInvalidReply = errors.New("invalid reply")
+
+// maxInvalidReplyAttempts bounds the attempts of one call that keep getting invalid replies.
+const maxInvalidReplyAttempts = 3
 
 // IsRetryable reports whether the call that returned err may succeed if made again later.
 // Errors wrapping ErrPermanent and HTTP 4xx other than 408, 425 and 429 are not retryable;
@@ -28,6 +40,30 @@ func IsRetryable(err error) bool {
 		return retryableStatus(code)
 	}
 	return true
+}
+
+// IsOutage reports whether err says the model endpoint is unavailable or misbehaving
+// rather than the request being at fault: nothing answered, an attempt timed out, 429,
+// 408, 425, 5xx, or replies that stayed invalid. A worker holds its message through such
+// errors instead of spending its deliveries.
+func IsOutage(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, ErrInvalidReply) {
+		return true
+	}
+	if errors.Is(err, ErrPermanent) {
+		return false
+	}
+	if code := statusCode(err); code != 0 {
+		return retryableStatus(code)
+	}
+	switch ErrorKind(err) {
+	case KindUnreachable, KindTimeout:
+		return true
+	}
+	return false
 }
 
 func retryableStatus(code int) bool {

@@ -71,7 +71,7 @@ func ErrorKind(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return KindTimeout
 	}
-	if errors.Is(err, ErrPermanent) {
+	if errors.Is(err, ErrPermanent) || errors.Is(err, ErrInvalidReply) {
 		return KindInvalid
 	}
 	return KindOther

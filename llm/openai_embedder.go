@@ -143,34 +143,36 @@ func (e *OpenAIEmbedder) embedBatch(ctx context.Context, batch []string) ([][]fl
 }
 
 // collect orders the response's vectors by index and checks their count and length. A
-// malformed response is permanent: the same server will answer the same way again.
+// malformed response is an ErrInvalidReply: retried a few times within the call, then left
+// to the caller (an endpoint answering the wrong dims is broken for every text, not for
+// this one).
 func (e *OpenAIEmbedder) collect(n int, data []openai.Embedding) ([][]float32, error) {
 	if len(data) != n {
-		return nil, fmt.Errorf("%w: got %d vectors for %d inputs", ErrPermanent, len(data), n)
+		return nil, fmt.Errorf("%w: got %d vectors for %d inputs", ErrInvalidReply, len(data), n)
 	}
 	out := make([][]float32, n)
 	for _, d := range data {
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
-			return nil, fmt.Errorf("%w: bad or repeated vector index %d for %d inputs", ErrPermanent, d.Index, n)
+			return nil, fmt.Errorf("%w: bad or repeated vector index %d for %d inputs", ErrInvalidReply, d.Index, n)
 		}
 		if len(d.Embedding) == 0 {
-			return nil, fmt.Errorf("%w: empty vector at index %d", ErrPermanent, d.Index)
+			return nil, fmt.Errorf("%w: empty vector at index %d", ErrInvalidReply, d.Index)
 		}
 		out[d.Index] = d.Embedding
 	}
 	dims := len(out[0])
 	for i, v := range out {
 		if len(v) != dims {
-			return nil, fmt.Errorf("%w: vector %d has %d dims, vector 0 has %d", ErrPermanent, i, len(v), dims)
+			return nil, fmt.Errorf("%w: vector %d has %d dims, vector 0 has %d", ErrInvalidReply, i, len(v), dims)
 		}
 	}
 	if want := e.dims.Load(); want != 0 && int(want) != dims {
-		return nil, fmt.Errorf("%w: vectors have %d dims, want %d", ErrPermanent, dims, want)
+		return nil, fmt.Errorf("%w: vectors have %d dims, want %d", ErrInvalidReply, dims, want)
 	}
 	if e.dims.CompareAndSwap(0, int64(dims)) {
 		e.logger.Info("learnt embedding dims", "model", e.model, "dims", dims)
 	} else if want := e.dims.Load(); int(want) != dims { // another call learnt first
-		return nil, fmt.Errorf("%w: vectors have %d dims, want %d", ErrPermanent, dims, want)
+		return nil, fmt.Errorf("%w: vectors have %d dims, want %d", ErrInvalidReply, dims, want)
 	}
 	return out, nil
 }

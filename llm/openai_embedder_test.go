@@ -82,11 +82,14 @@ func TestOpenAIEmbedder(t *testing.T) {
 			},
 			input: []string{"ab", "abc"},
 			check: func(t *testing.T, s *fakeopenai.Server, _ *llm.OpenAIEmbedder, _ [][]float32, err error) {
-				if !errors.Is(err, llm.ErrPermanent) || !strings.Contains(err.Error(), "dims") {
-					t.Fatalf("err = %v, want permanent dims error", err)
+				// Retried a bounded number of times, then an invalid reply: not permanent,
+				// since the endpoint, not the text, is at fault.
+				if !errors.Is(err, llm.ErrInvalidReply) || errors.Is(err, llm.ErrPermanent) ||
+					!llm.IsOutage(err) || !strings.Contains(err.Error(), "dims") {
+					t.Fatalf("err = %v, want an invalid-reply dims error", err)
 				}
-				if len(s.EmbedRequests()) != 1 {
-					t.Fatal("malformed response was retried")
+				if n := len(s.EmbedRequests()); n != 3 {
+					t.Fatalf("%d requests, want 3 attempts", n)
 				}
 			},
 		},
@@ -95,7 +98,7 @@ func TestOpenAIEmbedder(t *testing.T) {
 			cfg:   func(c *llm.EmbedConfig) { c.Dims = 1536 },
 			input: []string{"a"},
 			check: func(t *testing.T, _ *fakeopenai.Server, _ *llm.OpenAIEmbedder, _ [][]float32, err error) {
-				if !errors.Is(err, llm.ErrPermanent) || !strings.Contains(err.Error(), "want 1536") {
+				if !errors.Is(err, llm.ErrInvalidReply) || !strings.Contains(err.Error(), "want 1536") {
 					t.Fatalf("err = %v", err)
 				}
 			},
@@ -111,12 +114,12 @@ func TestOpenAIEmbedder(t *testing.T) {
 			},
 		},
 		{
-			name:  "wrong vector count",
+			name:  "wrong vector count once, then recovered",
 			setup: func(s *fakeopenai.Server) { s.QueueEmbed(fakeopenai.Reply{Body: `{"object":"list","data":[]}`}) },
 			input: []string{"a"},
-			check: func(t *testing.T, _ *fakeopenai.Server, _ *llm.OpenAIEmbedder, _ [][]float32, err error) {
-				if !errors.Is(err, llm.ErrPermanent) {
-					t.Fatalf("err = %v", err)
+			check: func(t *testing.T, s *fakeopenai.Server, _ *llm.OpenAIEmbedder, vecs [][]float32, err error) {
+				if err != nil || len(vecs) != 1 || len(s.EmbedRequests()) != 2 {
+					t.Fatalf("err = %v, %d vectors, %d requests", err, len(vecs), len(s.EmbedRequests()))
 				}
 			},
 		},

@@ -115,6 +115,7 @@ func (p retryPolicy) run(ctx context.Context, logger *slog.Logger, what string, 
 		backoff.WithMultiplier(2),
 		backoff.WithMaxElapsedTime(0), // bounded by maxRetries instead
 	)
+	invalid := 0
 	for attempts := 1; ; attempts++ {
 		if err := ctx.Err(); err != nil {
 			return attempts - 1, fmt.Errorf("%s: %w", what, err)
@@ -140,6 +141,10 @@ func (p retryPolicy) run(ctx context.Context, logger *slog.Logger, what string, 
 		case !at.sent:
 			// Rejected before anything was sent (client-side validation): retrying cannot help.
 			return attempts, fmt.Errorf("%s: %w: %w", what, ErrPermanent, err)
+		case errors.Is(err, ErrInvalidReply):
+			if invalid++; invalid >= maxInvalidReplyAttempts {
+				return attempts, fmt.Errorf("%s: reply still invalid after %d attempts: %w", what, invalid, err)
+			}
 		case errors.Is(err, ErrPermanent):
 			return attempts, fmt.Errorf("%s: %w", what, err)
 		case !IsRetryable(err):

@@ -1,8 +1,13 @@
 package llm
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +68,35 @@ func TestIsRetryable(t *testing.T) {
 			t.Parallel()
 			if got := IsRetryable(tt.err); got != tt.want {
 				t.Fatalf("IsRetryable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIsOutage(t *testing.T) {
+	t.Parallel()
+	refused := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"unknown error", errors.New("x"), false},
+		{"permanent", fmt.Errorf("%w: bad request", ErrPermanent), false},
+		{"invalid reply", fmt.Errorf("embedding: %w: 8 dims, want 4", ErrInvalidReply), true},
+		{"canceled", fmt.Errorf("embedding: %w", context.Canceled), false},
+		{"deadline", fmt.Errorf("attempt timed out: %w", context.DeadlineExceeded), true},
+		{"refused", fmt.Errorf("embedding: %w", refused), true},
+		{"429", &openai.APIError{HTTPStatusCode: 429}, true},
+		{"503", &openai.RequestError{HTTPStatusCode: 503}, true},
+		{"401", &openai.APIError{HTTPStatusCode: 401}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := IsOutage(tt.err); got != tt.want {
+				t.Fatalf("IsOutage(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
 	}

@@ -104,6 +104,27 @@ type WorkerConfig struct {
 	// payload is poison and goes to the DLQ at once. DecodeTurnEvent-based
 	// ValidateTurnPayload is the usual choice.
 	Validate func(data []byte) error
+	// IsOutage, when set, tells dependency outages from message faults for errors the
+	// streams package cannot recognise itself (the database driver's connection errors,
+	// a model endpoint's 5xx); see IsOutage for what it recognises. A handler error it
+	// accepts holds the message in-process instead of redelivering it (see Worker.hold).
+	IsOutage func(error) bool
+	// OutageBackoff and MaxOutageBackoff shape the waits between in-process retries of a
+	// message held through an outage, doubling from the first up to the second. Defaults
+	// 500ms and 30s.
+	OutageBackoff    time.Duration
+	MaxOutageBackoff time.Duration
+	// MaxMessageFaults is how many times a held message may fail with an outage error
+	// while other messages succeed before it is taken for the fault and dead-lettered.
+	// Default 3.
+	MaxMessageFaults int
+	// TenantInFlight, when positive, caps how many handlers of one tenant (from the
+	// subject) run at once. A message fetched while its tenant is at the cap is handed
+	// back with a delay without running (a deferral, which does not count as a failed
+	// delivery), so one tenant's flood cannot take every slot and the messages of other
+	// tenants behind it are reached. MaxAckPending must then exceed the largest flood
+	// to be passed: deferred messages stay pending until redelivered.
+	TenantInFlight int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -155,6 +176,16 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = defaultShutdownGrace
 	}
+	if c.OutageBackoff <= 0 {
+		c.OutageBackoff = defaultOutageBackoff
+	}
+	if c.MaxOutageBackoff <= 0 {
+		c.MaxOutageBackoff = defaultMaxOutageBackoff
+	}
+	c.MaxOutageBackoff = max(c.MaxOutageBackoff, c.OutageBackoff)
+	if c.MaxMessageFaults <= 0 {
+		c.MaxMessageFaults = defaultMaxMessageFaults
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -162,6 +193,10 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 }
 
 // consumerConfig is the durable consumer configuration the worker creates or updates.
+// The consumer has no delivery limit: JetStream would silently stop redelivering a
+// message after MaxDeliver deliveries, and deliveries also pile up without any fault of
+// the message (a worker killed or a NATS server restarted while it was in flight). The
+// runtime enforces MaxDeliver on message faults itself and dead-letters, visibly.
 func (c WorkerConfig) consumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.Durable,
@@ -170,7 +205,7 @@ func (c WorkerConfig) consumerConfig() jetstream.ConsumerConfig {
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
-		MaxDeliver:    c.MaxDeliver,
+		MaxDeliver:    -1,
 		MaxAckPending: c.MaxAckPending,
 	}
 }
@@ -184,10 +219,12 @@ type Stats struct {
 	Poison       int64 // of DeadLettered, payloads that failed Validate
 	Panics       int64 // handler panics recovered
 	AckErrors    int64 // ack / nak / term / DLQ calls that failed
+	Held         int64 // in-process retries of messages held through a dependency outage
+	Deferred     int64 // messages handed back because their tenant was at TenantInFlight
 }
 
 type counters struct {
-	delivered, acked, nacked, deadLettered, poison, panics, ackErrors atomic.Int64
+	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held, deferred atomic.Int64
 }
 
 // Worker runs a Handler on a durable pull consumer. Create with NewWorker; Run once.
@@ -201,6 +238,20 @@ type Worker struct {
 	mu        sync.Mutex
 	inflight  map[jetstream.Msg]struct{} // for progress reports
 	firstFail map[uint64]time.Time       // stream seq → first failure seen here
+
+	// Outage state (under mu): messages held, when a dependency last failed and when a
+	// message last succeeded, and probes made since (see fetchGate).
+	holding        int
+	lastOutageFail time.Time
+	lastSuccess    time.Time
+	probes         int
+
+	// Fairness state (under mu, see fairness.go).
+	tenantInFlight map[string]int             // handlers running per tenant
+	tenantDeferred map[string]int             // messages deferred and not yet settled, per tenant
+	deferrals      map[uint64]uint64          // stream seq → deferrals made of it
+	avgHandle      atomic.Int64               // moving average of handler runs, ns
+	waiting        map[string][]jetstream.Msg // fetched, waiting for a slot of their tenant
 }
 
 // NewWorker validates cfg and returns a worker; nothing touches the server until Run.
@@ -219,6 +270,11 @@ func NewWorker(js jetstream.JetStream, cfg WorkerConfig, h Handler) (*Worker, er
 		log:       cfg.Logger.With("stream", cfg.Stream, "consumer", cfg.Durable),
 		inflight:  map[jetstream.Msg]struct{}{},
 		firstFail: map[uint64]time.Time{},
+
+		tenantInFlight: map[string]int{},
+		tenantDeferred: map[string]int{},
+		deferrals:      map[uint64]uint64{},
+		waiting:        map[string][]jetstream.Msg{},
 	}, nil
 }
 
@@ -241,6 +297,8 @@ func (w *Worker) Stats() Stats {
 		Poison:       w.c.poison.Load(),
 		Panics:       w.c.panics.Load(),
 		AckErrors:    w.c.ackErrors.Load(),
+		Held:         w.c.held.Load(),
+		Deferred:     w.c.deferred.Load(),
 	}
 }
 
@@ -268,6 +326,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go w.reportProgress(stopProgress, progressDone)
 
 	runErr := w.pull(ctx, hctx, cons, &wg)
+	w.requeueWaiting()
 
 	w.log.Info("worker draining", "in_flight", w.inFlight())
 	done := make(chan struct{})
@@ -310,6 +369,18 @@ func (w *Worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, wg *sy
 				break more
 			}
 		}
+		if k, wait := w.fetchGate(n); wait > 0 {
+			for range n - k {
+				<-slots
+			}
+			n = k
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				<-slots
+				return nil
+			}
+		}
 		got, err := w.fetch(ctx, hctx, cons, n, slots, wg)
 		for range n - got {
 			<-slots
@@ -347,15 +418,27 @@ func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int
 	}
 	got := 0
 	for jm := range batch.Messages() {
-		got++
 		w.c.delivered.Add(1)
+		tenant, _ := tenantFromSubject(jm.Subject())
+		switch w.place(jm, tenant) {
+		case placeQueued: // its slot is released by the caller: it waits for one of its tenant's
+			continue
+		case placeDeferred:
+			w.deferMsg(jm, tenant)
+			continue
+		}
+		got++
 		w.track(jm)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			defer w.untrack(jm)
-			w.process(hctx, jm)
+			// The slot and the tenant's place pass on to its queued messages.
+			for jm != nil {
+				w.process(ctx, hctx, jm)
+				w.untrack(jm)
+				jm = w.nextOrRelease(ctx, tenant)
+			}
 		}()
 	}
 	err = batch.Error()
@@ -411,8 +494,9 @@ func (w *Worker) reportProgress(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// process runs the handler for one delivery and settles the message.
-func (w *Worker) process(hctx context.Context, jm jetstream.Msg) {
+// process runs the handler for one delivery and settles the message. ctx ends at
+// shutdown; hctx, the handler's, outlives it by the grace period.
+func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 	meta, err := jm.Metadata()
 	if err != nil {
 		// Not a JetStream delivery; nothing sensible to do but let it time out.
@@ -426,7 +510,7 @@ func (w *Worker) process(hctx context.Context, jm jetstream.Msg) {
 		Headers:      jm.Headers(),
 		Stream:       meta.Stream,
 		StreamSeq:    meta.Sequence.Stream,
-		NumDelivered: meta.NumDelivered,
+		NumDelivered: w.deliveries(meta.Sequence.Stream, meta.NumDelivered),
 		Timestamp:    meta.Timestamp,
 	}
 	log := w.log.With("subject", m.Subject, "seq", m.StreamSeq, "delivery", m.NumDelivered)
@@ -440,7 +524,19 @@ func (w *Worker) process(hctx context.Context, jm jetstream.Msg) {
 			return
 		}
 	}
+	if limit := uint64(max(crashLoopFactor*w.cfg.MaxDeliver, crashLoopMin)); m.NumDelivered > limit {
+		now := time.Now()
+		log.Warn("delivered too often without being settled", "limit", limit)
+		w.deadLetter(hctx, log, jm, m, fmt.Errorf("delivered %d times without being settled (the worker died on it?)", m.NumDelivered), now, now)
+		return
+	}
+	start := time.Now()
 	err = w.invoke(hctx, log, m)
+	w.noteHandleTime(time.Since(start))
+	if w.isOutage(err) {
+		w.noteOutageFailure()
+		err = w.hold(ctx, hctx, log, m, err)
+	}
 	w.settle(hctx, log, jm, m, err)
 }
 
@@ -460,7 +556,9 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 	actx, cancel := context.WithTimeout(context.WithoutCancel(hctx), ackTimeout)
 	defer cancel()
 	if err == nil {
+		w.noteSuccess()
 		w.forgetFailure(m.StreamSeq)
+		w.forgetDeferrals(m.StreamSeq, m.Tenant())
 		if aerr := jm.DoubleAck(actx); aerr != nil {
 			// The work is done; a redelivery will be handled idempotently.
 			w.c.ackErrors.Add(1)
@@ -477,7 +575,9 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 		log.Warn("permanent failure", "err", err)
 		w.deadLetter(hctx, log, jm, m, err, first, now)
 		return
-	case m.NumDelivered >= uint64(w.cfg.MaxDeliver):
+	case m.NumDelivered >= uint64(w.cfg.MaxDeliver) && !w.isOutage(err):
+		// An outage error here means the worker is shutting down while holding the
+		// message: it is redelivered, never dead-lettered for it.
 		log.Warn("giving up", "err", err, "max_deliver", w.cfg.MaxDeliver)
 		w.deadLetter(hctx, log, jm, m, err, first, now)
 		return
@@ -571,6 +671,7 @@ func (w *Worker) deadLetter(hctx context.Context, log *slog.Logger, jm jetstream
 		return false
 	}
 	w.forgetFailure(m.StreamSeq)
+	w.forgetDeferrals(m.StreamSeq, m.Tenant())
 	actx, cancel := context.WithTimeout(context.WithoutCancel(hctx), ackTimeout)
 	defer cancel()
 	if err := w.termSync(actx, jm, cause); err != nil {

@@ -96,6 +96,10 @@ type Config struct {
 	// `engram dev` embed in the background the memories (and, with EmbedTurns, turns)
 	// lacking a vector in the configured model, checking again every MetricsInterval.
 	Reembed string
+	// OutageBackoffMax (ENGRAM_OUTAGE_BACKOFF_MAX, default 30s) caps the wait between a
+	// worker's retries of a message held through a PostgreSQL, NATS or model outage: how
+	// long after the dependency is back a held message may still wait.
+	OutageBackoffMax time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -137,6 +141,7 @@ var envVars = []envVar{
 	{"ENGRAM_URL", "http://localhost:8080", "the engram API `engram mcp` calls"},
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
+	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -236,6 +241,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Sprintf("ENGRAM_REEMBED=%q: want auto or off", getenv("ENGRAM_REEMBED")))
 	}
+	c.OutageBackoffMax = durVar("ENGRAM_OUTAGE_BACKOFF_MAX", 30*time.Second, 10*time.Millisecond)
 	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
 	case "", "text":
 		c.LogFormat = "text"

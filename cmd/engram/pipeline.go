@@ -170,7 +170,8 @@ func (p *pipeline) opsEdge() http.Handler {
 // runExtractor is extractor.RunExtractorWorker with the worker runtime's counters
 // exposed as metrics.
 func (p *pipeline) runExtractor(ctx context.Context) error {
-	w, err := streams.NewWorker(p.app.JS, p.extract.WorkerConfig(streams.WorkerConfig{Logger: p.app.Logger}), p.extract.Handle)
+	w, err := streams.NewWorker(p.app.JS, p.extract.WorkerConfig(streams.WorkerConfig{
+		MaxOutageBackoff: p.app.Config.OutageBackoffMax, Logger: p.app.Logger}), p.extract.Handle)
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,8 @@ func (p *pipeline) runExtractor(ctx context.Context) error {
 // runResolver is consolidator.RunResolverWorker with decisions, latency and the
 // worker runtime's counters exposed as metrics.
 func (p *pipeline) runResolver(ctx context.Context) error {
-	w, err := consolidator.NewResolverWorker(p.app.JS, p.resolver, consolidator.WorkerConfig{Logger: p.app.Logger}, p.metrics.ObserveDecision)
+	w, err := consolidator.NewResolverWorker(p.app.JS, p.resolver, consolidator.WorkerConfig{
+		MaxOutageBackoff: p.app.Config.OutageBackoffMax, Logger: p.app.Logger}, p.metrics.ObserveDecision)
 	if err != nil {
 		return err
 	}

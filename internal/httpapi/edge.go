@@ -34,6 +34,10 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxImportBytes bounds an import body. Default 1 GiB.
 	MaxImportBytes int64
+	// MaxBodyBytesInFlight bounds the turns request bodies held at once across all
+	// requests; beyond it POST /v1/turns answers 503 with Retry-After. Default: the
+	// turns service's MaxBodyBytes (one largest body, or many small ones).
+	MaxBodyBytesInFlight int64
 }
 
 // edge is the HTTP handler New builds.
@@ -50,6 +54,7 @@ type edge struct {
 	obs       Observer
 	log       *slog.Logger
 	maxImport int64
+	bodies    *bodyBudget
 
 	mux     *http.ServeMux
 	noRoute http.Handler
@@ -74,6 +79,11 @@ func New(cfg Config) http.Handler {
 	if cfg.MCP != nil {
 		e.mcp = cfg.MCP(e)
 	}
+	inFlight := cfg.MaxBodyBytesInFlight
+	if inFlight <= 0 && cfg.Turns != nil {
+		inFlight = cfg.Turns.MaxBodyBytes()
+	}
+	e.bodies = newBodyBudget(max(inFlight, 1<<20))
 	tokens := cfg.Tokens
 	if tokens == nil {
 		tokens = &Tokens{}

@@ -32,6 +32,11 @@ const maxRememberBody = 64 << 10
 // (413 when every problem is a size limit, 409 when every turn reuses a stored turn
 // id with other content) when no turn was valid.
 func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) error {
+	release, err := e.bodies.reserve(r, e.turns.MaxBodyBytes())
+	defer release()
+	if err != nil {
+		return err
+	}
 	body, err := e.readBody(w, r, e.turns.MaxBodyBytes())
 	if err != nil {
 		return err

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/internal/bench"
+)
+
+const benchChaosUsage = `Usage: engram bench chaos [flags]
+
+Run engram as real processes (this binary: "serve --workers=false" and "worker all")
+against a private NATS server, PostgreSQL (ENGRAM_DATABASE_URL) behind a proxy the run
+cuts, and an embedding endpoint that turns faulty; send --turns turns, one user each
+stating one preference, while injecting, in order and spread over the sending:
+
+  kill-worker  SIGKILL the worker process and start it again
+  postgres     cut PostgreSQL for --outage (connections refused and broken)
+  nats         shut NATS down for --nats-down, restart it on the same store
+  model        the embedding endpoint answers 500, 429, wrong dims or nothing for --outage
+
+then wait for the workers to drain and count: every turn stored exactly once, every
+user with exactly one memory, no dead letter. Exits non-zero when anything was lost,
+duplicated or dead-lettered. Use a private database: the run adds a tenant
+"chaos-<random>".
+`
+
+// benchChaosCommand runs "engram bench chaos". args excludes "bench chaos".
+func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("engram bench chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchChaosUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	cfg := bench.ChaosConfig{DatabaseURL: dbURL}
+	fs.IntVar(&cfg.Turns, "turns", bench.DefaultChaosTurns, "turns to send")
+	fs.DurationVar(&cfg.Outage, "outage", bench.DefaultChaosOutage, "how long PostgreSQL is cut and the model endpoint faulty")
+	fs.DurationVar(&cfg.NATSDown, "nats-down", bench.DefaultChaosNATSDown, "how long NATS is down")
+	faults := fs.String("faults", strings.Join(bench.ChaosFaults, ","), "faults to inject, in order (a name may repeat)")
+	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("bench chaos: %w", err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("bench chaos: unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.Turns <= 0 {
+		return fmt.Errorf("bench chaos: --turns must be positive, got %d", cfg.Turns)
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("bench chaos: set ENGRAM_DATABASE_URL to a private database")
+	}
+	cfg.Faults = nil
+	for f := range strings.SplitSeq(*faults, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			cfg.Faults = append(cfg.Faults, f)
+		}
+	}
+	if cfg.Faults == nil {
+		cfg.Faults = []string{}
+	}
+	if cfg.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench chaos: finding this binary: %w", err)
+		}
+		cfg.Binary = exe
+	}
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "engram-chaos-")
+		if err != nil {
+			return fmt.Errorf("bench chaos: %w", err)
+		}
+		cfg.WorkDir = dir
+	}
+	cfg.Progress = stderr
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	res, err := bench.RunChaos(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench chaos: %w", err)
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, res); err != nil {
+			return fmt.Errorf("bench chaos: writing the result: %w", err)
+		}
+	} else {
+		printBenchChaos(stdout, res)
+	}
+	if !res.OK {
+		return fmt.Errorf("bench chaos: %d lost, %d duplicated, %d dead-lettered, %d of %d turns stored",
+			res.Lost, res.Duplicated, res.DeadLetters, res.StoredTurns, res.Turns)
+	}
+	return nil
+}
+
+func printBenchChaos(w io.Writer, r bench.ChaosResult) {
+	fmt.Fprintf(w, "chaos run: %d turns (tenant %s), sent in %s, drained %s later\n",
+		r.Turns, r.Tenant, r.SendTime.Round(time.Millisecond), r.DrainTime.Round(time.Millisecond))
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "  fault %-12s after %6d turns, %s\n", f.Name, f.AfterSent, f.Down.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "accepted %d (%d requests resent), stored %d turn rows (%d distinct), %d memories for %d users\n",
+		r.Accepted, r.Resent, r.StoredTurns, r.DistinctTurns, r.Memories, r.UsersWithMemory)
+	fmt.Fprintf(w, "lost %d, duplicated %d, dead letters %d; model requests %d (%d faulty); unexpected restarts %d\n",
+		r.Lost, r.Duplicated, r.DeadLetters, r.ModelRequests, r.ModelFaults, r.Restarts)
+	fmt.Fprintf(w, "peak RSS: API %.0f MB, worker %.0f MB\n", float64(r.APIPeakRSS)/(1<<20), float64(r.WorkerPeakRSS)/(1<<20))
+	verdict := "OK: every turn stored once, one memory per user, nothing dead-lettered"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintln(w, verdict)
+}
+
+const benchFloodUsage = `Usage: engram bench flood [flags]
+
+Run engram as real processes (as bench chaos does, without faults) against
+ENGRAM_DATABASE_URL; send one tenant's flood (--batches requests of --batch-turns turns
+of --content-bytes each, at once), then one turn of another tenant; report how long
+that turn waited for its memory, how many flood turns were still queued then, how long
+the flood took to extract, and the API's and the worker's peak RSS. --binary runs
+another engram build (e.g. an older one, for a baseline). Use a private database.
+`
+
+// benchFloodCommand runs "engram bench flood". args excludes "bench flood".
+func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("engram bench flood", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchFloodUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	cfg := bench.FloodConfig{DatabaseURL: dbURL}
+	fs.IntVar(&cfg.Batches, "batches", bench.DefaultFloodBatches, "concurrent flood requests")
+	fs.IntVar(&cfg.BatchTurns, "batch-turns", bench.DefaultFloodBatchTurns, "turns per flood request (at most 1000)")
+	fs.IntVar(&cfg.ContentBytes, "content-bytes", bench.DefaultFloodContentBytes, "bytes of content per flood turn (at most 32768)")
+	fs.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Minute, "how long to wait for the flood to be extracted")
+	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("bench flood: %w", err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("bench flood: unexpected argument %q", fs.Arg(0))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}} {
+		if f.v <= 0 {
+			return fmt.Errorf("bench flood: --%s must be positive, got %d", f.name, f.v)
+		}
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("bench flood: set ENGRAM_DATABASE_URL to a private database")
+	}
+	if cfg.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench flood: finding this binary: %w", err)
+		}
+		cfg.Binary = exe
+	}
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "engram-flood-")
+		if err != nil {
+			return fmt.Errorf("bench flood: %w", err)
+		}
+		cfg.WorkDir = dir
+	}
+	cfg.Progress = stderr
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	res, err := bench.RunFlood(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench flood: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "flood: %d turns, %.0f MB, accepted in %s (%d requests resent)\n",
+		res.FloodTurns, float64(res.FloodBytes)/(1<<20), res.FloodSend.Round(time.Millisecond), res.FloodResent)
+	fmt.Fprintf(stdout, "other tenant's turn → memory: %s, with %d flood turns still queued\n",
+		res.OtherLatency.Round(time.Millisecond), res.FloodQueuedAtOther)
+	if res.Drained {
+		fmt.Fprintf(stdout, "flood extracted %s after that\n", res.DrainTime.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(stdout, "flood NOT extracted within %s\n", cfg.DrainTimeout)
+	}
+	fmt.Fprintf(stdout, "peak RSS: API %.0f MB, worker %.0f MB\n", float64(res.APIPeakRSS)/(1<<20), float64(res.WorkerPeakRSS)/(1<<20))
+	return nil
+}

@@ -17,7 +17,7 @@ func TestLongTurnIsReadAsABoundedPrefix(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.fake.SetChatFunc(func(openai.ChatCompletionRequest) fakeopenai.Reply { return fakeopenai.Reply{Content: reply()} })
 	content := "Please note that I always take the early train to work. " +
-		strings.Repeat("log line without anything to remember in it; ", 1<<20/45)
+		strings.Repeat("log line without anything to remember in it; ", 200<<10/45) // under the 256 KiB a turn may hold
 	h.mustHandle(userTurn("long1", "s1", 0, content))
 	reqs := h.fake.ChatRequests()
 	if len(reqs) != 1 {

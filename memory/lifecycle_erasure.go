@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // RestoreFromArchive writes a "restore" version that makes memory id active again
@@ -179,7 +182,17 @@ var erasureTables = []string{"turns", "turn_embeddings", "memories", "memory_ver
 type CompactReport struct {
 	Tables  []string `json:"tables"`
 	Seconds float64  `json:"seconds"`
+	// Held counts, per table, the deleted rows VACUUM FULL had to copy because a
+	// transaction that began before the erasure could still see them; those tables are
+	// not in Tables: their rows' bytes are still in the files.
+	Held map[string]int `json:"held,omitempty"`
 }
+
+// compactWait bounds how long CompactErased waits for older transactions to end.
+const compactWait = 30 * time.Second
+
+// recentlyDead reads VACUUM VERBOSE's detail "N dead row versions cannot be removed yet".
+var recentlyDead = regexp.MustCompile(`(\d+) dead row versions cannot be removed yet`)
 
 // CompactErased rewrites the tables a user erasure deletes from (VACUUM FULL: new heap,
 // TOAST and index files; the old files are truncated at commit), so the deleted rows'
@@ -207,12 +220,47 @@ func (s *Store) CompactErased(ctx context.Context) (CompactReport, error) {
 	if !can {
 		return rep, ErrCannotCompact
 	}
+	// VACUUM FULL copies a deleted row that a transaction begun before the erasure can
+	// still see; VERBOSE reports how many, so the table is rewritten again once that
+	// transaction has ended (a worker's or a reader's, usually milliseconds).
+	var held int
+	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if m := recentlyDead.FindStringSubmatch(n.Detail); m != nil {
+			v, _ := strconv.Atoi(m[1])
+			held += v
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return rep, fmt.Errorf("connecting to compact after an erasure: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	deadline := time.Now().Add(compactWait)
 	for _, t := range erasureTables {
 		if slices.Contains(missing, t) {
 			continue
 		}
-		if _, err := s.pool.Exec(ctx, "VACUUM (FULL) "+pgx.Identifier{t}.Sanitize()); err != nil {
-			return rep, fmt.Errorf("compacting %s after an erasure: %w", t, err)
+		for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+			held = 0
+			if _, err := conn.Exec(ctx, "VACUUM (FULL, VERBOSE) "+pgx.Identifier{t}.Sanitize()); err != nil {
+				return rep, fmt.Errorf("compacting %s after an erasure: %w", t, err)
+			}
+			if held == 0 || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return rep, fmt.Errorf("compacting %s after an erasure: %w", t, ctx.Err())
+			case <-time.After(wait):
+			}
+		}
+		if held > 0 {
+			if rep.Held == nil {
+				rep.Held = map[string]int{}
+			}
+			rep.Held[t] = held
+			continue
 		}
 		rep.Tables = append(rep.Tables, t)
 	}

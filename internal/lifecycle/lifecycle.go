@@ -248,6 +248,12 @@ func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string
 			return rep, fmt.Errorf("deleting user %s: %w", userID, err)
 		}
 		rep.Compacted, rep.CompactSeconds = c.Tables, c.Seconds
+		if len(c.Held) > 0 {
+			// Never claim what did not happen: the report says compaction is incomplete.
+			l.log.Warn("deleted rows stay in these table files until the next VACUUM (FULL): an older transaction could still see them",
+				"tenant", tenant, "user", userID, "held_rows", c.Held)
+			rep.Skipped = append(rep.Skipped, "compaction")
+		}
 	}
 	l.log.Info("user deleted", "tenant", tenant, "user", userID, "memories", rep.Memories, "turns", rep.Turns,
 		"compact_seconds", rep.CompactSeconds)

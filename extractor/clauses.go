@@ -129,7 +129,7 @@ func newClauseRules() *clauseRules {
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
 		// "I just joined Initrode": a new employer.
-		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted an offer from)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?i:now|as|in|last|this|since)\b|[,.;!]|$)`),
+		joinEN: re(`(?i:\b(?:(?:i|i've|i have|and)\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:joined|started (?:a new job |working )?(?:at|for|with)|took a job (?:at|with)|got a job (?:at|with)|accepted (?:an |the )?(?:offer|job|position|role) (?:from|at|with)|signed (?:on )?with)|(?:i'm|i am)\s+now\s+(?:at|with))\s+)` + orgName + `(?:\s+(?:[a-z]|(?i:now|as|in|last|this|since)\b)|[,.;!]|$)`),
 		// "I'm with Corvid now", said where work is the topic ("I don't work at X anymore, …").
 		atNowEN: re(`(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
 		// "I drive an old pickup": the speaker's vehicle.

@@ -417,11 +417,20 @@ func newIdentRules() []identRule {
 		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
 		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
 		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		// The name given by a noun phrase rather than a first-person verb ("the name's …").
+		{re: re(`(?i:\bthe name's|\bthe name is|\bname's)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
+		// Home as the subject of a copula: "home is Leeds", "home's still Quito".
+		{re: re(`(?i:\bhome(?:\s+is|'s|\s+has been)(?:\s+(?:now|still|currently))?)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "location", value: 1},
+		// Work described by its object, then the organisation after at/for ("I do backend
+		// work as an SRE over at Halcyon"): the capitalised name is the employer.
+		{re: re(`(?i:\bi\b[^,;.!?]{0,60}?\b(?:work|working|job|engineer|developer|designer|manager|analyst|nurse|teacher|consultant|scientist|lead)\s+(?:over\s+|out\s+|down\s+|up\s+)?(?:at|for|with))\s+(\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3})`), kind: "employer", value: 1},
 		{re: re(`(?i:\b(?:i|we) live in|\b(?:i'm|i am|we're|we are) based in|\b(?:i|we) currently live in|\b(?:i|we) now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
+		// A job told as the capacity of the speaker's work: "I do X work as a …", "I serve as an …".
+		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
 		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
 	}
 }

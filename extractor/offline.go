@@ -233,6 +233,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if !ok {
 			continue
 		}
+		s = restoreSubjectZH(s)
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}

@@ -1,0 +1,122 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Chinese drops a subject the listener can supply: in a user's turn a clause that opens
+// with a kinship noun ("妈妈叫…") or with a verb after optional time words ("下周三要去…",
+// "住在…", "是做…的") is about the speaker or the speaker's relation. The rules read a
+// subject, so restoreSubjectZH writes the dropped 我 back before they run.
+var (
+	zhPronoun     = regexp.MustCompile(`我|咱|你|您|他|她|它|大家|别人|有人`)
+	zhTimeLead    = regexp.MustCompile(`^(?:现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
+	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家"}
+	zhNotVerbLead = []string{"去年", "在吗", "是的", "是不是", "要不", "想想", "对了", "对吧", "对啊", "对不对", "做饭了"}
+)
+
+// restoreSubjectZH returns s with 我 written before the first subjectless clause that is
+// about the speaker; a sentence that names a person before that clause is left alone, since
+// its later clauses are about that person.
+func restoreSubjectZH(s string) string {
+	if !hasHan(s) {
+		return s
+	}
+	clauses := splitClausesZH(s)
+	var b strings.Builder
+	done := false
+	for i, c := range clauses {
+		if !done {
+			body := strings.TrimLeft(c, " ")
+			switch {
+			case zhPronoun.MatchString(body):
+				done = true
+			case startsWithRelationZH(body) != "":
+				// A kinship noun as the clause's subject: the speaker's relation.
+				body, done = "我"+body, true
+			case i > 0 && strings.HasPrefix(body, "是") && strings.Contains(clauses[i-1], "不是"):
+				// "不是X，是Y" contrasts two values of one subject, already told.
+				done = true
+			}
+			if done {
+				b.WriteString(body)
+				continue
+			}
+			if strings.HasPrefix(body, "家里") {
+				b.WriteString("我家" + strings.TrimPrefix(body, "家里"))
+				done = true
+				continue
+			}
+			if speakerClauseZH(body) {
+				b.WriteString("我" + body)
+				done = true
+				continue
+			}
+		}
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+// speakerClauseZH reports a clause that opens, after its time words, with a verb.
+func speakerClauseZH(c string) bool {
+	rest := c
+	for {
+		loc := zhTimeLead.FindStringIndex(rest)
+		if loc == nil || loc[1] == 0 {
+			break
+		}
+		rest = rest[loc[1]:]
+	}
+	for _, n := range zhNotVerbLead {
+		if strings.HasPrefix(rest, n) {
+			return false
+		}
+	}
+	for _, v := range zhSpeakerVerb {
+		if strings.HasPrefix(rest, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsWithRelationZH returns the kinship noun a clause opens with, if any.
+func startsWithRelationZH(c string) string {
+	for _, r := range strings.Split(relZH, "|") {
+		if strings.HasPrefix(c, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+// splitClausesZH cuts s after each clause mark, keeping the marks.
+func splitClausesZH(s string) []string {
+	var out []string
+	start := 0
+	for i, r := range s {
+		if strings.ContainsRune("，,：:；;。！？!?", r) {
+			end := i + len(string(r))
+			out = append(out, s[start:end])
+			start = end
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// restoreSubjectsZH applies restoreSubjectZH to each sentence of a turn.
+func restoreSubjectsZH(text string) string {
+	if !hasHan(text) {
+		return text
+	}
+	var b strings.Builder
+	for _, s := range splitSentences(text) {
+		b.WriteString(restoreSubjectZH(s))
+	}
+	return b.String()
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/tcpproxy"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
 )
@@ -218,23 +219,23 @@ func TestJetStreamClusterFailover(t *testing.T) {
 // reopens on the same port.
 func TestPostgresRestartMidIngest(t *testing.T) {
 	t.Parallel()
-	var px *tcpProxy
+	var px *tcpproxy.Proxy
 	runFailover(t, nil, func(url string) string {
 		var err error
-		px, url, err = proxyURL(url)
+		px, url, err = tcpproxy.URL(url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(px.stop)
+		t.Cleanup(px.Close)
 		return url
 	}, fault{
 		name: "PostgreSQL",
 		kill: func(context.Context, *App) error {
 			t.Logf("stopping PostgreSQL (the proxy)")
-			px.stop()
+			px.Cut()
 			return nil
 		},
-		restart: func() error { return px.startAgain() },
+		restart: func() error { return px.Restore() },
 	})
 }
 

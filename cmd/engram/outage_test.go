@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/tcpproxy"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
@@ -21,15 +22,15 @@ import (
 // outageNode starts the real wiring (API and workers) on a fresh database reached
 // through a TCP proxy the test can cut, an in-process JetStream server and extra
 // environment; it returns a client for tenant "t1".
-func outageNode(t *testing.T, env map[string]string) (*node, *App, *tcpProxy, *client.Client) {
+func outageNode(t *testing.T, env map[string]string) (*node, *App, *tcpproxy.Proxy, *client.Client) {
 	t.Helper()
 	ctx := context.Background()
 	ns := natstest.Start(t)
-	px, url, err := proxyURL(pgtest.URL(t))
+	px, url, err := tcpproxy.URL(pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(px.stop)
+	t.Cleanup(px.Close)
 	vars := map[string]string{
 		"ENGRAM_DATABASE_URL": url, "ENGRAM_NATS_URL": ns.URL(), "ENGRAM_HTTP_ADDR": "127.0.0.1:0",
 		"ENGRAM_DATA_DIR": t.TempDir(), "ENGRAM_DB_MAX_CONNS": "24", "ENGRAM_CONSOLIDATE_CRON": "off",
@@ -143,13 +144,13 @@ func TestPostgresOutageHoldsTurns(t *testing.T) {
 	n, app, px, c := outageNode(t, nil)
 	all := preferenceTurns(0, total, nil)
 	sendTurns(ctx, t, c, all[:total/3])
-	px.stop()
+	px.Cut()
 	t.Logf("PostgreSQL cut for %s", outage)
 	down := time.Now()
 	// Accepted while PostgreSQL is down: ingest needs only JetStream.
 	sendTurns(ctx, t, c, all[total/3:])
 	time.Sleep(time.Until(down.Add(outage)))
-	if err := px.startAgain(); err != nil {
+	if err := px.Restore(); err != nil {
 		t.Fatal(err)
 	}
 	turns, distinct, memories, users, dlq := drainedCounts(ctx, t, app)

@@ -28,6 +28,7 @@ import (
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/natsserver"
+	"github.com/engramhq/engram/internal/tcpproxy"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
@@ -155,7 +156,7 @@ type chaosRun struct {
 	token  string
 	env    []string
 
-	proxy *tcpProxy
+	proxy *tcpproxy.Proxy
 	model *faultyModel
 
 	natsMu   sync.Mutex
@@ -223,10 +224,10 @@ func (r *chaosRun) start(ctx context.Context) error {
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("chaos: database URL %q has no host", r.cfg.DatabaseURL)
 	}
-	if r.proxy, err = newTCPProxy(u.Host); err != nil {
+	if r.proxy, err = tcpproxy.New(u.Host); err != nil {
 		return err
 	}
-	u.Host = r.proxy.addr
+	u.Host = r.proxy.Addr()
 	if r.model, err = startFaultyModel(); err != nil {
 		return err
 	}
@@ -303,7 +304,7 @@ func (r *chaosRun) close() {
 		r.model.close()
 	}
 	if r.proxy != nil {
-		r.proxy.close()
+		r.proxy.Close()
 	}
 }
 
@@ -419,9 +420,9 @@ func (r *chaosRun) fault(ctx context.Context, name string) error {
 		r.worker.kill()
 		return r.worker.start()
 	case FaultPostgres:
-		r.proxy.cut()
+		r.proxy.Cut()
 		wait(r.cfg.Outage)
-		return r.proxy.restore()
+		return r.proxy.Restore()
 	case FaultNATS:
 		r.natsMu.Lock()
 		s, port := r.nats, r.natsPort

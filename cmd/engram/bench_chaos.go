@@ -62,9 +62,6 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if cfg.Turns <= 0 {
 		return fmt.Errorf("bench chaos: --turns must be positive, got %d", cfg.Turns)
 	}
-	if cfg.DatabaseURL == "" {
-		return errors.New("bench chaos: set ENGRAM_DATABASE_URL to a private database")
-	}
 	cfg.Faults = nil
 	for f := range strings.SplitSeq(*faults, ",") {
 		if f = strings.TrimSpace(f); f != "" {
@@ -74,19 +71,8 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if cfg.Faults == nil {
 		cfg.Faults = []string{}
 	}
-	if cfg.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("bench chaos: finding this binary: %w", err)
-		}
-		cfg.Binary = exe
-	}
-	if cfg.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "engram-chaos-")
-		if err != nil {
-			return fmt.Errorf("bench chaos: %w", err)
-		}
-		cfg.WorkDir = dir
+	if err := processBench("chaos", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
+		return err
 	}
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -171,22 +157,8 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 			return fmt.Errorf("bench flood: --%s must be positive, got %d", f.name, f.v)
 		}
 	}
-	if cfg.DatabaseURL == "" {
-		return errors.New("bench flood: set ENGRAM_DATABASE_URL to a private database")
-	}
-	if cfg.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("bench flood: finding this binary: %w", err)
-		}
-		cfg.Binary = exe
-	}
-	if cfg.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "engram-flood-")
-		if err != nil {
-			return fmt.Errorf("bench flood: %w", err)
-		}
-		cfg.WorkDir = dir
+	if err := processBench("flood", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
+		return err
 	}
 	cfg.Progress = stderr
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -207,5 +179,28 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 		fmt.Fprintf(stdout, "flood NOT extracted within %s\n", cfg.DrainTimeout)
 	}
 	fmt.Fprintf(stdout, "peak RSS: API %.0f MB, worker %.0f MB\n", float64(res.APIPeakRSS)/(1<<20), float64(res.WorkerPeakRSS)/(1<<20))
+	return nil
+}
+
+// processBench checks and completes what a benchmark of real engram processes needs: a
+// private database, the binary to run (this one by default) and a work directory.
+func processBench(name, databaseURL string, binary, workDir *string) error {
+	if databaseURL == "" {
+		return fmt.Errorf("bench %s: set ENGRAM_DATABASE_URL to a private database", name)
+	}
+	if *binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench %s: finding this binary: %w", name, err)
+		}
+		*binary = exe
+	}
+	if *workDir == "" {
+		dir, err := os.MkdirTemp("", "engram-"+name+"-")
+		if err != nil {
+			return fmt.Errorf("bench %s: making a work directory: %w", name, err)
+		}
+		*workDir = dir
+	}
 	return nil
 }

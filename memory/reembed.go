@@ -70,46 +70,36 @@ func userArg(user *string) any {
 // MemoryCoverage counts the tenant's active, pending and archived memories (of user
 // when not nil) and, per model, those with a vector.
 func (s *Store) MemoryCoverage(ctx context.Context, tenant string, user *string) (Coverage, error) {
-	var c Coverage
-	err := s.InTxWith(ctx, tenant, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
-		if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM memories m WHERE m.tenant = $1
+	return s.coverage(ctx, tenant, user, "memories",
+		`SELECT count(*) FROM memories m WHERE m.tenant = $1
 			AND m.status IN `+reembedStatuses+` AND ($2::text IS NULL OR m.user_id = $2)`,
-			tenant, userArg(user)).Scan(&c.Total); err != nil {
-			return err
-		}
-		rows, err := tx.tx.Query(ctx, `SELECT e.model, count(*) FROM memory_embeddings e
+		`SELECT e.model, count(*) FROM memory_embeddings e
 			JOIN memories m ON m.tenant = e.tenant AND m.id = e.memory_id
 			WHERE e.tenant = $1 AND m.status IN `+reembedStatuses+` AND ($2::text IS NULL OR m.user_id = $2)
-			GROUP BY e.model ORDER BY e.model`, tenant, userArg(user))
-		if err != nil {
-			return err
-		}
-		c.Models, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ModelCoverage, error) {
-			var m ModelCoverage
-			return m, r.Scan(&m.Model, &m.WithVector)
-		})
-		return err
-	})
-	if err != nil {
-		return Coverage{}, fmt.Errorf("counting the vectors of tenant %s's memories: %w", tenant, err)
-	}
-	return c, nil
+			GROUP BY e.model ORDER BY e.model`)
 }
 
 // TurnCoverage counts the tenant's turns that still have content (of user when not
 // nil) and, per model, those with a vector.
 func (s *Store) TurnCoverage(ctx context.Context, tenant string, user *string) (Coverage, error) {
-	var c Coverage
-	err := s.InTxWith(ctx, tenant, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
-		if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM turns t WHERE t.tenant = $1
+	return s.coverage(ctx, tenant, user, "turns",
+		`SELECT count(*) FROM turns t WHERE t.tenant = $1
 			AND t.content IS NOT NULL AND t.content <> '' AND ($2::text IS NULL OR t.user_id = $2)`,
-			tenant, userArg(user)).Scan(&c.Total); err != nil {
-			return err
-		}
-		rows, err := tx.tx.Query(ctx, `SELECT e.model, count(*) FROM turn_embeddings e
+		`SELECT e.model, count(*) FROM turn_embeddings e
 			JOIN turns t ON t.tenant = e.tenant AND t.turn_id = e.turn_id
 			WHERE e.tenant = $1 AND t.content IS NOT NULL AND t.content <> '' AND ($2::text IS NULL OR t.user_id = $2)
-			GROUP BY e.model ORDER BY e.model`, tenant, userArg(user))
+			GROUP BY e.model ORDER BY e.model`)
+}
+
+// coverage runs a total count and a per-model count of vectors ($1 tenant, $2 user)
+// in one read-only snapshot, so the two agree.
+func (s *Store) coverage(ctx context.Context, tenant string, user *string, what, totalSQL, perModelSQL string) (Coverage, error) {
+	var c Coverage
+	err := s.InTxWith(ctx, tenant, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
+		if err := tx.tx.QueryRow(ctx, totalSQL, tenant, userArg(user)).Scan(&c.Total); err != nil {
+			return err
+		}
+		rows, err := tx.tx.Query(ctx, perModelSQL, tenant, userArg(user))
 		if err != nil {
 			return err
 		}
@@ -120,7 +110,7 @@ func (s *Store) TurnCoverage(ctx context.Context, tenant string, user *string) (
 		return err
 	})
 	if err != nil {
-		return Coverage{}, fmt.Errorf("counting the vectors of tenant %s's turns: %w", tenant, err)
+		return Coverage{}, fmt.Errorf("counting the vectors of tenant %s's %s: %w", tenant, what, err)
 	}
 	return c, nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/tcpproxy"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams"
@@ -286,19 +285,7 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 			t.Fatalf("stream %s has %d replicas, want 3", name, r)
 		}
 	}
-	tok, err := httpapi.NewToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: "t1", Name: "test", SHA256: httpapi.HashToken(tok)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := startNode(ctx, app, tokens, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, tok := startTestNode(t, ctx, app)
 	c := client.New(n.URL, tok, client.WithRetry(client.Retry{MaxElapsedTime: time.Minute}))
 
 	// One user per turn, each stating one preference: the offline extractor makes one

@@ -41,12 +41,10 @@ func testApp(t *testing.T) *App {
 	return app
 }
 
-// testNode starts the real wiring (HTTP API and workers) on a fresh database and an
-// in-process JetStream server, and returns a client for tenant "t1".
-func testNode(t *testing.T) (*node, *App, *client.Client) {
+// startTestNode starts the real wiring (HTTP API and workers) of app, with one token of
+// tenant "t1", stopped when the test ends.
+func startTestNode(t *testing.T, ctx context.Context, app *App) (*node, string) {
 	t.Helper()
-	ctx := context.Background()
-	app := testApp(t)
 	tok, err := httpapi.NewToken()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +58,16 @@ func testNode(t *testing.T) (*node, *App, *client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
+	return n, tok
+}
+
+// testNode starts the real wiring (HTTP API and workers) on a fresh database and an
+// in-process JetStream server, and returns a client for tenant "t1".
+func testNode(t *testing.T) (*node, *App, *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	app := testApp(t)
+	n, tok := startTestNode(t, ctx, app)
 	return n, app, client.New(n.URL, tok)
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory/pgtest"
 	"github.com/engramhq/engram/streams/natstest"
 )
@@ -53,19 +52,7 @@ func TestErasureReachesTheDisk(t *testing.T) {
 	if err := app.openNATS(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := httpapi.NewToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: "t1", Name: "test", SHA256: httpapi.HashToken(tok)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := startNode(ctx, app, tokens, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, tok := startTestNode(t, ctx, app)
 	c := client.New(n.URL, tok)
 
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)

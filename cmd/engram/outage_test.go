@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/client"
-	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/tcpproxy"
 	"github.com/engramhq/engram/llm/fakeopenai"
 	"github.com/engramhq/engram/memory/pgtest"
@@ -56,19 +55,7 @@ func outageNode(t *testing.T, env map[string]string) (*node, *App, *tcpproxy.Pro
 	if err := app.openNATS(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := httpapi.NewToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := httpapi.NewTokens([]httpapi.TokenEntry{{Tenant: "t1", Name: "test", SHA256: httpapi.HashToken(tok)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := startNode(ctx, app, tokens, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, tok := startTestNode(t, ctx, app)
 	return n, app, px, client.New(n.URL, tok, client.WithRetry(client.Retry{MaxElapsedTime: time.Minute}))
 }
 

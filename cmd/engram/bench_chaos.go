@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,13 +32,7 @@ duplicated or dead-lettered. Use a private database: the run adds a tenant
 
 // benchChaosCommand runs "engram bench chaos". args excludes "bench chaos".
 func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchChaosUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram bench chaos", benchChaosUsage, stderr)
 	cfg := bench.ChaosConfig{DatabaseURL: dbURL}
 	fs.IntVar(&cfg.Turns, "turns", bench.DefaultChaosTurns, "turns to send")
 	fs.DurationVar(&cfg.Outage, "outage", bench.DefaultChaosOutage, "how long PostgreSQL is cut and the model endpoint faulty")
@@ -49,18 +41,11 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench chaos: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench chaos: unexpected argument %q", fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	if cfg.Turns <= 0 {
-		return fmt.Errorf("bench chaos: --turns must be positive, got %d", cfg.Turns)
+		return usagef("bench chaos: --turns must be positive, got %d", cfg.Turns)
 	}
 	cfg.Faults = nil
 	for f := range strings.SplitSeq(*faults, ",") {
@@ -124,13 +109,7 @@ another engram build (e.g. an older one, for a baseline). Use a private database
 
 // benchFloodCommand runs "engram bench flood". args excludes "bench flood".
 func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench flood", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchFloodUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram bench flood", benchFloodUsage, stderr)
 	cfg := bench.FloodConfig{DatabaseURL: dbURL}
 	fs.IntVar(&cfg.Batches, "batches", bench.DefaultFloodBatches, "concurrent flood requests")
 	fs.IntVar(&cfg.BatchTurns, "batch-turns", bench.DefaultFloodBatchTurns, "turns per flood request (at most 1000)")
@@ -139,22 +118,15 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("bench flood: %w", err)
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("bench flood: unexpected argument %q", fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}} {
 		if f.v <= 0 {
-			return fmt.Errorf("bench flood: --%s must be positive, got %d", f.name, f.v)
+			return usagef("bench flood: --%s must be positive, got %d", f.name, f.v)
 		}
 	}
 	if err := processBench("flood", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
@@ -186,7 +158,7 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 // private database, the binary to run (this one by default) and a work directory.
 func processBench(name, databaseURL string, binary, workDir *string) error {
 	if databaseURL == "" {
-		return fmt.Errorf("bench %s: set ENGRAM_DATABASE_URL to a private database", name)
+		return usagef("bench %s: set ENGRAM_DATABASE_URL to a private database", name)
 	}
 	if *binary == "" {
 		exe, err := os.Executable()

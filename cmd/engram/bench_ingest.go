@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,13 +23,7 @@ development server, since workers consuming TURNS would process them.
 // benchIngestCommand runs "engram bench ingest". args excludes "bench ingest".
 // Progress goes to stderr, the report to stdout.
 func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench ingest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchIngestUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram bench ingest", benchIngestUsage, stderr)
 	var cfg bench.IngestConfig
 	fs.IntVar(&cfg.Turns, "turns", bench.DefaultIngestTurns, "turns to send through each path")
 	fs.IntVar(&cfg.Batch, "batch", bench.DefaultIngestBatch, "turns per request (at most 1000)")

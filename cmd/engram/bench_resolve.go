@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -27,13 +26,7 @@ Target: ≥ 500 candidates/s across owners.
 // benchResolveCommand runs "engram bench resolve". args excludes "bench resolve".
 // Progress goes to stderr, the report to stdout.
 func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench resolve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchResolveUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram bench resolve", benchResolveUsage, stderr)
 	var cfg bench.ResolveConfig
 	fs.IntVar(&cfg.Owners, "owners", 1000, "owners to seed")
 	fs.IntVar(&cfg.PerOwner, "per-owner", 1000, "memories per owner")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -26,13 +25,7 @@ Targets: search p95 < 15 ms and context p95 < 30 ms at 1,000,000 memories.
 // benchSearchCommand runs "engram bench search". args excludes "bench search".
 // Progress goes to stderr, the report to stdout.
 func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("engram bench search", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchSearchUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram bench search", benchSearchUsage, stderr)
 	var cfg bench.SearchConfig
 	fs.IntVar(&cfg.Memories, "memories", 100_000, "memories to seed")
 	fs.IntVar(&cfg.Owners, "owners", 1000, "owners (users) the memories are spread over")

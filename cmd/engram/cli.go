@@ -71,6 +71,19 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
+// usageFlagSet is the flag set of a command with a usage text of its own: --help prints
+// the text, then the flags.
+func usageFlagSet(name, usage string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseNoArgs is parseFlags for a command that takes no positional argument.
 func parseNoArgs(fs *flag.FlagSet, args []string) error {
 	pos, err := parseFlags(fs, args)

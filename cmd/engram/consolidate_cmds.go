@@ -32,13 +32,7 @@ func consolidateCommand(ctx context.Context, c *consolidator.Consolidator, args 
 	if len(args) > 0 && args[0] == "runs" {
 		return consolidateRuns(ctx, c, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("engram consolidate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), consolidateUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram consolidate", consolidateUsage, stderr)
 	tenant := fs.String("tenant", "", "only this tenant")
 	user := fs.String("user", "", "only this user (needs --tenant)")
 	dry := fs.Bool("dry-run", false, "report what would change and change nothing")

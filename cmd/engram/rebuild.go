@@ -50,13 +50,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && args[0] == "runs" {
 		return rebuildRuns(ctx, env, args[1:])
 	}
-	fs := flag.NewFlagSet("engram rebuild", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), rebuildUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs := usageFlagSet("engram rebuild", rebuildUsage, env.Stderr)
 	tenant := fs.String("tenant", "", "the tenant to rebuild (required)")
 	user := fs.String("user", "", "only this user")
 	since := fs.String("since", "", "only turns that occurred at or after this time (RFC 3339 or YYYY-MM-DD)")

@@ -20,10 +20,34 @@ import (
 
 // Defaults for PipelineConfig.
 const (
-	DefaultBatchMax    = 8
+	DefaultBatchMax = 8
+	// DefaultBatchQuiet is the quiet window of an extractor that calls a model, where
+	// gathering a session's turns into one call saves calls. An extractor that calls
+	// none gets no window (see BatchWindow).
 	DefaultBatchQuiet  = 300 * time.Millisecond
 	DefaultWindowTurns = 12
 )
+
+// BatchWindow is the micro-batch quiet window a pipeline uses for ex: configured when
+// positive; none when negative; when zero, DefaultBatchQuiet for an extractor that calls
+// a model (it implements LLMCallCounter) and none for one that does not, since waiting
+// saves nothing there and only delays every memory (it was 300 of the 320 ms from a turn
+// to its memory being searchable).
+func BatchWindow(configured time.Duration, ex Extractor) time.Duration {
+	switch {
+	case configured > 0:
+		return configured
+	case configured < 0 || !callsModel(ex):
+		return 0
+	}
+	return DefaultBatchQuiet
+}
+
+// callsModel reports an extractor that calls a model.
+func callsModel(ex Extractor) bool {
+	_, ok := ex.(LLMCallCounter)
+	return ok
+}
 
 // PipelineConfig configures the TURNS consumer. Zero values take the documented defaults.
 type PipelineConfig struct {
@@ -44,7 +68,10 @@ type PipelineConfig struct {
 	// least BatchMax × the sessions batching at once (DefaultWorkerConcurrency, 256).
 	BatchMax int
 	// BatchQuiet flushes a session's micro-batch after this long without a new turn.
-	// Default 300ms.
+	// Zero: BatchWindow's choice (300ms with a model, none without); negative: none.
+	// Config() holds the window in use (0 for none). Without a window a batch is
+	// processed as soon as no turn of its session is still being stored and the
+	// session's previous batch is done; the turns arriving meanwhile form the next one.
 	BatchQuiet time.Duration
 	// WindowTurns is how many earlier turns of the session are given as context.
 	// Default 12.
@@ -105,9 +132,17 @@ type Pipeline struct {
 	log         *slog.Logger
 	c           pipelineCounters
 	placeholder *regexp.Regexp // a redaction placeholder, as redact.Placeholder writes it
+	// perTurn extracts each turn of a batch on its own, with the turns before it as its
+	// window: an extractor that calls no model then gives the same candidates however
+	// the turns happened to be batched (see candidatesPerTurn).
+	perTurn bool
 
 	mu      sync.Mutex
 	pending map[sessionKey]*microBatch // batches still accepting turns
+	// running is, per session, the last batch closed and not yet done: the next batch
+	// of the session runs only after it, so a session's candidates are published in
+	// conversation order.
+	running map[sessionKey]*microBatch
 	// arriving counts, per session, handlers between receiving a turn and adding it to a
 	// batch (storing it takes a database round trip): a batch waits for them rather than
 	// flushing without a turn that came with it, which would separate a tool's failure,
@@ -126,8 +161,10 @@ type sessionKey struct{ tenant, user, session string }
 type microBatch struct {
 	key    sessionKey
 	turns  []queuedTurn
-	timer  *time.Timer
+	timer  *time.Timer // the quiet window, or the wait for a turn still being stored; may be nil
 	opened time.Time
+	due    bool        // the quiet window has passed (always, without one); guarded by Pipeline.mu
+	prev   *microBatch // the session's batch that must be done first; guarded by Pipeline.mu
 
 	ctx    context.Context // cancelled once no handler waits any more
 	cancel context.CancelFunc
@@ -161,9 +198,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 	if cfg.BatchMax <= 0 {
 		cfg.BatchMax = DefaultBatchMax
 	}
-	if cfg.BatchQuiet <= 0 {
-		cfg.BatchQuiet = DefaultBatchQuiet
-	}
+	cfg.BatchQuiet = BatchWindow(cfg.BatchQuiet, cfg.Extractor)
 	if cfg.WindowTurns <= 0 {
 		cfg.WindowTurns = DefaultWindowTurns
 	}
@@ -174,8 +209,10 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		cfg:         cfg,
 		log:         cfg.Logger.With("component", "extractor.pipeline", "extractor", cfg.Extractor.Name()),
 		pending:     map[sessionKey]*microBatch{},
+		running:     map[sessionKey]*microBatch{},
 		arriving:    map[sessionKey]int{},
 		placeholder: placeholderPattern(),
+		perTurn:     !callsModel(cfg.Extractor),
 	}, nil
 }
 
@@ -280,7 +317,10 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.arrivedLocked(key)
+	p.arriving[key]-- // counted off without the re-check arrivedLocked makes: it follows below
+	if p.arriving[key] <= 0 {
+		delete(p.arriving, key)
+	}
 	b := p.pending[key]
 	if b == nil {
 		// The batch outlives any one handler's context; it is cancelled only when every
@@ -288,7 +328,6 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 		bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		b = &microBatch{key: key, ctx: bctx, cancel: cancel, done: make(chan struct{}), opened: time.Now()}
 		p.pending[key] = b
-		b.timer = time.AfterFunc(p.cfg.BatchQuiet, func() { p.flush(b) })
 	}
 	// A duplicate delivery of a turn already waiting here just waits along with it.
 	if !slices.ContainsFunc(b.turns, func(q queuedTurn) bool { return q.turn.TurnID == turn.TurnID }) {
@@ -296,39 +335,77 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 	}
 	b.live++
 	stop := context.AfterFunc(ctx, func() { p.abandon(b) })
-	if len(b.turns) >= p.cfg.BatchMax {
-		b.timer.Stop()
-		p.closeLocked(b)
-		go p.run(b)
+	if q := p.cfg.BatchQuiet; q > 0 && len(b.turns) < p.cfg.BatchMax {
+		// Every new turn restarts the quiet window.
+		b.due = false
+		p.armLocked(b, q)
 	} else {
-		b.timer.Reset(p.cfg.BatchQuiet)
+		b.due = true
 	}
+	p.tryCloseLocked(b)
 	return b, func() { stop() }
 }
 
-// arrivedLocked counts one arrival of key off. p.mu must be held.
+// arrivedLocked counts one arrival of key off and lets the session's open batch flush
+// if it only waited for that turn. p.mu must be held.
 func (p *Pipeline) arrivedLocked(key sessionKey) {
 	if p.arriving[key]--; p.arriving[key] <= 0 {
 		delete(p.arriving, key)
 	}
+	if b := p.pending[key]; b != nil {
+		p.tryCloseLocked(b)
+	}
 }
 
-// flush is the quiet timer's action. While a turn of the session is still being stored
-// it waits a little longer (up to maxArrivalWait since the batch opened).
-func (p *Pipeline) flush(b *microBatch) {
-	p.mu.Lock()
-	if b.closed {
-		p.mu.Unlock()
+// armLocked (re)starts b's timer to re-check it after d. p.mu must be held.
+func (p *Pipeline) armLocked(b *microBatch, d time.Duration) {
+	if b.timer == nil {
+		b.timer = time.AfterFunc(d, func() { p.timerFired(b) })
 		return
 	}
-	if p.arriving[b.key] > 0 && time.Since(b.opened) < maxArrivalWait {
-		b.timer.Reset(10 * time.Millisecond)
-		p.mu.Unlock()
+	b.timer.Reset(d)
+}
+
+// timerFired is the action of b's timer: the quiet window has passed, or the wait for a
+// turn still being stored has run out.
+func (p *Pipeline) timerFired(b *microBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.due = true
+	p.tryCloseLocked(b)
+}
+
+// tryCloseLocked closes b and starts it when it may run: when it is full, or when its
+// quiet window has passed, no turn of its session is still being stored (a batch waits
+// for them rather than flushing without a turn that came with it, up to maxArrivalWait
+// since it opened) and the session's previous batch is done (the turns arriving while it
+// runs gather here: without a quiet window, that is what batches a busy session).
+// p.mu must be held.
+func (p *Pipeline) tryCloseLocked(b *microBatch) {
+	if b.closed {
 		return
+	}
+	if len(b.turns) < p.cfg.BatchMax {
+		if !b.due {
+			return // the quiet timer re-checks
+		}
+		if p.arriving[b.key] > 0 {
+			if wait := maxArrivalWait - time.Since(b.opened); wait > 0 {
+				p.armLocked(b, wait) // the arrival re-checks sooner
+				return
+			}
+		}
+		if p.running[b.key] != nil {
+			return // the running batch re-checks when it is done
+		}
+	}
+	if b.timer != nil {
+		b.timer.Stop()
 	}
 	p.closeLocked(b)
-	p.mu.Unlock()
-	p.run(b)
+	b.prev = p.running[b.key]
+	p.running[b.key] = b
+	go p.run(b)
 }
 
 // closeLocked stops b from accepting turns. p.mu must be held.
@@ -349,7 +426,9 @@ func (p *Pipeline) abandon(b *microBatch) {
 		return
 	}
 	if !b.closed {
-		b.timer.Stop()
+		if b.timer != nil {
+			b.timer.Stop()
+		}
 		p.closeLocked(b)
 		b.err = fmt.Errorf("batch of session %s abandoned: %w", b.key.session, context.Canceled)
 		close(b.done)
@@ -357,12 +436,20 @@ func (p *Pipeline) abandon(b *microBatch) {
 	b.cancel()
 }
 
-// run processes a closed batch and releases its waiters.
+// run processes a closed batch, once the session's previous batch is done, and
+// releases its waiters; then the session's next batch may start.
 func (p *Pipeline) run(b *microBatch) {
 	defer b.cancel()
 	p.mu.Lock()
 	turns := slices.Clone(b.turns)
+	prev := b.prev
 	p.mu.Unlock()
+	if prev != nil {
+		select {
+		case <-prev.done:
+		case <-b.ctx.Done(): // abandoned: process fails at once below
+		}
+	}
 	err := p.process(b.ctx, b.key, turns)
 	if err != nil {
 		p.log.Warn("batch failed", "tenant", b.key.tenant, "user", b.key.user, "session", b.key.session,
@@ -370,6 +457,15 @@ func (p *Pipeline) run(b *microBatch) {
 	}
 	b.err = err
 	close(b.done)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.prev = nil
+	if p.running[b.key] == b {
+		delete(p.running, b.key)
+	}
+	if next := p.pending[b.key]; next != nil {
+		p.tryCloseLocked(next)
+	}
 }
 
 // process is one batch's work: window, gate, extraction, trust, redaction, ids, publish.
@@ -414,16 +510,16 @@ func (p *Pipeline) ExtractTurns(ctx context.Context, turns []memory.Turn) ([]mem
 }
 
 // candidates runs window, gate, extraction, trust, redaction and ids over queued, in
-// order.
+// order: the batch as a whole when the extractor calls a model (one call for the batch),
+// each turn on its own otherwise (candidatesPerTurn).
 func (p *Pipeline) candidates(ctx context.Context, key sessionKey, queued []queuedTurn) ([]memory.Candidate, error) {
-	batch := Batch{Tenant: key.tenant, UserID: key.user, SessionID: key.session}
+	if p.perTurn {
+		return p.candidatesPerTurn(ctx, key, queued)
+	}
+	batch := p.newBatch(key, queued)
 	ids := make([]string, len(queued))
 	for i, q := range queued {
-		batch.New = append(batch.New, q.turn)
 		ids[i] = q.turn.TurnID
-		if batch.AgentID == "" {
-			batch.AgentID = q.turn.AgentID
-		}
 	}
 	err := p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
 		var err error
@@ -433,6 +529,63 @@ func (p *Pipeline) candidates(ctx context.Context, key sessionKey, queued []queu
 	if err != nil {
 		return nil, fmt.Errorf("reading the window of session %s: %w", key.session, err)
 	}
+	return p.extract(ctx, key, batch)
+}
+
+// candidatesPerTurn extracts each turn of queued as a batch of its own whose window is
+// the WindowTurns turns of the session before it (stored ones, which include the turns
+// of queued before it). A turn's candidates then depend only on the turn and what came
+// before it, never on which turns shared its micro-batch, which timing decides: a claim
+// confirmed by the next turn is re-proposed, trusted, by that turn, as when the two come
+// in separate requests. Windows are read in one transaction.
+func (p *Pipeline) candidatesPerTurn(ctx context.Context, key sessionKey, queued []queuedTurn) ([]memory.Candidate, error) {
+	ids := make([]string, len(queued))
+	for i, q := range queued {
+		ids[i] = q.turn.TurnID
+	}
+	windows := make([][]memory.Turn, len(queued))
+	err := p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+		for i, q := range queued {
+			// The turn itself and the batch's later turns are not before it, even at the
+			// same instant.
+			w, err := tx.SessionWindow(ctx, key.user, key.session, q.turn.OccurredAt, p.cfg.WindowTurns, ids[i:])
+			if err != nil {
+				return err
+			}
+			windows[i] = w
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the windows of session %s: %w", key.session, err)
+	}
+	var out []memory.Candidate
+	for i := range queued {
+		batch := p.newBatch(key, queued[i:i+1])
+		batch.Window = windows[i]
+		cands, err := p.extract(ctx, key, batch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cands...)
+	}
+	return out, nil
+}
+
+// newBatch is the Batch of queued's turns, without a window.
+func (p *Pipeline) newBatch(key sessionKey, queued []queuedTurn) Batch {
+	batch := Batch{Tenant: key.tenant, UserID: key.user, SessionID: key.session}
+	for _, q := range queued {
+		batch.New = append(batch.New, q.turn)
+		if batch.AgentID == "" {
+			batch.AgentID = q.turn.AgentID
+		}
+	}
+	return batch
+}
+
+// extract runs gate, extraction, trust, redaction and ids over a batch with its window.
+func (p *Pipeline) extract(ctx context.Context, key sessionKey, batch Batch) ([]memory.Candidate, error) {
 	batch = batch.bounded(MaxExtractBytes) // the work per turn is bounded; the stored turn is whole
 
 	// The gate judges every turn in context; only passing turns reach the extractor, and

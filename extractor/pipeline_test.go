@@ -341,33 +341,21 @@ func TestOfflineEndToEnd(t *testing.T) {
 					t.Errorf("claim candidate %+v", c)
 				}
 			}},
+		// Each turn is extracted with what came before it, so a claim and its
+		// confirmation give the same candidates in one batch as in two: the claim,
+		// untrusted, then the confirmation's trusted re-proposal of it.
 		{name: "claim confirmed in the same batch",
 			batches: [][]memory.Turn{{
 				assistantTurn("h2", "s1", 1, claim),
 				userTurn("h3", "s1", 2, "对"),
 			}},
-			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
-				c := only(t, cands, func(c memory.Candidate) bool { return strings.Contains(c.Content, "199") })
-				if !c.Trusted || c.Source != memory.SourceAssistant || !slices.Equal(c.SourceTurnIDs, []string{"h2", "h3"}) {
-					t.Errorf("claim candidate %+v", c)
-				}
-			}},
+			check: checkConfirmedClaim},
 		{name: "claim confirmed in a later batch",
 			batches: [][]memory.Turn{
 				{assistantTurn("h2", "s1", 1, claim)},
 				{userTurn("h3", "s1", 2, "对")},
 			},
-			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
-				var trusted []memory.Candidate
-				for _, c := range cands {
-					if c.Trusted && strings.Contains(c.Content, "199") {
-						trusted = append(trusted, c)
-					}
-				}
-				if len(trusted) != 1 || !slices.Equal(trusted[0].SourceTurnIDs, []string{"h2", "h3"}) {
-					t.Errorf("trusted claim candidates %+v (all %+v)", trusted, cands)
-				}
-			}},
+			check: checkConfirmedClaim},
 		{name: "relative date resolved against occurred_at",
 			batches: [][]memory.Turn{{userTurn("d1", "s1", 0, "我明天要去上海出差")}},
 			check: func(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
@@ -412,6 +400,28 @@ func TestOfflineEndToEnd(t *testing.T) {
 			}
 			tt.check(t, cands, h.p.Stats())
 		})
+	}
+}
+
+// checkConfirmedClaim wants the claim h2 once untrusted and once trusted with its
+// confirmation h3.
+func checkConfirmedClaim(t *testing.T, cands []memory.Candidate, _ extractor.Stats) {
+	t.Helper()
+	var trusted, untrusted []memory.Candidate
+	for _, c := range cands {
+		switch {
+		case !strings.Contains(c.Content, "199"):
+		case c.Trusted:
+			trusted = append(trusted, c)
+		default:
+			untrusted = append(untrusted, c)
+		}
+	}
+	if len(trusted) != 1 || !slices.Equal(trusted[0].SourceTurnIDs, []string{"h2", "h3"}) || trusted[0].Source != memory.SourceAssistant {
+		t.Errorf("trusted claim candidates %+v (all %+v)", trusted, cands)
+	}
+	if len(untrusted) != 1 || !slices.Equal(untrusted[0].SourceTurnIDs, []string{"h2"}) {
+		t.Errorf("untrusted claim candidates %+v (all %+v)", untrusted, cands)
 	}
 }
 
@@ -477,5 +487,109 @@ func TestForgedTenantRefused(t *testing.T) {
 	}
 	if st := h.p.Stats(); st.TurnsStored != 0 {
 		t.Fatalf("a forged turn was stored: %+v", st)
+	}
+}
+
+// modelExtractor is an extractor that says it calls a model (it counts LLM calls).
+type modelExtractor struct{ extractor.Extractor }
+
+func (modelExtractor) LLMCalls() int64 { return 0 }
+
+// TestBatchWindow is the window policy: the quiet window is for extractors that call a
+// model, where it saves calls; without one a turn is extracted as soon as it is stored.
+func TestBatchWindow(t *testing.T) {
+	t.Parallel()
+	offline := extractor.NewOffline()
+	model := modelExtractor{offline}
+	tests := []struct {
+		name       string
+		configured time.Duration
+		ex         extractor.Extractor
+		want       time.Duration
+	}{
+		{"offline default: none", 0, offline, 0},
+		{"model default: 300ms", 0, model, extractor.DefaultBatchQuiet},
+		{"offline configured", 50 * time.Millisecond, offline, 50 * time.Millisecond},
+		{"model configured", time.Second, model, time.Second},
+		{"offline off", -1, offline, 0},
+		{"model off", -1, model, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := extractor.BatchWindow(tt.configured, tt.ex); got != tt.want {
+				t.Errorf("BatchWindow(%s) = %s, want %s", tt.configured, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOfflineSameCandidatesHoweverBatched: the offline extractor's candidates for a
+// conversation do not depend on how its turns were batched (which timing decides): all
+// at once and concurrently, one by one, or split, with or without a quiet window, the
+// same candidates with the same ids are published.
+func TestOfflineSameCandidatesHoweverBatched(t *testing.T) {
+	t.Parallel()
+	tool := func(id string, minute int, status, errText, content string) memory.Turn {
+		tr := turn(id, "s1", memory.RoleTool, minute, content)
+		tr.Tool = &memory.ToolCall{Name: "deploy", Status: status, Error: errText}
+		return tr
+	}
+	conv := []memory.Turn{
+		userTurn("c1", "s1", 0, "I prefer aisle seats on long flights."),
+		assistantTurn("c2", "s1", 1, "我们提供开发者社区免费高级版，年费 199 元"),
+		userTurn("c3", "s1", 2, "对"),
+		tool("c4", 3, "failure", "disk quota exceeded", "deploy failed"),
+		assistantTurn("c5", "s1", 4, "I cleared the build cache and retried the deploy."),
+		tool("c6", 5, "success", "", "deployed"),
+		tool("c7", 6, "failure", "disk quota exceeded", "deploy failed"),
+		tool("c8", 7, "success", "", "deployed"),
+		userTurn("c9", "s1", 8, "以后周报用中文写"),
+		userTurn("c10", "s1", 9, "My manager is Alice Chen."),
+	}
+	type key struct {
+		id, content string
+		trusted     bool
+		sources     string
+	}
+	run := func(t *testing.T, quiet time.Duration, split ...int) []key {
+		h := newHarness(t, harnessOpts{offline: true, batchQuiet: quiet})
+		from := 0
+		for _, to := range append(split, len(conv)) {
+			h.mustHandle(conv[from:to]...)
+			from = to
+		}
+		var out []key
+		for _, c := range h.candidates() {
+			out = append(out, key{c.ID, c.Content, c.Trusted, strings.Join(c.SourceTurnIDs, ",")})
+		}
+		slices.SortFunc(out, func(a, b key) int { return strings.Compare(a.id, b.id) })
+		return out
+	}
+	oneByOne := make([]int, 0, len(conv)-1)
+	for i := 1; i < len(conv); i++ {
+		oneByOne = append(oneByOne, i)
+	}
+	want := run(t, 0, oneByOne...)
+	if len(want) < 5 {
+		t.Fatalf("only %d candidates: %+v", len(want), want)
+	}
+	tests := []struct {
+		name  string
+		quiet time.Duration
+		split []int
+	}{
+		{"all at once", 0, nil},
+		{"all at once with a quiet window", 50 * time.Millisecond, nil},
+		{"split after the claim", 0, []int{2}},
+		{"split inside the recoveries", 0, []int{4, 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := run(t, tt.quiet, tt.split...); !reflect.DeepEqual(got, want) {
+				t.Errorf("candidates\n%+v\nwant (one turn at a time)\n%+v", got, want)
+			}
+		})
 	}
 }

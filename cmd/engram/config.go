@@ -100,6 +100,11 @@ type Config struct {
 	// worker's retries of a message held through a PostgreSQL, NATS or model outage: how
 	// long after the dependency is back a held message may still wait.
 	OutageBackoffMax time.Duration
+	// BatchQuiet (ENGRAM_EXTRACT_BATCH_QUIET: auto, off or a duration; default auto) is
+	// the extractor's micro-batch quiet window, as extractor.PipelineConfig.BatchQuiet
+	// takes it: 0 for auto (300ms with a chat model, where batching saves calls; none
+	// with the offline rules), negative for off.
+	BatchQuiet time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -142,6 +147,7 @@ var envVars = []envVar{
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
+	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, none offline), off, or a duration such as 100ms"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that
@@ -242,6 +248,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_REEMBED=%q: want auto or off", getenv("ENGRAM_REEMBED")))
 	}
 	c.OutageBackoffMax = durVar("ENGRAM_OUTAGE_BACKOFF_MAX", 30*time.Second, 10*time.Millisecond)
+	switch v := strings.ToLower(strings.TrimSpace(getenv("ENGRAM_EXTRACT_BATCH_QUIET"))); v {
+	case "", "auto":
+	case "off", "0":
+		c.BatchQuiet = -1
+	default:
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil || d < 0 || d > time.Minute:
+			errs = append(errs, fmt.Sprintf("ENGRAM_EXTRACT_BATCH_QUIET=%q: want auto, off or a duration up to 1m such as 100ms", v))
+		case d == 0:
+			c.BatchQuiet = -1
+		default:
+			c.BatchQuiet = d
+		}
+	}
 	switch f := strings.ToLower(getenv("ENGRAM_LOG_FORMAT")); f {
 	case "", "text":
 		c.LogFormat = "text"

@@ -64,7 +64,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		turnEmb = emb
 	}
 	ep, err := extractor.NewPipeline(extractor.PipelineConfig{Store: app.Store, Publisher: app.JS, Extractor: ex,
-		Redactor: r, TurnEmbedder: turnEmb, Logger: app.Logger})
+		Redactor: r, TurnEmbedder: turnEmb, BatchQuiet: app.Config.BatchQuiet, Logger: app.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("building the extractor: %w", err)
 	}

@@ -45,7 +45,7 @@ func commands() map[string]command {
 		"worker":      {"run one pipeline worker (extractor | resolver)", runWorker},
 		"dlq":         {"list, show, replay or purge dead letters", runDLQ},
 		"token":       {"create an API token for a tenant", runToken},
-		"bench":       {"measure throughput and latency (ingest | resolve | search | flood), or run the chaos check (chaos)", runBench},
+		"bench":       {"measure throughput and latency (ingest | resolve | search | flood | latency), or run the chaos check (chaos)", runBench},
 		"memory":      {"list, inspect and edit memories: list, get, history, as-of, correct, deprecate, rollback, delete, restore", runMemory},
 		"consolidate": {"run nightly consolidation once: distil episodes, expire, decay, archive, cap", runConsolidate},
 		"users":       {"forget, delete, export or import everything of one user", runUsers},

@@ -24,9 +24,9 @@ func runDLQ(ctx context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos|flood) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos|flood|latency) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
-			return usagef("name a benchmark: ingest, resolve, search, chaos or flood")
+			return usagef("name a benchmark: ingest, resolve, search, chaos, flood or latency")
 		}
 		return nil
 	}
@@ -35,6 +35,9 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	if args[0] == "flood" {
 		return benchFloodCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
+	}
+	if args[0] == "latency" {
+		return benchLatencyCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	}
 	// Help, or a dry run that checks the command line before anything is opened.
 	pre := ctx
@@ -83,7 +86,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return benchResolveCommand(ctx, pool, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest, resolve, search, chaos or flood", args[0])
+		return usagef("unknown benchmark %q: want ingest, resolve, search, chaos, flood or latency", args[0])
 	}
 }
 

@@ -208,7 +208,9 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) (LatencyResult, error) {
 		res.Extractor = "llm (instant fake model)"
 		env = append(env, "ENGRAM_LLM_BASE_URL="+r.model.URL(), "ENGRAM_LLM_MODEL=bench-instant", "ENGRAM_LLM_API_KEY=bench")
 	}
-	onExit := func(p *process, err error) { cfg.Logger.Warn("latency: a process exited", "process", p.name, "err", err) }
+	onExit := func(p *process, err error) {
+		cfg.Logger.Warn("latency: a process exited", "process", p.name, "err", err)
+	}
 	api := &process{name: "api", bin: cfg.Binary, args: []string{"serve", "--workers=false", "--http-addr", addr},
 		env: append(slices.Clone(env), "ENGRAM_DATA_DIR="+filepath.Join(cfg.WorkDir, "api")),
 		log: filepath.Join(cfg.WorkDir, "api.log"), onExit: onExit}

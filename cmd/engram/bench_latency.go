@@ -18,7 +18,8 @@ database: the run adds a tenant "lat-<random>"), send background turns and searc
 of other users at --bg-turns and --bg-searches per second, and measure for --turns
 turns of --users users (--concurrency at a time) the time from the 202 of
 POST /v1/turns to the first /v1/search that returns the turn's memory, polling
-every --poll (the resolution). Prints p50/p95/p99/max and the hops in between:
+every --poll (the resolution) from when the turn's candidate is on CANDIDATES
+(no memory exists before it). Prints p50/p95/p99/max and the hops in between:
 extract (202 → candidate made), publish (→ on CANDIDATES), resolve (→ memory
 written) and visible (→ found by a search). Target: p95 <= 100 ms offline.
 

@@ -143,8 +143,9 @@ type latencyRun struct {
 	c      *client.Client
 	model  *instantModel // nil offline
 
-	mu    sync.Mutex
-	cands map[string]candSeen // turn id → the first candidate citing it
+	mu      sync.Mutex
+	cands   map[string]candSeen      // turn id → the first candidate citing it
+	waiters map[string]chan struct{} // turn id → closed when its first candidate is seen
 }
 
 // candSeen is when a turn's first candidate was made and when it was on CANDIDATES.
@@ -156,6 +157,7 @@ type turnTiming struct {
 	accepted time.Time // the 202 received
 	found    time.Time // the search that returned its memory received
 	updated  time.Time // the memory's updated_at
+	search   time.Duration // the round trip of the search that found it
 }
 
 // RunLatency starts the API and the worker as processes (as RunFlood does) against a
@@ -182,7 +184,7 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) (LatencyResult, error) {
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	r := &latencyRun{cfg: cfg, tenant: "lat-" + tok[len(tok)-8:], cands: map[string]candSeen{}}
+	r := &latencyRun{cfg: cfg, tenant: "lat-" + tok[len(tok)-8:], cands: map[string]candSeen{}, waiters: map[string]chan struct{}{}}
 	res := LatencyResult{Tenant: r.tenant, Extractor: "offline", BatchQuiet: cfg.BatchQuiet, Turns: cfg.Turns,
 		Users: cfg.Users, Concurrency: cfg.Concurrency, PollMs: ms(cfg.Poll), TargetMs: latencyRetrievableTargetMs}
 	if res.BatchQuiet == "" {
@@ -295,6 +297,10 @@ func (r *latencyRun) watchCandidates(ctx context.Context, natsURL string) error 
 		for _, id := range ev.Candidate.SourceTurnIDs {
 			if _, ok := r.cands[id]; !ok {
 				r.cands[id] = candSeen{created: ev.Candidate.CreatedAt, stored: md.Timestamp}
+				if w, ok := r.waiters[id]; ok {
+					close(w)
+					delete(r.waiters, id)
+				}
 			}
 		}
 		r.mu.Unlock()
@@ -360,19 +366,56 @@ feed:
 
 var errNotFound = errors.New("the turn's memory did not appear in time")
 
+// latencyFacts are what the measured turns say, each with a unique number: things the
+// offline rules remember, different enough from one another to be separate memories.
+var latencyFacts = []string{
+	"I prefer tea number %d with my breakfast.",
+	"Remember that my gym locker is number %d.",
+	"Never schedule my meetings in conference room %d.",
+	"I always book hotel room %d when I travel to Lisbon.",
+	"I prefer seat %d on the morning train.",
+	"We decided to ship release %d next quarter.",
+	"Remember that my daughter's classroom is room %d.",
+	"I prefer the printer %d on the third floor.",
+	"Remember that my bike is parked at rack %d.",
+	"I am allergic to the cleaning product batch %d.",
+}
+
 // measure sends the i-th turn of kind ("lat" or "warm") and polls search until it
 // returns the turn's memory.
 func (r *latencyRun) measure(ctx context.Context, kind string, i int) (turnTiming, error) {
 	user := fmt.Sprintf("%s-user-%03d", kind, i%r.cfg.Users)
 	n := 1000 + i
 	tt := turnTiming{id: fmt.Sprintf("%s-%s-%06d", kind, r.tenant, i)}
+	// A user's turns state different things, so each makes a memory of its own rather
+	// than confirming the one before.
+	content := fmt.Sprintf(latencyFacts[(i/r.cfg.Users)%len(latencyFacts)], n)
+	seen := make(chan struct{})
+	r.mu.Lock()
+	r.waiters[tt.id] = seen
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiters, tt.id)
+		r.mu.Unlock()
+	}()
 	if _, err := r.c.AddTurns(ctx, client.Turn{TurnID: tt.id, UserID: user, SessionID: "s-" + user, Role: client.RoleUser,
-		OccurredAt: time.Now().UTC(), Content: fmt.Sprintf("I prefer tea number %d with my breakfast", n)}); err != nil {
+		OccurredAt: time.Now().UTC(), Content: content}); err != nil {
 		return tt, fmt.Errorf("sending turn %s: %w", tt.id, err)
 	}
 	tt.accepted = time.Now()
-	query := fmt.Sprintf("tea number %d", n)
+	// No memory exists before its candidate: polling starts once the candidate is on
+	// CANDIDATES, which spares the machine searches that cannot succeed (a few turns
+	// make no candidate visible here in time; they are polled after a second anyway).
+	select {
+	case <-seen:
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return tt, ctx.Err()
+	}
+	query := content
 	for {
+		asked := time.Now()
 		resp, err := r.c.Search(ctx, client.SearchRequest{UserID: user, Query: query, TopK: 5, Layers: []string{"memories"}})
 		if err != nil {
 			return tt, fmt.Errorf("searching for turn %s: %w", tt.id, err)
@@ -380,7 +423,7 @@ func (r *latencyRun) measure(ctx context.Context, kind string, i int) (turnTimin
 		now := time.Now()
 		for _, m := range resp.Results {
 			if slices.Contains(m.SourceTurnIDs, tt.id) {
-				tt.found = now
+				tt.found, tt.search = now, now.Sub(asked)
 				if m.UpdatedAt != nil {
 					tt.updated = *m.UpdatedAt
 				}
@@ -444,12 +487,15 @@ func count(ctx context.Context, err error, ok, failed *atomic.Int64) {
 
 // summarise fills the statistics from the timings and the candidates seen.
 func (r *latencyRun) summarise(res *LatencyResult, timings []turnTiming) {
-	var total, extract, publish, resolve, visible, lessModel, model []time.Duration
+	var total, extract, publish, resolve, visible, search, lessModel, model []time.Duration
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range timings {
 		total = append(total, t.found.Sub(t.accepted))
-		if c, ok := r.cands[t.id]; ok && !t.updated.IsZero() {
+		search = append(search, t.search)
+		// Hops only where the memory was written for this turn (not an older one the
+		// turn confirmed, whose updated_at is older).
+		if c, ok := r.cands[t.id]; ok && !t.updated.IsZero() && !t.updated.Before(c.created) {
 			extract = append(extract, c.created.Sub(t.accepted))
 			publish = append(publish, c.stored.Sub(c.created))
 			resolve = append(resolve, t.updated.Sub(c.stored))
@@ -466,7 +512,8 @@ func (r *latencyRun) summarise(res *LatencyResult, timings []turnTiming) {
 		{"extract", "202 → the candidate made (stored, window, extraction; the quiet window if any)", stats(extract)},
 		{"publish", "candidate made → stored on CANDIDATES", stats(publish)},
 		{"resolve", "on CANDIDATES → the memory written (resolver fetch, embedding, transaction)", stats(resolve)},
-		{"visible", "memory written → the search that returned it received (poll resolution, search)", stats(visible)},
+		{"visible", "memory written → the search that returned it received (commit, poll resolution, search)", stats(visible)},
+		{"search", "the round trip of that search (part of visible)", stats(search)},
 	}
 	if r.model != nil {
 		res.ModelCalls = r.model.calls.Load()

@@ -18,8 +18,9 @@ database: the run adds a tenant "lat-<random>"), send background turns and searc
 of other users at --bg-turns and --bg-searches per second, and measure for --turns
 turns of --users users (--concurrency at a time) the time from the 202 of
 POST /v1/turns to the first /v1/search that returns the turn's memory, polling
-every --poll (the resolution) from when the turn's candidate is on CANDIDATES
-(no memory exists before it). Prints p50/p95/p99/max and the hops in between:
+every --poll from when the turn's candidate is on CANDIDATES
+(no memory exists before it). The resolution is the poll interval plus a
+search's round trip; "finding search sent" is when the search that found it left. Prints p50/p95/p99/max and the hops in between:
 extract (202 → candidate made), publish (→ on CANDIDATES), resolve (→ memory
 written) and visible (→ found by a search). Target: p95 <= 100 ms offline.
 
@@ -115,6 +116,7 @@ func printBenchLatency(w io.Writer, r bench.LatencyResult) {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.N, s.P50, s.P95, s.P99, s.Max, s.Mean)
 	}
 	row("202 → retrievable", r.Retrievable)
+	row("  (finding search sent)", r.RetrievableSent)
 	if r.RetrievableLessModel != nil {
 		row("  less model time", *r.RetrievableLessModel)
 		row("  model time", *r.ModelTime)

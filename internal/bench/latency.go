@@ -94,6 +94,10 @@ type LatencyResult struct {
 	// Retrievable is the 202 of POST /v1/turns → the first /v1/search returning the
 	// turn's memory (its response received).
 	Retrievable LatencyStats `json:"retrievable"`
+	// RetrievableSent is the 202 → when the search that returned the memory was sent:
+	// the memory was visible to a search from somewhere between the two (the resolution
+	// is the poll interval plus a search's round trip).
+	RetrievableSent LatencyStats `json:"retrievable_sent"`
 	// RetrievableLessModel is Retrievable less the time the model took to answer the
 	// call that extracted the turn (only with LLM).
 	RetrievableLessModel *LatencyStats `json:"retrievable_less_model,omitempty"`
@@ -158,6 +162,7 @@ type turnTiming struct {
 	found    time.Time // the search that returned its memory received
 	updated  time.Time // the memory's updated_at
 	search   time.Duration // the round trip of the search that found it
+	asked    time.Time     // when that search was sent
 }
 
 // RunLatency starts the API and the worker as processes (as RunFlood does) against a
@@ -423,7 +428,7 @@ func (r *latencyRun) measure(ctx context.Context, kind string, i int) (turnTimin
 		now := time.Now()
 		for _, m := range resp.Results {
 			if slices.Contains(m.SourceTurnIDs, tt.id) {
-				tt.found, tt.search = now, now.Sub(asked)
+				tt.found, tt.search, tt.asked = now, now.Sub(asked), asked
 				if m.UpdatedAt != nil {
 					tt.updated = *m.UpdatedAt
 				}
@@ -487,12 +492,13 @@ func count(ctx context.Context, err error, ok, failed *atomic.Int64) {
 
 // summarise fills the statistics from the timings and the candidates seen.
 func (r *latencyRun) summarise(res *LatencyResult, timings []turnTiming) {
-	var total, extract, publish, resolve, visible, search, lessModel, model []time.Duration
+	var total, sent, extract, publish, resolve, visible, search, lessModel, model []time.Duration
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range timings {
 		total = append(total, t.found.Sub(t.accepted))
 		search = append(search, t.search)
+		sent = append(sent, t.asked.Sub(t.accepted))
 		// Hops only where the memory was written for this turn (not an older one the
 		// turn confirmed, whose updated_at is older).
 		if c, ok := r.cands[t.id]; ok && !t.updated.IsZero() && !t.updated.Before(c.created) {
@@ -508,6 +514,7 @@ func (r *latencyRun) summarise(res *LatencyResult, timings []turnTiming) {
 		}
 	}
 	res.Retrievable = stats(total)
+	res.RetrievableSent = stats(sent)
 	res.Hops = []LatencyHop{
 		{"extract", "202 → the candidate made (stored, window, extraction; the quiet window if any)", stats(extract)},
 		{"publish", "candidate made → stored on CANDIDATES", stats(publish)},

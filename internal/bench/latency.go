@@ -158,9 +158,9 @@ type candSeen struct{ created, stored time.Time }
 // turnTiming is one measured turn.
 type turnTiming struct {
 	id       string
-	accepted time.Time // the 202 received
-	found    time.Time // the search that returned its memory received
-	updated  time.Time // the memory's updated_at
+	accepted time.Time     // the 202 received
+	found    time.Time     // the search that returned its memory received
+	updated  time.Time     // the memory's updated_at
 	search   time.Duration // the round trip of the search that found it
 	asked    time.Time     // when that search was sent
 }

@@ -102,7 +102,7 @@ type Stats struct {
 	TurnsRedelivered    int64 // turns that were already stored (extraction re-runs for them)
 	TurnsSkipped        int64 // turns the gate kept from the extractor
 	Batches             int64 // micro-batches processed
-	Extractions         int64 // batches handed to the extractor (those with a turn past the gate)
+	Extractions         int64 // extractor calls: per batch with a model, per turn without (those with a turn past the gate)
 	LLMCalls            int64 // chat completions made by the extractor (0 for the offline one)
 	CandidatesPublished int64 // candidates acknowledged by CANDIDATES (duplicates included)
 	CandidatesDuplicate int64 // of those, ones the stream already had (a redelivery)

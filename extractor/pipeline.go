@@ -24,21 +24,28 @@ const (
 	// DefaultBatchQuiet is the quiet window of an extractor that calls a model, where
 	// gathering a session's turns into one call saves calls. An extractor that calls
 	// none gets no window (see BatchWindow).
-	DefaultBatchQuiet  = 300 * time.Millisecond
+	DefaultBatchQuiet = 300 * time.Millisecond
+	// DefaultSettle is the quiet window of an extractor that calls no model: just long
+	// enough for the handlers of turns delivered together (a request's turns, started
+	// one after another by the worker) to register, so that each turn is extracted after
+	// the turns before it are stored, as its window wants them.
+	DefaultSettle      = 5 * time.Millisecond
 	DefaultWindowTurns = 12
 )
 
 // BatchWindow is the micro-batch quiet window a pipeline uses for ex: configured when
 // positive; none when negative; when zero, DefaultBatchQuiet for an extractor that calls
-// a model (it implements LLMCallCounter) and none for one that does not, since waiting
-// saves nothing there and only delays every memory (it was 300 of the 320 ms from a turn
-// to its memory being searchable).
+// a model (it implements LLMCallCounter) and DefaultSettle for one that does not, since
+// waiting saves nothing there and only delays every memory (300 ms were 300 of the
+// 320 ms from a turn to its memory being searchable).
 func BatchWindow(configured time.Duration, ex Extractor) time.Duration {
 	switch {
 	case configured > 0:
 		return configured
-	case configured < 0 || !callsModel(ex):
+	case configured < 0:
 		return 0
+	case !callsModel(ex):
+		return DefaultSettle
 	}
 	return DefaultBatchQuiet
 }
@@ -68,7 +75,7 @@ type PipelineConfig struct {
 	// least BatchMax × the sessions batching at once (DefaultWorkerConcurrency, 256).
 	BatchMax int
 	// BatchQuiet flushes a session's micro-batch after this long without a new turn.
-	// Zero: BatchWindow's choice (300ms with a model, none without); negative: none.
+	// Zero: BatchWindow's choice (300ms with a model, 5ms without); negative: none.
 	// Config() holds the window in use (0 for none). Without a window a batch is
 	// processed as soon as no turn of its session is still being stored and the
 	// session's previous batch is done; the turns arriving meanwhile form the next one.
@@ -456,6 +463,9 @@ func (p *Pipeline) run(b *microBatch) {
 			"turns", len(turns), "permanent", streams.IsPermanent(err), "err", err)
 	}
 	b.err = err
+	if prev != nil {
+		<-prev.done // abandoned early: the session's next batch still waits for prev
+	}
 	close(b.done)
 	p.mu.Lock()
 	defer p.mu.Unlock()

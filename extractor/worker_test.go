@@ -40,7 +40,7 @@ func TestWorkerConfigDefaults(t *testing.T) {
 			}
 		})
 	}
-	if c := p.Config(); c.BatchMax != 16 || c.BatchQuiet != 0 /* no model: no window */ || c.WindowTurns != extractor.DefaultWindowTurns || c.Gate == nil {
+	if c := p.Config(); c.BatchMax != 16 || c.BatchQuiet != extractor.DefaultSettle || c.WindowTurns != extractor.DefaultWindowTurns || c.Gate == nil {
 		t.Errorf("pipeline config %+v", c)
 	}
 }

@@ -102,8 +102,8 @@ type Config struct {
 	OutageBackoffMax time.Duration
 	// BatchQuiet (ENGRAM_EXTRACT_BATCH_QUIET: auto, off or a duration; default auto) is
 	// the extractor's micro-batch quiet window, as extractor.PipelineConfig.BatchQuiet
-	// takes it: 0 for auto (300ms with a chat model, where batching saves calls; none
-	// with the offline rules), negative for off.
+	// takes it: 0 for auto (300ms with a chat model, where batching saves calls; a 5ms
+	// settle with the offline rules), negative for off.
 	BatchQuiet time.Duration
 }
 
@@ -147,7 +147,7 @@ var envVars = []envVar{
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
-	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, none offline), off, or a duration such as 100ms"},
+	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, a 5ms settle offline), off, or a duration such as 100ms"},
 }
 
 // LoadConfig reads the environment through getenv. A wrong value is an error that

@@ -385,7 +385,7 @@ func (t *Tx) Apply(ctx context.Context, id uuid.UUID, u Update) (Memory, error) 
 		if u.Change == ChangeSupersede {
 			oldStatus = StatusSuperseded
 		}
-		if err := t.later(ctx, fmt.Sprintf("closing version %d of memory %s", cur.Version, id), -1, nil,
+		if err := t.later(ctx, fmt.Sprintf("closing version %d of memory %s", cur.Version, id),
 			`UPDATE memory_versions SET valid_to = $3, status = $4
 			WHERE tenant = $1 AND memory_id = $2 AND version = $5`,
 			t.tenant, id, vf, oldStatus, cur.Version); err != nil {
@@ -487,7 +487,7 @@ func (t *Tx) AddLineage(ctx context.Context, id uuid.UUID, kind LineageKind, sou
 	if len(sourceIDs) == 0 {
 		return nil
 	}
-	return t.later(ctx, fmt.Sprintf("adding %s lineage to memory %s", kind, id), -1, nil,
+	return t.later(ctx, fmt.Sprintf("adding %s lineage to memory %s", kind, id),
 		`INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id, candidate_id)
 		SELECT $1, $2, $3, s, $5 FROM unnest($4::text[]) AS s
 		ON CONFLICT DO NOTHING`, t.tenant, id, kind, sourceIDs, nullIfEmpty(candidateID))
@@ -498,7 +498,7 @@ func (t *Tx) PutEmbedding(ctx context.Context, id uuid.UUID, userID string, e Em
 	if e.Model == "" || len(e.Vector) == 0 {
 		return fmt.Errorf("%w: an embedding needs a model and a vector", ErrInvalid)
 	}
-	return t.later(ctx, fmt.Sprintf("storing the %s embedding of memory %s", e.Model, id), -1, nil,
+	return t.later(ctx, fmt.Sprintf("storing the %s embedding of memory %s", e.Model, id),
 		`INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (tenant, memory_id, model) DO UPDATE SET dims = EXCLUDED.dims,
@@ -534,7 +534,7 @@ func (t *Tx) Audit(ctx context.Context, a AuditEntry) error {
 	if a.Actor == "" {
 		a.Actor = "engram"
 	}
-	return t.later(ctx, fmt.Sprintf("writing the audit log (%s)", a.Action), -1, nil,
+	return t.later(ctx, fmt.Sprintf("writing the audit log (%s)", a.Action),
 		`INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version,
 		content_hash, details) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
 		t.tenant, a.Action, a.Actor, moduleOr(a.Module), mid, a.Subject, ver, a.ContentHash, a.Details)
@@ -551,10 +551,11 @@ func (t *Tx) RecordCandidate(ctx context.Context, candidateID string, memoryID u
 		mid = &memoryID
 	}
 	if t.Pipelined() {
-		err := t.later(ctx, "recording candidate "+candidateID, 1, ErrAlreadyRecorded,
-			`INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.tenant, candidateID, mid, decision, reason)
-		return err == nil, err
+		// No ON CONFLICT: only an error stops the COMMIT queued after it.
+		t.tx.(*pipeTx).queue(queued{what: "recording candidate " + candidateID, unique: ErrAlreadyRecorded,
+			sql: `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
+		VALUES ($1, $2, $3, $4, $5)`, args: []any{t.tenant, candidateID, mid, decision, reason}})
+		return true, nil
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.tenant, candidateID, mid, decision, reason)
@@ -578,7 +579,7 @@ func (t *Tx) CandidateApplied(ctx context.Context, candidateID string) (bool, er
 // LockOwner serialises writers of one owner's memories across every process until
 // the transaction ends; different owners proceed in parallel.
 func (t *Tx) LockOwner(ctx context.Context, userID string) error {
-	return t.later(ctx, "locking owner "+userID, -1, nil,
+	return t.later(ctx, "locking owner "+userID,
 		`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "engram-owner/"+t.tenant+"/"+userID)
 }
 
@@ -586,7 +587,7 @@ func (t *Tx) LockOwner(ctx context.Context, userID string) error {
 // describe content that just changed, and a stale vector would match the old text. A
 // re-embedding job restores them.
 func (t *Tx) DropOtherEmbeddings(ctx context.Context, id uuid.UUID, keep string) error {
-	return t.later(ctx, "dropping stale embeddings of memory "+id.String(), -1, nil,
+	return t.later(ctx, "dropping stale embeddings of memory "+id.String(),
 		`DELETE FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2 AND model <> $3`, t.tenant, id, keep)
 }
 

@@ -30,10 +30,11 @@ type queued struct {
 	sql  string
 	args []any
 	what string // what it does, for its error
-	// rows, when non-negative, is the number of rows the statement must affect;
-	// otherwise fails with rowsErr (or a plain mismatch error).
-	rows    int64
-	rowsErr error
+	// unique, when not nil, is the error a unique violation of the statement means.
+	// A check of the result would come too late: the statements after it, COMMIT
+	// included, have run by the time it is read, so only a server-side error may
+	// stop the transaction.
+	unique error
 }
 
 // pipeTx is a pgx.Tx that queues statements until one needs an answer. It begins the
@@ -76,15 +77,11 @@ func (p *pipeTx) send(ctx context.Context, extra []*pgx.QueuedQuery) (pgx.BatchR
 		}
 	}
 	for _, q := range pending {
-		tag, err := br.Exec()
-		if err == nil && q.rows >= 0 && tag.RowsAffected() != q.rows {
-			err = q.rowsErr
-			if err == nil {
-				err = fmt.Errorf("%d rows changed, want %d", tag.RowsAffected(), q.rows)
-			}
-		}
-		if err != nil {
+		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
+			if q.unique != nil && IsUniqueViolation(err) {
+				err = fmt.Errorf("%w (%v)", q.unique, err)
+			}
 			return nil, fmt.Errorf("%s: %w", q.what, err)
 		}
 	}
@@ -260,20 +257,13 @@ type errRow struct{ err error }
 func (r errRow) Scan(...any) error { return r.err }
 
 // later runs a statement whose result only matters as an error: queued in a pipelined
-// transaction, at once otherwise. rows ≥ 0 is the number of rows it must affect.
-func (t *Tx) later(ctx context.Context, what string, rows int64, rowsErr error, sql string, args ...any) error {
+// transaction, at once otherwise.
+func (t *Tx) later(ctx context.Context, what, sql string, args ...any) error {
 	if p, ok := t.tx.(*pipeTx); ok {
-		p.queue(queued{sql: sql, args: args, what: what, rows: rows, rowsErr: rowsErr})
+		p.queue(queued{sql: sql, args: args, what: what})
 		return nil
 	}
-	tag, err := t.tx.Exec(ctx, sql, args...)
-	if err == nil && rows >= 0 && tag.RowsAffected() != rows {
-		err = rowsErr
-		if err == nil {
-			err = fmt.Errorf("%d rows changed, want %d", tag.RowsAffected(), rows)
-		}
-	}
-	if err != nil {
+	if _, err := t.tx.Exec(ctx, sql, args...); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -307,7 +297,7 @@ func (s *Store) InOwnerTx(ctx context.Context, tenant, lockKey string, fn func(*
 		conn.Release()
 	}()
 	t := &Tx{tx: p, tenant: tenant}
-	p.queue(queued{sql: "SELECT set_config('engram.tenant', $1, true)", args: []any{tenant}, what: "setting the tenant", rows: -1})
+	p.queue(queued{sql: "SELECT set_config('engram.tenant', $1, true)", args: []any{tenant}, what: "setting the tenant"})
 	if err := t.LockOwner(ctx, lockKey); err != nil {
 		return err
 	}

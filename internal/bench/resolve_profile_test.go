@@ -54,6 +54,28 @@ func statementName(ctx context.Context) string {
 	return "?"
 }
 
+// TraceBatchStart and the rest time a batch as one round trip, named by its first
+// statements.
+func (n namingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var names []string
+	for i, q := range d.Batch.QueuedQueries {
+		if i == 4 {
+			names = append(names, "…")
+			break
+		}
+		f := strings.Fields(q.SQL)
+		names = append(names, strings.Join(f[:min(len(f), 3)], " "))
+	}
+	ctx = context.WithValue(ctx, sqlKey{}, fmt.Sprintf("batch of %d: %s", len(d.Batch.QueuedQueries), strings.Join(names, " | ")))
+	return context.WithValue(ctx, traceStart{}, time.Now())
+}
+
+func (n namingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (n namingTracer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, _ pgx.TraceBatchEndData) {
+	n.statementTimes.TraceQueryEnd(ctx, c, pgx.TraceQueryEndData{})
+}
+
 // namingTracer records the statement's text in the context before timing it.
 type namingTracer struct{ *statementTimes }
 
@@ -112,6 +134,13 @@ func TestResolveProfile(t *testing.T) {
 	}
 	sort.Slice(names, func(i, j int) bool { return times.sum[names[i]] > times.sum[names[j]] })
 	var b strings.Builder
+	trips := 0
+	for _, k := range names {
+		if !strings.Contains(k, "COPY") && !strings.Contains(k, "engram_bulk") && times.n[k] >= 10 {
+			trips += times.n[k]
+		}
+	}
+	fmt.Fprintf(&b, "%d round trips for %d candidates\n", trips, res.Across.Candidates+res.Large.Candidates)
 	for _, k := range names {
 		if strings.Contains(k, "COPY") || times.n[k] < 10 {
 			continue

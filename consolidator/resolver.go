@@ -618,7 +618,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Reason = "doubtful restatement of an active memory (" + doubtReason(c) + "); " + d.Reason
 		return d, nil
 	case p.rel == relDuplicate && !pending:
-		if _, err := tx.Confirm(ctx, t.ID, conf, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
+		if err := tx.ConfirmLater(ctx, t.ID, conf, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
 		if err := tx.AddLineage(ctx, t.ID, memory.LineageMemory, c.SourceMemoryIDs, c.ID); err != nil {
@@ -627,7 +627,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Kind = KindConfirm
 	case p.rel == relDuplicate && doubt:
 		// Another unconfirmed mention of a pending memory: lineage grows, it stays pending.
-		if _, err := tx.Confirm(ctx, t.ID, t.Confidence, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
+		if err := tx.ConfirmLater(ctx, t.ID, t.Confidence, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
 		d.Kind = KindPending

@@ -447,11 +447,7 @@ func clamp01(v float64) float64 {
 // value, the confirmation count and time move, and lineage gains the new turns. No
 // content changes, so no version is written.
 func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turnIDs []string, candidateID, actor string) (Memory, error) {
-	// updated_at stays: it is indexed, and leaving every indexed column alone lets
-	// PostgreSQL update the row in place (HOT) — confirmations are the commonest write.
-	row := t.tx.QueryRow(ctx, `UPDATE memories SET confidence = greatest(confidence, $3::real),
-		confirm_count = confirm_count + 1, last_confirmed_at = now()
-		WHERE tenant = $1 AND id = $2 RETURNING `+memoryColumns, t.tenant, id, clamp01(confidence))
+	row := t.tx.QueryRow(ctx, confirmSQL(memoryColumns), t.confirmArgs(id, confidence, candidateID, actor)...)
 	m, err := scanMemory(row, t.tenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Memory{}, fmt.Errorf("confirming memory %s: %w", id, ErrNotFound)
@@ -462,12 +458,43 @@ func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turn
 	if err := t.AddLineage(ctx, id, LineageTurn, turnIDs, candidateID); err != nil {
 		return Memory{}, err
 	}
-	if err := t.Audit(ctx, AuditEntry{Action: "confirm", Actor: actor, Module: "resolver", MemoryID: id,
-		Subject: m.UserID, Version: m.Version, ContentHash: ContentHash(m.Content),
-		Details: map[string]any{"candidate_id": candidateID, "confidence": m.Confidence}}); err != nil {
-		return Memory{}, err
-	}
 	return m, nil
+}
+
+// ConfirmLater is Confirm for a caller that does not need the memory back: in a
+// pipelined transaction (InOwnerTx) it goes with the next statement that needs an
+// answer, so it costs no round trip of its own. The caller must have read the memory
+// in the transaction under the owner's lock: a memory that vanished since changes
+// nothing here, where Confirm would say ErrNotFound.
+func (t *Tx) ConfirmLater(ctx context.Context, id uuid.UUID, confidence float64, turnIDs []string, candidateID, actor string) error {
+	if err := t.later(ctx, "confirming memory "+id.String(), confirmSQL("1"),
+		t.confirmArgs(id, confidence, candidateID, actor)...); err != nil {
+		return err
+	}
+	return t.AddLineage(ctx, id, LineageTurn, turnIDs, candidateID)
+}
+
+// confirmSQL raises a memory's confidence and counts the confirmation, and writes the
+// audit row, in one statement returning final of the changed row.
+func confirmSQL(final string) string {
+	// updated_at stays: it is indexed, and leaving every indexed column alone lets
+	// PostgreSQL update the row in place (HOT) — confirmations are the commonest write.
+	return `WITH c AS (UPDATE memories SET confidence = greatest(confidence, $3::real),
+		confirm_count = confirm_count + 1, last_confirmed_at = now()
+		WHERE tenant = $1 AND id = $2 RETURNING *
+	), a AS (
+		INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version, content_hash, details)
+		SELECT tenant, 'confirm', $4::text, 'resolver', id, user_id, version, sha256(convert_to(content, 'UTF8')),
+			jsonb_build_object('candidate_id', $5::text, 'confidence', confidence::float8) FROM c
+	)
+	SELECT ` + final + ` FROM c`
+}
+
+func (t *Tx) confirmArgs(id uuid.UUID, confidence float64, candidateID, actor string) []any {
+	if actor == "" {
+		actor = "engram"
+	}
+	return []any{t.tenant, id, clamp01(confidence), actor, candidateID}
 }
 
 func (t *Tx) lockMemory(ctx context.Context, id uuid.UUID) (Memory, error) {

@@ -244,7 +244,8 @@ func (r *Resolver) Resolve(ctx context.Context, c memory.Candidate) (Decision, e
 // retry sleeps before another attempt when err is transient and attempts remain.
 func (r *Resolver) retry(ctx context.Context, attempt *int, err error) bool {
 	*attempt++
-	transient := memory.IsRetryable(err) || memory.IsUniqueViolation(err) || errors.Is(err, errLedgerRace)
+	transient := memory.IsRetryable(err) || memory.IsUniqueViolation(err) || errors.Is(err, errLedgerRace) ||
+		errors.Is(err, memory.ErrAlreadyRecorded)
 	if !transient || *attempt >= r.cfg.MaxAttempts || ctx.Err() != nil {
 		return false
 	}
@@ -355,13 +356,12 @@ func sameOwner(c memory.Candidate, m memory.Memory) bool {
 }
 
 // resolveOnce is one attempt: lock the owner, consult the ledger, read the
-// neighbours, decide, write, record.
+// neighbours, decide, write, record — in a pipelined transaction (memory.InOwnerTx),
+// where the lock, the ledger and the reads take one round trip and the writes with
+// the commit one or two more.
 func (r *Resolver) resolveOnce(ctx context.Context, c memory.Candidate, vec []float32, jv *judged) (Decision, error) {
 	var d Decision
-	err := r.store.InTx(ctx, c.Tenant, func(tx *memory.Tx) error {
-		if err := tx.LockOwner(ctx, lockKey(c)); err != nil {
-			return err
-		}
+	err := r.store.InOwnerTx(ctx, c.Tenant, lockKey(c), func(tx *memory.Tx) error {
 		var err error
 		d, err = r.decideLocked(ctx, tx, c, vec, jv)
 		return err
@@ -378,14 +378,15 @@ func (r *Resolver) resolveOnce(ctx context.Context, c memory.Candidate, vec []fl
 // decideLocked is one resolution in tx, which holds the owner's lock: consult the
 // ledger, read the neighbours, decide, write, record.
 func (r *Resolver) decideLocked(ctx context.Context, tx *memory.Tx, c memory.Candidate, vec []float32, jv *judged) (Decision, error) {
-	rec, ok, err := recordedDecision(ctx, tx, c.ID)
-	if err != nil || ok {
-		return rec, err
-	}
-	ns, err := r.neighbours(ctx, tx, c, vec)
+	rd, err := tx.ResolveReads(ctx, r.readQuery(c, vec, c.ID))
 	if err != nil {
 		return Decision{}, err
 	}
+	if rd.Recorded {
+		e := rd.Ledger
+		return Decision{Kind: DecisionKind(e.Decision), Reason: e.Reason, Replayed: true, MemoryID: e.MemoryID}, nil
+	}
+	ns := r.neighboursOf(c, rd)
 	p, err := r.plan(c, vec, ns, jv)
 	if err != nil {
 		return Decision{}, err
@@ -458,20 +459,43 @@ func recordedDecision(ctx context.Context, tx *memory.Tx, candidateID string) (D
 // neighbours returns the owner's K nearest active and pending memories under the
 // embedder's model, plus every active or pending memory with the candidate's key.
 func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candidate, vec []float32) ([]scored, error) {
-	// A candidate derived from memories (a distilled one) is never a restatement or
-	// a revision of its own sources: confirming or rewriting one of them would lose
-	// the derived statement. Its sources are left out of its neighbours, and as many
-	// more are read so that K others remain.
+	rd, err := tx.ResolveReads(ctx, r.readQuery(c, vec, ""))
+	if err != nil {
+		return nil, err
+	}
+	return r.neighboursOf(c, rd), nil
+}
+
+// sourceIDs are the memories a candidate derives from (a distilled one's sources).
+func sourceIDs(c memory.Candidate) map[uuid.UUID]bool {
 	seen := map[uuid.UUID]bool{}
 	for _, id := range c.SourceMemoryIDs {
 		if u, err := uuid.Parse(id); err == nil {
 			seen[u] = true
 		}
 	}
-	near, err := r.nearest(ctx, tx, c.UserID, vec, r.cfg.K+len(seen))
-	if err != nil {
-		return nil, err
+	return seen
+}
+
+// readQuery is what neighboursOf needs read for c (and its ledger entry when
+// candidateID is not empty).
+func (r *Resolver) readQuery(c memory.Candidate, vec []float32, candidateID string) memory.ResolveQuery {
+	q := memory.ResolveQuery{CandidateID: candidateID,
+		Nearest: memory.NearestQuery{UserID: c.UserID, Model: r.emb.Model(), Vector: vec, K: r.cfg.K + len(sourceIDs(c))}}
+	if c.Key != "" {
+		q.Key, q.KeyPrefixes, q.PrefixLimit = c.Key, relatedPrefixes(c), maxRelated
 	}
+	return q
+}
+
+// neighboursOf picks c's neighbours from what readQuery read.
+func (r *Resolver) neighboursOf(c memory.Candidate, rd memory.ResolveRead) []scored {
+	// A candidate derived from memories (a distilled one) is never a restatement or
+	// a revision of its own sources: confirming or rewriting one of them would lose
+	// the derived statement. Its sources are left out of its neighbours, and as many
+	// more are read so that K others remain.
+	seen := sourceIDs(c)
+	near := rd.Nearest
 	out := make([]scored, 0, len(near)+1)
 	for _, n := range near {
 		if !sameOwner(c, n.Memory) || seen[n.Memory.ID] || len(out) >= r.cfg.K {
@@ -481,44 +505,17 @@ func (r *Resolver) neighbours(ctx context.Context, tx *memory.Tx, c memory.Candi
 		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: sameSlot(c.Key, n.Memory.Key),
 			related: related(c, n.Memory)})
 	}
-	if c.Key == "" {
-		return out, nil
-	}
-	keyed, err := tx.ByKey(ctx, c.UserID, c.Key)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range relatedPrefixes(c) {
-		more, err := tx.ByKeyPrefix(ctx, c.UserID, p, maxRelated)
-		if err != nil {
-			return nil, err
-		}
-		keyed = append(keyed, more...)
-	}
-	var missing []uuid.UUID
-	for _, m := range keyed {
+	// Memories in the key slot but outside the top K come with their similarity
+	// (zero when they have no vector under this model).
+	for _, k := range rd.Keyed {
+		m := k.Memory
 		if !sameOwner(c, m) || seen[m.ID] || !(m.Key == c.Key || related(c, m)) {
 			continue
 		}
 		seen[m.ID] = true
-		missing = append(missing, m.ID)
-		out = append(out, scored{mem: m, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
+		out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
 	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	// Memories in the key slot but outside the top K: read their similarity too
-	// (zero when they have no vector under this model).
-	sims, err := tx.Similarities(ctx, r.emb.Model(), vec, missing)
-	if err != nil {
-		return nil, fmt.Errorf("reading similarities of key %s: %w", c.Key, err)
-	}
-	for i := range out {
-		if s, ok := sims[out[i].mem.ID]; ok && out[i].sim == 0 {
-			out[i].sim = s
-		}
-	}
-	return out, nil
+	return out
 }
 
 // maxRelated bounds the memories read per related key prefix.
@@ -527,13 +524,6 @@ const maxRelated = 20
 // related reports a memory in a slot candidate c meets although the keys differ.
 func related(c memory.Candidate, m memory.Memory) bool {
 	return (m.Key != c.Key && sameSlot(c.Key, m.Key)) || dietRulesOut(c, m)
-}
-
-// nearest is the owner's k nearest active and pending memories (see
-// memory.Tx.NearestVectorsFirst, which ranks the owner's vectors before joining the
-// memories).
-func (r *Resolver) nearest(ctx context.Context, tx *memory.Tx, userID string, vec []float32, k int) ([]memory.Neighbour, error) {
-	return tx.NearestVectorsFirst(ctx, memory.NearestQuery{UserID: userID, Model: r.emb.Model(), Vector: vec, K: k})
 }
 
 // plan is what to do: a relation to one neighbour (target −1 for none).
@@ -628,7 +618,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Reason = "doubtful restatement of an active memory (" + doubtReason(c) + "); " + d.Reason
 		return d, nil
 	case p.rel == relDuplicate && !pending:
-		if _, err := tx.Confirm(ctx, t.ID, conf, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
+		if err := tx.ConfirmLater(ctx, t.ID, conf, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
 		if err := tx.AddLineage(ctx, t.ID, memory.LineageMemory, c.SourceMemoryIDs, c.ID); err != nil {
@@ -637,7 +627,7 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Kind = KindConfirm
 	case p.rel == relDuplicate && doubt:
 		// Another unconfirmed mention of a pending memory: lineage grows, it stays pending.
-		if _, err := tx.Confirm(ctx, t.ID, t.Confidence, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
+		if err := tx.ConfirmLater(ctx, t.ID, t.Confidence, c.SourceTurnIDs, c.ID, r.cfg.Actor); err != nil {
 			return Decision{}, err
 		}
 		d.Kind = KindPending

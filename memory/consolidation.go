@@ -83,40 +83,53 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 	if q.K <= 0 {
 		q.K = 10
 	}
-	inner := q.K + nearestSlack
-	rows, err := t.tx.Query(ctx, `WITH near AS (
-			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
-			WHERE tenant = $1 AND model = $2 AND user_id = $3
-			ORDER BY embedding <=> $4 LIMIT $5)
-		SELECT `+memoryColumnsAs("m")+`, 1 - near.dist, (SELECT count(*) FROM near)
-		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
-		WHERE m.status IN ('active', 'pending')
-		ORDER BY near.dist LIMIT $6`,
-		t.tenant, q.Model, q.UserID, pgvector.NewVector(q.Vector), inner, q.K)
+	rows, err := t.tx.Query(ctx, nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
 	}
-	var out []Neighbour
+	out, complete, err := t.scanNearestVectorsFirst(rows, q)
+	if err != nil {
+		return nil, err
+	}
+	if !complete {
+		// Too many inactive memories among the closest vectors: do it exactly.
+		return t.Nearest(ctx, q)
+	}
+	return out, nil
+}
+
+// nearestVectorsFirstSQL is NearestVectorsFirst's statement (nearestVectorsFirstArgs).
+var nearestVectorsFirstSQL = `WITH near AS (
+			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
+			WHERE tenant = $1 AND model = $2 AND user_id = $3
+			ORDER BY embedding <=> $4 LIMIT $5)
+		SELECT ` + memoryColumnsAs("m") + `, 1 - near.dist, (SELECT count(*) FROM near)
+		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
+		WHERE m.status IN ('active', 'pending')
+		ORDER BY near.dist LIMIT $6`
+
+func (t *Tx) nearestVectorsFirstArgs(q NearestQuery) []any {
+	return []any{t.tenant, q.Model, q.UserID, pgvector.NewVector(q.Vector), q.K + nearestSlack, q.K}
+}
+
+// scanNearestVectorsFirst reads the rows of nearestVectorsFirstSQL and closes them;
+// complete is false when the slack was not enough (Nearest must answer instead).
+func (t *Tx) scanNearestVectorsFirst(rows pgx.Rows, q NearestQuery) (out []Neighbour, complete bool, err error) {
+	defer rows.Close()
 	var scanned int
 	for rows.Next() {
 		var n Neighbour
 		m, err := scanMemory(rows, t.tenant, &n.Similarity, &scanned)
 		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading nearest memories of %s: %w", q.UserID, err)
+			return nil, false, fmt.Errorf("reading nearest memories of %s: %w", q.UserID, err)
 		}
 		n.Memory = m
 		out = append(out, n)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
+		return nil, false, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
 	}
-	if len(out) < q.K && scanned == inner {
-		// Too many inactive memories among the closest vectors: do it exactly.
-		return t.Nearest(ctx, q)
-	}
-	return out, nil
+	return out, len(out) >= q.K || scanned < q.K+nearestSlack, nil
 }
 
 // Episode is an episode distillation may cluster, with its vector under the model

@@ -385,10 +385,11 @@ func (t *Tx) Apply(ctx context.Context, id uuid.UUID, u Update) (Memory, error) 
 		if u.Change == ChangeSupersede {
 			oldStatus = StatusSuperseded
 		}
-		if _, err := t.tx.Exec(ctx, `UPDATE memory_versions SET valid_to = $3, status = $4
+		if err := t.later(ctx, fmt.Sprintf("closing version %d of memory %s", cur.Version, id),
+			`UPDATE memory_versions SET valid_to = $3, status = $4
 			WHERE tenant = $1 AND memory_id = $2 AND version = $5`,
 			t.tenant, id, vf, oldStatus, cur.Version); err != nil {
-			return Memory{}, fmt.Errorf("closing version %d of memory %s: %w", cur.Version, id, err)
+			return Memory{}, err
 		}
 	}
 	switch u.Change {
@@ -446,11 +447,7 @@ func clamp01(v float64) float64 {
 // value, the confirmation count and time move, and lineage gains the new turns. No
 // content changes, so no version is written.
 func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turnIDs []string, candidateID, actor string) (Memory, error) {
-	// updated_at stays: it is indexed, and leaving every indexed column alone lets
-	// PostgreSQL update the row in place (HOT) — confirmations are the commonest write.
-	row := t.tx.QueryRow(ctx, `UPDATE memories SET confidence = greatest(confidence, $3::real),
-		confirm_count = confirm_count + 1, last_confirmed_at = now()
-		WHERE tenant = $1 AND id = $2 RETURNING `+memoryColumns, t.tenant, id, clamp01(confidence))
+	row := t.tx.QueryRow(ctx, confirmSQL(memoryColumns), t.confirmArgs(id, confidence, candidateID, actor)...)
 	m, err := scanMemory(row, t.tenant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Memory{}, fmt.Errorf("confirming memory %s: %w", id, ErrNotFound)
@@ -461,12 +458,43 @@ func (t *Tx) Confirm(ctx context.Context, id uuid.UUID, confidence float64, turn
 	if err := t.AddLineage(ctx, id, LineageTurn, turnIDs, candidateID); err != nil {
 		return Memory{}, err
 	}
-	if err := t.Audit(ctx, AuditEntry{Action: "confirm", Actor: actor, Module: "resolver", MemoryID: id,
-		Subject: m.UserID, Version: m.Version, ContentHash: ContentHash(m.Content),
-		Details: map[string]any{"candidate_id": candidateID, "confidence": m.Confidence}}); err != nil {
-		return Memory{}, err
-	}
 	return m, nil
+}
+
+// ConfirmLater is Confirm for a caller that does not need the memory back: in a
+// pipelined transaction (InOwnerTx) it goes with the next statement that needs an
+// answer, so it costs no round trip of its own. The caller must have read the memory
+// in the transaction under the owner's lock: a memory that vanished since changes
+// nothing here, where Confirm would say ErrNotFound.
+func (t *Tx) ConfirmLater(ctx context.Context, id uuid.UUID, confidence float64, turnIDs []string, candidateID, actor string) error {
+	if err := t.later(ctx, "confirming memory "+id.String(), confirmSQL("1"),
+		t.confirmArgs(id, confidence, candidateID, actor)...); err != nil {
+		return err
+	}
+	return t.AddLineage(ctx, id, LineageTurn, turnIDs, candidateID)
+}
+
+// confirmSQL raises a memory's confidence and counts the confirmation, and writes the
+// audit row, in one statement returning final of the changed row.
+func confirmSQL(final string) string {
+	// updated_at stays: it is indexed, and leaving every indexed column alone lets
+	// PostgreSQL update the row in place (HOT) — confirmations are the commonest write.
+	return `WITH c AS (UPDATE memories SET confidence = greatest(confidence, $3::real),
+		confirm_count = confirm_count + 1, last_confirmed_at = now()
+		WHERE tenant = $1 AND id = $2 RETURNING *
+	), a AS (
+		INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version, content_hash, details)
+		SELECT tenant, 'confirm', $4::text, 'resolver', id, user_id, version, sha256(convert_to(content, 'UTF8')),
+			jsonb_build_object('candidate_id', $5::text, 'confidence', confidence::float8) FROM c
+	)
+	SELECT ` + final + ` FROM c`
+}
+
+func (t *Tx) confirmArgs(id uuid.UUID, confidence float64, candidateID, actor string) []any {
+	if actor == "" {
+		actor = "engram"
+	}
+	return []any{t.tenant, id, clamp01(confidence), actor, candidateID}
 }
 
 func (t *Tx) lockMemory(ctx context.Context, id uuid.UUID) (Memory, error) {
@@ -486,13 +514,10 @@ func (t *Tx) AddLineage(ctx context.Context, id uuid.UUID, kind LineageKind, sou
 	if len(sourceIDs) == 0 {
 		return nil
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id, candidate_id)
+	return t.later(ctx, fmt.Sprintf("adding %s lineage to memory %s", kind, id),
+		`INSERT INTO memory_lineage (tenant, memory_id, source_kind, source_id, candidate_id)
 		SELECT $1, $2, $3, s, $5 FROM unnest($4::text[]) AS s
 		ON CONFLICT DO NOTHING`, t.tenant, id, kind, sourceIDs, nullIfEmpty(candidateID))
-	if err != nil {
-		return fmt.Errorf("adding %s lineage to memory %s: %w", kind, id, err)
-	}
-	return nil
 }
 
 // PutEmbedding stores (or replaces) the vector of memory id under e.Model.
@@ -500,15 +525,12 @@ func (t *Tx) PutEmbedding(ctx context.Context, id uuid.UUID, userID string, e Em
 	if e.Model == "" || len(e.Vector) == 0 {
 		return fmt.Errorf("%w: an embedding needs a model and a vector", ErrInvalid)
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
+	return t.later(ctx, fmt.Sprintf("storing the %s embedding of memory %s", e.Model, id),
+		`INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (tenant, memory_id, model) DO UPDATE SET dims = EXCLUDED.dims,
 			embedding = EXCLUDED.embedding, user_id = EXCLUDED.user_id, created_at = now()`,
 		t.tenant, id, e.Model, len(e.Vector), userID, pgvector.NewVector(e.Vector))
-	if err != nil {
-		return fmt.Errorf("storing the %s embedding of memory %s: %w", e.Model, id, err)
-	}
-	return nil
 }
 
 // AuditEntry is one line of the audit log: never the content, only its hash.
@@ -539,21 +561,28 @@ func (t *Tx) Audit(ctx context.Context, a AuditEntry) error {
 	if a.Actor == "" {
 		a.Actor = "engram"
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version,
+	return t.later(ctx, fmt.Sprintf("writing the audit log (%s)", a.Action),
+		`INSERT INTO audit_log (tenant, action, actor, module, memory_id, subject, version,
 		content_hash, details) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
 		t.tenant, a.Action, a.Actor, moduleOr(a.Module), mid, a.Subject, ver, a.ContentHash, a.Details)
-	if err != nil {
-		return fmt.Errorf("writing the audit log (%s): %w", a.Action, err)
-	}
-	return nil
 }
 
 // RecordCandidate enters a candidate in the idempotency ledger. It returns false when
-// the candidate was already applied, in which case the caller must change nothing.
+// the candidate was already applied, in which case the caller must change nothing. In
+// a pipelined transaction (InOwnerTx) the row goes with the commit and it returns
+// true: a candidate already recorded then fails the commit with ErrAlreadyRecorded,
+// which rolls back whatever the caller changed.
 func (t *Tx) RecordCandidate(ctx context.Context, candidateID string, memoryID uuid.UUID, decision, reason string) (bool, error) {
 	var mid *uuid.UUID
 	if memoryID != uuid.Nil {
 		mid = &memoryID
+	}
+	if t.Pipelined() {
+		// No ON CONFLICT: only an error stops the COMMIT queued after it.
+		t.tx.(*pipeTx).queue(queued{what: "recording candidate " + candidateID, unique: ErrAlreadyRecorded,
+			sql: `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
+		VALUES ($1, $2, $3, $4, $5)`, args: []any{t.tenant, candidateID, mid, decision, reason}})
+		return true, nil
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, t.tenant, candidateID, mid, decision, reason)
@@ -577,23 +606,16 @@ func (t *Tx) CandidateApplied(ctx context.Context, candidateID string) (bool, er
 // LockOwner serialises writers of one owner's memories across every process until
 // the transaction ends; different owners proceed in parallel.
 func (t *Tx) LockOwner(ctx context.Context, userID string) error {
-	_, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "engram-owner/"+t.tenant+"/"+userID)
-	if err != nil {
-		return fmt.Errorf("locking owner %s: %w", userID, err)
-	}
-	return nil
+	return t.later(ctx, "locking owner "+userID,
+		`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "engram-owner/"+t.tenant+"/"+userID)
 }
 
 // DropOtherEmbeddings deletes a memory's vectors under models other than keep: they
 // describe content that just changed, and a stale vector would match the old text. A
 // re-embedding job restores them.
 func (t *Tx) DropOtherEmbeddings(ctx context.Context, id uuid.UUID, keep string) error {
-	_, err := t.tx.Exec(ctx, `DELETE FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2 AND model <> $3`,
-		t.tenant, id, keep)
-	if err != nil {
-		return fmt.Errorf("dropping stale embeddings of memory %s: %w", id, err)
-	}
-	return nil
+	return t.later(ctx, "dropping stale embeddings of memory "+id.String(),
+		`DELETE FROM memory_embeddings WHERE tenant = $1 AND memory_id = $2 AND model <> $3`, t.tenant, id, keep)
 }
 
 // Get reads a memory.

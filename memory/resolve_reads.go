@@ -1,0 +1,136 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// ResolveQuery is what the resolver reads of one owner before it decides about a
+// candidate, in one round trip (ResolveReads).
+type ResolveQuery struct {
+	// CandidateID, when not empty, is looked up in the idempotency ledger.
+	CandidateID string
+	// Nearest asks for the owner's nearest active and pending memories, as
+	// NearestVectorsFirst (Statuses and Types must be empty).
+	Nearest NearestQuery
+	// Key, when not empty, reads the owner's active and pending memories with that key
+	// (as ByKey), and KeyPrefixes up to PrefixLimit memories per prefix (as ByKeyPrefix).
+	Key         string
+	KeyPrefixes []string
+	PrefixLimit int
+}
+
+// ResolveRead is the answer to a ResolveQuery.
+type ResolveRead struct {
+	Ledger   LedgerEntry
+	Recorded bool // the candidate is in the ledger (Ledger holds its entry)
+	Nearest  []Neighbour
+	// Keyed are the memories with the key, newest first, then those of each prefix in
+	// turn, each with its similarity to Nearest.Vector under Nearest.Model (0 when it
+	// has no vector under that model).
+	Keyed []Neighbour
+}
+
+// ResolveReads reads the ledger entry, the nearest memories and the key slots of a
+// ResolveQuery in one batch: the resolver's reads cost one round trip, and in a
+// pipelined transaction (InOwnerTx) that is also the one that begins it and takes
+// the owner's lock.
+func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, error) {
+	nq := q.Nearest
+	if len(nq.Statuses) > 0 || len(nq.Types) > 0 || nq.Model == "" || len(nq.Vector) == 0 {
+		return ResolveRead{}, fmt.Errorf("%w: the resolver's reads need a model and a vector, and no status or type filter", ErrInvalid)
+	}
+	if nq.K <= 0 {
+		nq.K = 10
+	}
+	vec := pgvector.NewVector(nq.Vector)
+	live := []string{string(StatusActive), string(StatusPending)}
+	b := &pgx.Batch{}
+	if q.CandidateID != "" {
+		b.Queue(`SELECT memory_id, decision, reason FROM applied_candidates WHERE tenant = $1 AND candidate_id = $2`,
+			t.tenant, q.CandidateID)
+	}
+	b.Queue(nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(nq)...)
+	var prefixes []string
+	if q.Key != "" {
+		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
+			LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+			WHERE m.tenant = $1 AND m.user_id = $2 AND m.key = $3 AND m.status = ANY($6)
+			ORDER BY m.updated_at DESC`, t.tenant, nq.UserID, q.Key, nq.Model, vec, live)
+		for _, p := range q.KeyPrefixes {
+			if p == "" || q.PrefixLimit <= 0 {
+				continue
+			}
+			prefixes = append(prefixes, p)
+			esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(p)
+			b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
+				LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+				WHERE m.tenant = $1 AND m.user_id = $2 AND m.key LIKE $3 || '%' AND m.status = ANY($6)
+				ORDER BY m.updated_at DESC LIMIT $7`, t.tenant, nq.UserID, esc, nq.Model, vec, live, q.PrefixLimit)
+		}
+	}
+	br := t.tx.SendBatch(ctx, b)
+	defer func() { _ = br.Close() }()
+	var out ResolveRead
+	if q.CandidateID != "" {
+		var mid *uuid.UUID
+		err := br.QueryRow().Scan(&mid, &out.Ledger.Decision, &out.Ledger.Reason)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return ResolveRead{}, fmt.Errorf("reading the ledger entry of candidate %s: %w", q.CandidateID, err)
+		default:
+			out.Recorded = true
+			if mid != nil {
+				out.Ledger.MemoryID = *mid
+			}
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return ResolveRead{}, fmt.Errorf("searching nearest memories of %s: %w", nq.UserID, err)
+	}
+	near, complete, err := t.scanNearestVectorsFirst(rows, nq)
+	if err != nil {
+		return ResolveRead{}, err
+	}
+	out.Nearest = near
+	if q.Key != "" {
+		for i := range 1 + len(prefixes) {
+			what := "key " + q.Key
+			if i > 0 {
+				what = "key prefix " + prefixes[i-1]
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return ResolveRead{}, fmt.Errorf("reading memories with %s: %w", what, err)
+			}
+			ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Neighbour, error) {
+				var n Neighbour
+				m, err := scanMemory(r, t.tenant, &n.Similarity)
+				n.Memory = m
+				return n, err
+			})
+			if err != nil {
+				return ResolveRead{}, fmt.Errorf("reading memories with %s: %w", what, err)
+			}
+			out.Keyed = append(out.Keyed, ms...)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return ResolveRead{}, fmt.Errorf("reading the owner's memories: %w", err)
+	}
+	if !complete {
+		// Too many inactive memories among the closest vectors: do it exactly.
+		if out.Nearest, err = t.Nearest(ctx, nq); err != nil {
+			return ResolveRead{}, err
+		}
+	}
+	return out, nil
+}

@@ -31,6 +31,9 @@ const (
 	// the turns before it are stored, as its window wants them.
 	DefaultSettle      = 5 * time.Millisecond
 	DefaultWindowTurns = 12
+	// DefaultMaxTransactions bounds the pipeline's transactions at once: half the
+	// default connection pool (16), which the resolver shares in a worker process.
+	DefaultMaxTransactions = 8
 )
 
 // BatchWindow is the micro-batch quiet window a pipeline uses for ex: configured when
@@ -83,6 +86,12 @@ type PipelineConfig struct {
 	// WindowTurns is how many earlier turns of the session are given as context.
 	// Default 12.
 	WindowTurns int
+	// MaxTransactions bounds the pipeline's database transactions at once (storing
+	// turns, reading windows, writing turn vectors). Default 8. Up to Concurrency
+	// handlers store turns at once; unbounded, a backlog of them takes every pooled
+	// connection and the resolver sharing the pool waits behind them, so no memory is
+	// written while the turns pile up.
+	MaxTransactions int
 	// TurnEmbedder, when set, embeds each stored turn's content so the turns layer can be
 	// searched by vector. Optional: nil stores no turn vectors. Best effort: a failure is
 	// logged and counted, never fails the batch (the turn stays stored, extracted and
@@ -143,6 +152,7 @@ type Pipeline struct {
 	// window: an extractor that calls no model then gives the same candidates however
 	// the turns happened to be batched (see candidatesPerTurn).
 	perTurn bool
+	txSlots chan struct{} // a token per transaction in progress (MaxTransactions)
 
 	mu      sync.Mutex
 	pending map[sessionKey]*microBatch // batches still accepting turns
@@ -209,6 +219,9 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 	if cfg.WindowTurns <= 0 {
 		cfg.WindowTurns = DefaultWindowTurns
 	}
+	if cfg.MaxTransactions <= 0 {
+		cfg.MaxTransactions = DefaultMaxTransactions
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -220,7 +233,19 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		arriving:    map[sessionKey]int{},
 		placeholder: placeholderPattern(),
 		perTurn:     !callsModel(cfg.Extractor),
+		txSlots:     make(chan struct{}, cfg.MaxTransactions),
 	}, nil
+}
+
+// inTx is Store.InTx within MaxTransactions.
+func (p *Pipeline) inTx(ctx context.Context, tenant string, fn func(*memory.Tx) error) error {
+	select {
+	case p.txSlots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a database slot: %w", ctx.Err())
+	}
+	defer func() { <-p.txSlots }()
+	return p.cfg.Store.InTx(ctx, tenant, fn)
 }
 
 // placeholderPattern matches any redact.Placeholder, derived from it to stay in step.
@@ -289,7 +314,7 @@ func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 		}
 	}()
 	var inserted bool
-	err = p.cfg.Store.InTx(ctx, ev.Tenant, func(tx *memory.Tx) error {
+	err = p.inTx(ctx, ev.Tenant, func(tx *memory.Tx) error {
 		var err error
 		inserted, err = tx.InsertTurn(ctx, turn)
 		return err
@@ -531,7 +556,7 @@ func (p *Pipeline) candidates(ctx context.Context, key sessionKey, queued []queu
 	for i, q := range queued {
 		ids[i] = q.turn.TurnID
 	}
-	err := p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+	err := p.inTx(ctx, key.tenant, func(tx *memory.Tx) error {
 		var err error
 		batch.Window, err = tx.SessionWindow(ctx, key.user, key.session, batch.New[0].OccurredAt, p.cfg.WindowTurns, ids)
 		return err
@@ -554,7 +579,7 @@ func (p *Pipeline) candidatesPerTurn(ctx context.Context, key sessionKey, queued
 		ids[i] = q.turn.TurnID
 	}
 	windows := make([][]memory.Turn, len(queued))
-	err := p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+	err := p.inTx(ctx, key.tenant, func(tx *memory.Tx) error {
 		for i, q := range queued {
 			// The turn itself and the batch's later turns are not before it, even at the
 			// same instant.
@@ -657,7 +682,7 @@ func (p *Pipeline) embedTurns(ctx context.Context, key sessionKey, queued []queu
 		fail(fmt.Errorf("embedding %d turns returned %d vectors", len(texts), len(vecs)))
 		return
 	}
-	err = p.cfg.Store.InTx(ctx, key.tenant, func(tx *memory.Tx) error {
+	err = p.inTx(ctx, key.tenant, func(tx *memory.Tx) error {
 		for i, tr := range turns {
 			if len(vecs[i]) == 0 {
 				continue

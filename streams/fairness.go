@@ -29,6 +29,9 @@ import (
 // it needs a discovery consumer, consumers created and deleted as tenants come and go,
 // and a cap split across them; one consumer with an in-process scheduler needs none.
 //
+// A worker parks up to MaxAckPending messages; with several replicas one may so take a
+// backlog the others would have shared, which only costs throughput, never a message.
+//
 // Nothing parked is acked, so a crash loses nothing (it is redelivered after AckWait);
 // shutdown naks the parked messages for immediate redelivery. A park is not a delivery:
 // the message's NumDelivered stays what JetStream counted when it was fetched.

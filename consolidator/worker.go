@@ -47,7 +47,7 @@ func (c WorkerConfig) streamsConfig() streams.WorkerConfig {
 		Concurrency: c.Concurrency,
 		// One tenant's flood of candidates takes at most half the resolver while other
 		// tenants have work (alone it may use all but one handler), so the other
-		// tenants' candidates behind it are reached; deferred ones stay pending.
+		// tenants' candidates behind it are reached; the worker parks the surplus.
 		TenantInFlight: max(c.Concurrency/2, 1),
 		MaxAckPending:  50_000,
 		MaxDeliver:     c.MaxDeliver,

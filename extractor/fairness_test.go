@@ -100,8 +100,8 @@ func TestOtherTenantExtractedDuringFlood(t *testing.T) {
 	if got := ex.finished(); got[0] != "other" {
 		t.Fatalf("extraction order %v: want the other tenant's batch first", got)
 	}
-	if st := w.Stats(); st.Deferred == 0 {
-		t.Fatalf("stats %+v: no flood turn was deferred", st)
+	if st := w.Stats(); st.Parked == 0 {
+		t.Fatalf("stats %+v: no flood turn was parked", st)
 	}
 	close(ex.release)
 	waitFor(t, 120*time.Second, "the flood extracted", func() bool { return w.Stats().Acked == flood+1 })

@@ -24,7 +24,7 @@ const DefaultWorkerConcurrency = 256
 const DefaultTenantInFlight = DefaultWorkerConcurrency / 4
 
 // defaultMaxAckPending lets the worker reach past a flood of this many turns to other
-// tenants' turns: messages deferred because their tenant is at its cap stay pending.
+// tenants' turns: it holds the messages of a tenant at its cap parked, un-acked.
 const defaultMaxAckPending = 50_000
 
 // ExtractorStage names the stage in dead letters (engram.dlq.extract.<tenant>).

@@ -2,189 +2,387 @@ package streams
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Tuning of the per-tenant in-flight cap (WorkerConfig.TenantInFlight).
-const (
-	deferMinDelay = 50 * time.Millisecond
-	deferMaxDelay = 10 * time.Second
-	// queuePerSlot × TenantInFlight messages of a tenant at its cap wait in the worker
-	// before further ones are deferred.
-	queuePerSlot     = 4
-	deferralsMaxKept = 1 << 17 // bound on remembered deferral counts
-)
-
-// Where place puts a fetched message.
-const (
-	placeRun      = iota // start a handler now
-	placeQueued          // wait in the worker for one of its tenant's handlers
-	placeDeferred        // hand back to JetStream for later (deferMsg)
-)
-
-// place decides what happens to a fetched message. Without TenantInFlight every message
-// runs. Otherwise a tenant below its cap runs it (and counts it); a tenant at its cap
-// keeps up to 4×TenantInFlight more waiting in the worker, to run as soon as one of its
-// handlers finishes, so a tenant alone keeps its share busy without waiting for deferred
-// messages to come back (queued messages are tracked: progress reports keep them
-// alive); beyond that the message is deferred. Deciding and queueing under one lock
-// with nextOrRelease means no message waits for a handler that has already left.
+// Scheduling between tenants (WorkerConfig.TenantInFlight).
 //
-// The cap yields when it protects nobody: a message with nothing new behind it in the
-// stream, while no other tenant has work in the worker, runs beyond it up to all but
-// an eighth of the handlers, so a tenant alone is not slowed; the eighth kept free
-// takes the next other tenant's message at once, which brings the cap back.
-func (w *Worker) place(jm jetstream.Msg, tenant string) int {
-	if w.cfg.TenantInFlight <= 0 {
-		return placeRun
-	}
-	last := false
-	if meta, err := jm.Metadata(); err == nil {
-		last = meta.NumPending == 0
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case w.tenantInFlight[tenant] < w.cfg.TenantInFlight,
-		last && w.tenantInFlight[tenant] < w.cfg.Concurrency-max(w.cfg.Concurrency/8, 1) && w.aloneLocked(tenant):
-		w.tenantInFlight[tenant]++
-		return placeRun
-	case len(w.waiting[tenant]) < queuePerSlot*w.cfg.TenantInFlight:
-		w.waiting[tenant] = append(w.waiting[tenant], jm)
-		w.inflight[jm] = struct{}{} // tracked for progress reports
-		return placeQueued
-	}
-	return placeDeferred
+// A worker with a tenant cap fetches past what it can run and PARKS the surplus: each
+// parked message is a light handle (stream sequence, subject, reply subject, metadata)
+// in a per-tenant FIFO, kept alive with progress reports ("+WPI" on its reply subject)
+// like a running one. When a handler frees, the tenant with the fewest running handlers
+// among those below their cap runs its oldest parked message, read back from the stream
+// by its sequence: a parked message keeps no payload, so a flood of large turns does not
+// sit in memory, and one erased from the stream while parked is not run. So another tenant's turn behind a flood is
+// fetched within a few pull requests and runs at the next free handler.
+//
+// Why not hand the surplus back with NakWithDelay (the first design): a nak'd message
+// stays in the consumer's pending set, and JetStream serves due redeliveries before new
+// messages, so a flood larger than the worker can re-defer within the delay keeps
+// coming back ahead of everything published after it. Why not one consumer per tenant:
+// it needs a discovery consumer, consumers created and deleted as tenants come and go,
+// and a cap split across them; one consumer with an in-process scheduler needs none.
+//
+// A worker parks up to MaxAckPending messages; with several replicas one may so take a
+// backlog the others would have shared, which only costs throughput, never a message.
+//
+// Nothing parked is acked, so a crash loses nothing (it is redelivered after AckWait);
+// shutdown naks the parked messages for immediate redelivery. A park is not a delivery:
+// the message's NumDelivered stays what JetStream counted when it was fetched.
+//
+// minFetchBatch is the least a capped worker asks for in one pull request.
+const minFetchBatch = 64
+
+// JetStream acknowledgement protocol bodies, for messages acked through their reply
+// subject (parked ones, see loadedMsg).
+var (
+	ackBodyAck      = []byte("+ACK")
+	ackBodyNak      = []byte("-NAK")
+	ackBodyProgress = []byte("+WPI")
+	ackBodyTerm     = []byte("+TERM")
+)
+
+// parked is a fetched message waiting for a handler of its tenant.
+type parked struct {
+	seq     uint64
+	tenant  string
+	reply   string
+	meta    *jetstream.MsgMetadata
+	jm      jetstream.Msg // the delivery with its payload while admit decides; then nil
+	waiting bool          // still in its tenant's queue
 }
 
-// nextOrRelease is what a tenant's handler does when its message is settled: take the
-// tenant's next waiting message (nil when none, or when the worker is stopping), or
-// give the tenant's place up.
-func (w *Worker) nextOrRelease(ctx context.Context, tenant string) jetstream.Msg {
-	if w.cfg.TenantInFlight <= 0 {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if q := w.waiting[tenant]; len(q) > 0 && ctx.Err() == nil {
-		jm := q[0]
-		if q = q[1:]; len(q) == 0 {
-			delete(w.waiting, tenant)
-		} else {
-			w.waiting[tenant] = q
-		}
-		return jm
-	}
-	if w.tenantInFlight[tenant]--; w.tenantInFlight[tenant] <= 0 {
-		delete(w.tenantInFlight, tenant)
-	}
-	return nil
+// tenantWork is one tenant's share of the worker (under Worker.mu).
+type tenantWork struct {
+	queue   []*parked // parked, oldest first
+	running int
 }
 
-// deferMsg hands a message of a tenant at its in-flight cap back to JetStream for later
-// without running the handler, so the pull loop can reach the other tenants' messages
-// behind a flood. The delay grows with how much of that tenant is waiting (its deferred
-// messages per handler, times the average handler time), so a flood is not re-fetched
-// in a tight loop. The deferral is remembered and does not count as a failed delivery (see deliveries).
-func (w *Worker) deferMsg(jm jetstream.Msg, tenant string) {
-	seq := uint64(0)
-	if meta, err := jm.Metadata(); err == nil {
-		seq = meta.Sequence.Stream
+// capacity is how many messages the worker holds un-acked: running and parked.
+// Without a tenant cap it parks nothing beyond a fetch in progress.
+func (c WorkerConfig) capacity() int {
+	if c.TenantInFlight <= 0 {
+		return c.Concurrency
 	}
-	w.mu.Lock()
-	if len(w.deferrals) >= deferralsMaxKept {
-		clear(w.deferrals)
-	}
-	if _, again := w.deferrals[seq]; !again {
-		w.tenantDeferred[tenant]++
-	}
-	w.deferrals[seq]++
-	waiting := w.tenantDeferred[tenant]
-	w.mu.Unlock()
-	avg := time.Duration(w.avgHandle.Load())
-	// Per handler of the whole worker, not of the tenant's share: once the look-ahead
-	// has found no other tenant the cap yields (see place) and all handlers take it.
-	delay := min(max(avg*time.Duration(1+waiting/w.cfg.Concurrency), deferMinDelay), deferMaxDelay)
-	w.c.deferred.Add(1)
-	if err := jm.NakWithDelay(delay); err != nil {
-		w.c.ackErrors.Add(1)
-		w.log.Debug("deferring a message failed; it is redelivered after the ack wait", "err", err)
-	}
+	return max(c.MaxAckPending, c.Concurrency)
 }
 
-// deliveries is how many times a message reached a handler: JetStream's count less the
-// deferrals this worker made of it.
-func (w *Worker) deliveries(seq, numDelivered uint64) uint64 {
-	w.mu.Lock()
-	d := w.deferrals[seq]
-	w.mu.Unlock()
-	if d >= numDelivered {
-		return 1
+// fetchBatch is the most one pull request asks for.
+func (c WorkerConfig) fetchBatch() int {
+	if c.TenantInFlight <= 0 {
+		return c.Concurrency
 	}
-	return numDelivered - d
+	return max(c.Concurrency, minFetchBatch)
 }
 
-// forgetDeferrals drops a settled message's deferral count.
-func (w *Worker) forgetDeferrals(seq uint64, tenant string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.deferrals[seq]; !ok {
-		return
+// limitLocked is how many handlers a tenant may run: TenantInFlight, or, for a tenant
+// alone in the worker, all but an eighth of the handlers, so a tenant alone is not
+// slowed and the eighth kept free takes another tenant's first message at once (which
+// brings the cap back). w.mu must be held.
+func (w *Worker) limitLocked() int {
+	c := w.cfg
+	if c.TenantInFlight <= 0 {
+		return c.Concurrency
 	}
-	delete(w.deferrals, seq)
-	if w.tenantDeferred[tenant]--; w.tenantDeferred[tenant] <= 0 {
-		delete(w.tenantDeferred, tenant)
+	if len(w.tenants) <= 1 {
+		return max(c.TenantInFlight, c.Concurrency-max(c.Concurrency/8, 1))
 	}
+	return c.TenantInFlight
 }
 
-// noteHandleTime folds one handler run into the moving average deferMsg uses.
-func (w *Worker) noteHandleTime(d time.Duration) {
+// waitRoom waits until the worker may hold more messages, or, during an outage, a
+// parked message could be the next probe (see pull), and returns how many messages to
+// ask for (0: only the probe); false when ctx ends first.
+func (w *Worker) waitRoom(ctx context.Context) (int, bool) {
 	for {
-		old := w.avgHandle.Load()
-		next := int64(d)
-		if old != 0 {
-			next = old + (int64(d)-old)/8
+		w.mu.Lock()
+		room := w.cfg.capacity() - w.busy - len(w.parked)
+		probe := !w.flowingLocked() && len(w.parked) > 0 && w.busy < w.cfg.Concurrency
+		w.mu.Unlock()
+		if room > 0 || probe {
+			return max(min(room, w.cfg.fetchBatch()), 0), true
 		}
-		if w.avgHandle.CompareAndSwap(old, next) {
-			return
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return 0, false
 		}
 	}
 }
 
-// requeueWaiting hands the messages still waiting at shutdown back to JetStream for
-// immediate redelivery (to another replica, or this worker when it is back).
-func (w *Worker) requeueWaiting() {
+// signal wakes the pull loop: a handler finished, or an outage began.
+func (w *Worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// admit queues a fetched message behind its tenant's and starts what may run, at most
+// allow handlers (negative: no limit). It returns how many it started.
+func (w *Worker) admit(jm jetstream.Msg, allow int) int {
+	meta, err := jm.Metadata()
+	if err != nil {
+		// Not a JetStream delivery; nothing sensible to do but let it time out.
+		w.log.Error("message without metadata", "subject", jm.Subject(), "err", err)
+		w.c.ackErrors.Add(1)
+		return 0
+	}
+	tenant, _ := tenantFromSubject(jm.Subject())
 	w.mu.Lock()
-	var msgs []jetstream.Msg
-	for t, q := range w.waiting {
-		msgs = append(msgs, q...)
-		delete(w.waiting, t)
+	defer w.mu.Unlock()
+	if p, ok := w.parked[meta.Sequence.Stream]; ok {
+		// Redelivered while parked (a progress report came too late): the newer delivery
+		// is the one JetStream waits for.
+		p.reply, p.meta = jm.Reply(), meta
+		return 0
 	}
-	w.mu.Unlock()
-	for _, jm := range msgs {
-		w.untrack(jm)
-		if err := jm.Nak(); err != nil {
-			w.c.ackErrors.Add(1)
-		}
+	p := &parked{seq: meta.Sequence.Stream, tenant: tenant, reply: jm.Reply(), meta: meta, jm: jm, waiting: true}
+	tw := w.tenants[tenant]
+	if tw == nil {
+		tw = &tenantWork{}
+		w.tenants[tenant] = tw
 	}
+	tw.queue = append(tw.queue, p)
+	w.parked[p.seq] = p
+	started := w.dispatchLocked(allow)
+	if p.waiting {
+		w.c.parked.Add(1)
+		p.jm = nil // only the handle stays
+	}
+	return started
 }
 
-// aloneLocked reports whether no tenant but tenant has messages running, waiting or
-// deferred in the worker. w.mu must be held.
-func (w *Worker) aloneLocked(tenant string) bool {
-	for _, m := range []map[string]int{w.tenantInFlight, w.tenantDeferred} {
-		for t := range m {
-			if t != tenant {
-				return false
+// dispatch starts parked messages on free handlers, at most allow (negative: no limit).
+func (w *Worker) dispatch(allow int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dispatchLocked(allow)
+}
+
+// dispatchLocked starts parked messages while handlers are free: each time the oldest
+// parked message of the tenant with the fewest running handlers among those below the
+// limit. During an outage (see fetchGate) it starts none unless allowed explicitly (the
+// pull loop's probe). w.mu must be held.
+func (w *Worker) dispatchLocked(allow int) int {
+	if w.run.ctx == nil || w.run.ctx.Err() != nil {
+		return 0
+	}
+	if allow < 0 && !w.flowingLocked() {
+		allow = 0
+	}
+	started := 0
+	for w.busy < w.cfg.Concurrency && (allow < 0 || started < allow) {
+		limit := w.limitLocked()
+		var best *tenantWork
+		for _, tw := range w.tenants {
+			if len(tw.queue) == 0 || tw.running >= limit {
+				continue
+			}
+			if best == nil || tw.running < best.running ||
+				(tw.running == best.running && tw.queue[0].seq < best.queue[0].seq) {
+				best = tw
 			}
 		}
+		if best == nil {
+			break
+		}
+		p := best.queue[0]
+		best.queue[0] = nil
+		best.queue = best.queue[1:]
+		p.waiting = false
+		delete(w.parked, p.seq)
+		best.running++
+		w.busy++
+		started++
+		w.run.wg.Add(1)
+		go w.runParked(p)
 	}
-	for t := range w.waiting {
-		if t != tenant {
+	return started
+}
+
+// runParked runs a message, read back from the stream if it was parked, and passes its
+// handler on.
+func (w *Worker) runParked(p *parked) {
+	defer w.run.wg.Done()
+	defer w.finish(p.tenant)
+	jm := p.jm
+	if jm == nil {
+		lm := &loadedMsg{nc: w.js.Conn(), reply: p.reply, meta: p.meta}
+		w.track(lm) // progress reports while loading
+		ok := w.load(lm, p.seq)
+		w.untrack(lm)
+		if !ok {
+			return
+		}
+		jm = lm
+	}
+	w.track(jm)
+	w.process(w.run.ctx, w.run.hctx, jm)
+	w.untrack(jm)
+}
+
+// finish gives a handler of tenant back and starts what may run next.
+func (w *Worker) finish(tenant string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.busy--
+	if tw := w.tenants[tenant]; tw != nil {
+		if tw.running--; tw.running <= 0 && len(tw.queue) == 0 {
+			delete(w.tenants, tenant)
+		}
+	}
+	w.dispatchLocked(-1)
+	w.signal()
+}
+
+// load reads a parked message's payload back from the stream by its sequence. A
+// message no longer in the stream (erased with its user, or past the stream's age
+// limit) has nothing left to do and is acked; a failing read is retried with the
+// outage backoff until it works or the worker stops (then the message is nak'd).
+func (w *Worker) load(lm *loadedMsg, seq uint64) bool {
+	for attempt := 0; ; attempt++ {
+		raw, err := w.getMsg(seq)
+		if err == nil {
+			lm.raw = raw
+			return true
+		}
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			w.log.Info("a parked message left the stream before it ran; acking it", "seq", seq)
+			if err := lm.Ack(); err != nil {
+				w.c.ackErrors.Add(1)
+			}
+			return false
+		}
+		delay := w.outageDelay(attempt)
+		w.log.Warn("loading a parked message failed; retrying", "seq", seq, "err", err, "delay", delay)
+		select {
+		case <-time.After(delay):
+		case <-w.run.ctx.Done():
+			if err := lm.Nak(); err != nil {
+				w.c.ackErrors.Add(1)
+			}
 			return false
 		}
 	}
-	return true
+}
+
+func (w *Worker) getMsg(seq uint64) (*jetstream.RawStreamMsg, error) {
+	ctx, cancel := context.WithTimeout(w.run.hctx, ackTimeout)
+	defer cancel()
+	s := w.stream.Load()
+	if s == nil {
+		st, err := w.js.Stream(ctx, w.cfg.Stream)
+		if err != nil {
+			return nil, fmt.Errorf("looking up stream %s: %w", w.cfg.Stream, err)
+		}
+		w.stream.CompareAndSwap(nil, &st)
+		s = &st
+	}
+	raw, err := (*s).GetMsg(ctx, seq)
+	if err != nil {
+		return nil, fmt.Errorf("reading message %d of %s: %w", seq, w.cfg.Stream, err)
+	}
+	return raw, nil
+}
+
+// parkedReplies snapshots the reply subjects of the parked messages.
+func (w *Worker) parkedReplies(into []string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.parked {
+		into = append(into, p.reply)
+	}
+	return into
+}
+
+// requeueParked hands the parked messages back to JetStream at shutdown for immediate
+// redelivery (to another replica, or this worker when it is back).
+func (w *Worker) requeueParked() {
+	w.mu.Lock()
+	replies := make([]string, 0, len(w.parked))
+	for _, p := range w.parked {
+		replies = append(replies, p.reply)
+	}
+	clear(w.parked)
+	for t, tw := range w.tenants {
+		if tw.queue = nil; tw.running == 0 {
+			delete(w.tenants, t)
+		}
+	}
+	w.mu.Unlock()
+	nc := w.js.Conn()
+	for _, r := range replies {
+		if err := nc.Publish(r, ackBodyNak); err != nil {
+			w.c.ackErrors.Add(1)
+		}
+	}
+	if len(replies) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
+		defer cancel()
+		if err := nc.FlushWithContext(ctx); err != nil {
+			w.log.Warn("handing parked messages back: flush failed; they are redelivered after the ack wait", "err", err)
+		}
+	}
+}
+
+// loadedMsg is a parked message read back from the stream: acked through the reply
+// subject of its delivery, with the JetStream acknowledgement protocol.
+type loadedMsg struct {
+	nc    *nats.Conn
+	reply string
+	meta  *jetstream.MsgMetadata
+	raw   *jetstream.RawStreamMsg
+	done  atomic.Bool
+}
+
+var _ jetstream.Msg = (*loadedMsg)(nil)
+
+func (m *loadedMsg) Metadata() (*jetstream.MsgMetadata, error) { return m.meta, nil }
+func (m *loadedMsg) Data() []byte                              { return m.raw.Data }
+func (m *loadedMsg) Headers() nats.Header                      { return m.raw.Header }
+func (m *loadedMsg) Subject() string                           { return m.raw.Subject }
+func (m *loadedMsg) Reply() string                             { return m.reply }
+func (m *loadedMsg) Ack() error                                { return m.settle(ackBodyAck) }
+func (m *loadedMsg) Nak() error                                { return m.settle(ackBodyNak) }
+func (m *loadedMsg) Term() error                               { return m.settle(ackBodyTerm) }
+
+func (m *loadedMsg) NakWithDelay(d time.Duration) error {
+	return m.settle(fmt.Appendf(nil, "%s {\"delay\": %d}", ackBodyNak, d.Nanoseconds()))
+}
+
+func (m *loadedMsg) TermWithReason(reason string) error {
+	return m.settle(fmt.Appendf(nil, "%s %s", ackBodyTerm, reason))
+}
+
+func (m *loadedMsg) InProgress() error {
+	if m.done.Load() {
+		return jetstream.ErrMsgAlreadyAckd
+	}
+	return m.nc.Publish(m.reply, ackBodyProgress)
+}
+
+// DoubleAck acks and waits for the server's confirmation.
+func (m *loadedMsg) DoubleAck(ctx context.Context) error {
+	if m.done.Load() {
+		return jetstream.ErrMsgAlreadyAckd
+	}
+	if _, err := m.nc.RequestWithContext(ctx, m.reply, ackBodyAck); err != nil {
+		return fmt.Errorf("acking message %d: %w", m.meta.Sequence.Stream, err)
+	}
+	m.done.Store(true)
+	return nil
+}
+
+func (m *loadedMsg) settle(body []byte) error {
+	if m.done.Swap(true) {
+		return jetstream.ErrMsgAlreadyAckd
+	}
+	return m.nc.Publish(m.reply, body)
 }

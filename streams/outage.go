@@ -23,8 +23,8 @@ const (
 	// (the process died on it each time) dead-letter it: the consumer itself has no
 	// delivery limit, see consumerConfig.
 	crashLoopFactor = 4
-	// crashLoopMin is the least such number: deferrals (see fairness.go) made by a
-	// worker that has since restarted are not known any more and count as deliveries.
+	// crashLoopMin is the least such number: parked messages handed back at shutdown
+	// (see fairness.go) count a delivery each without having run.
 	crashLoopMin = 100
 )
 
@@ -150,6 +150,7 @@ func (w *Worker) outageBegin() {
 	w.holding++
 	w.lastOutageFail = time.Now()
 	w.mu.Unlock()
+	w.signal()
 }
 
 func (w *Worker) outageEnd() {
@@ -162,6 +163,7 @@ func (w *Worker) noteOutageFailure() {
 	w.mu.Lock()
 	w.lastOutageFail = time.Now()
 	w.mu.Unlock()
+	w.signal()
 }
 
 func (w *Worker) noteSuccess() {
@@ -179,10 +181,16 @@ func (w *Worker) noteSuccess() {
 func (w *Worker) fetchGate(want int) (int, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.holding == 0 || w.lastSuccess.After(w.lastOutageFail) {
+	if w.flowingLocked() {
 		return want, 0
 	}
 	d := w.outageDelay(w.probes)
 	w.probes++
 	return 1, d
+}
+
+// flowingLocked reports whether no outage pauses consumption: no message is held, or
+// one succeeded after the latest dependency failure. w.mu must be held.
+func (w *Worker) flowingLocked() bool {
+	return w.holding == 0 || w.lastSuccess.After(w.lastOutageFail)
 }

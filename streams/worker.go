@@ -75,8 +75,8 @@ type WorkerConfig struct {
 	// Stage names the worker in dead letters (engram.dlq.<stage>.<tenant>).
 	// Default: Durable.
 	Stage string
-	// Concurrency is how many handlers run at once; the worker never holds more
-	// un-acked messages than that. Default 1. Micro-batching handlers that block until a
+	// Concurrency is how many handlers run at once; without TenantInFlight the worker
+	// never holds more un-acked messages than that. Default 1. Micro-batching handlers that block until a
 	// batch flushes want it large (e.g. 256).
 	Concurrency int
 	// MaxDeliver is the number of deliveries before a failing message is dead-lettered.
@@ -86,7 +86,8 @@ type WorkerConfig struct {
 	// reports progress every AckWait/3 while a handler runs. Default 30s.
 	AckWait time.Duration
 	// MaxAckPending bounds un-acked messages across all replicas. Default 1000, and never
-	// below Concurrency.
+	// below Concurrency. With TenantInFlight it is also how many messages one worker
+	// holds (running and parked), so it must exceed the largest flood to be passed.
 	MaxAckPending int
 	// InitialBackoff and MaxBackoff shape the Nak delay: InitialBackoff doubled per
 	// delivery, capped at MaxBackoff. Defaults 1s and 5m.
@@ -119,11 +120,10 @@ type WorkerConfig struct {
 	// Default 3.
 	MaxMessageFaults int
 	// TenantInFlight, when positive, caps how many handlers of one tenant (from the
-	// subject) run at once. A message fetched while its tenant is at the cap is handed
-	// back with a delay without running (a deferral, which does not count as a failed
-	// delivery), so one tenant's flood cannot take every slot and the messages of other
-	// tenants behind it are reached. MaxAckPending must then exceed the largest flood
-	// to be passed: deferred messages stay pending until redelivered.
+	// subject) run at once while other tenants have work in the worker. The worker then
+	// fetches beyond its free handlers and parks what cannot run yet (see fairness.go),
+	// so one tenant's flood cannot take every handler and the messages of other tenants
+	// behind it are reached within a few pull requests.
 	TenantInFlight int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -220,11 +220,11 @@ type Stats struct {
 	Panics       int64 // handler panics recovered
 	AckErrors    int64 // ack / nak / term / DLQ calls that failed
 	Held         int64 // in-process retries of messages held through a dependency outage
-	Deferred     int64 // messages handed back because their tenant was at TenantInFlight
+	Parked       int64 // messages that waited in the worker for a handler of their tenant
 }
 
 type counters struct {
-	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held, deferred atomic.Int64
+	delivered, acked, nacked, deadLettered, poison, panics, ackErrors, held, parked atomic.Int64
 }
 
 // Worker runs a Handler on a durable pull consumer. Create with NewWorker; Run once.
@@ -246,12 +246,21 @@ type Worker struct {
 	lastSuccess    time.Time
 	probes         int
 
-	// Fairness state (under mu, see fairness.go).
-	tenantInFlight map[string]int             // handlers running per tenant
-	tenantDeferred map[string]int             // messages deferred and not yet settled, per tenant
-	deferrals      map[uint64]uint64          // stream seq → deferrals made of it
-	avgHandle      atomic.Int64               // moving average of handler runs, ns
-	waiting        map[string][]jetstream.Msg // fetched, waiting for a slot of their tenant
+	// Scheduling state (under mu, see fairness.go).
+	tenants map[string]*tenantWork // tenants with messages running or parked
+	parked  map[uint64]*parked     // stream seq → parked message
+	busy    int                    // handlers running
+	wake    chan struct{}          // see signal
+
+	run    runEnv                           // set by Run before the first fetch
+	stream atomic.Pointer[jetstream.Stream] // for reading parked messages back
+}
+
+// runEnv is what handlers started by the scheduler need: ctx ends at shutdown, hctx
+// (the handlers' own) outlives it by the grace period.
+type runEnv struct {
+	ctx, hctx context.Context
+	wg        *sync.WaitGroup
 }
 
 // NewWorker validates cfg and returns a worker; nothing touches the server until Run.
@@ -271,10 +280,9 @@ func NewWorker(js jetstream.JetStream, cfg WorkerConfig, h Handler) (*Worker, er
 		inflight:  map[jetstream.Msg]struct{}{},
 		firstFail: map[uint64]time.Time{},
 
-		tenantInFlight: map[string]int{},
-		tenantDeferred: map[string]int{},
-		deferrals:      map[uint64]uint64{},
-		waiting:        map[string][]jetstream.Msg{},
+		tenants: map[string]*tenantWork{},
+		parked:  map[uint64]*parked{},
+		wake:    make(chan struct{}, 1),
 	}, nil
 }
 
@@ -298,14 +306,14 @@ func (w *Worker) Stats() Stats {
 		Panics:       w.c.panics.Load(),
 		AckErrors:    w.c.ackErrors.Load(),
 		Held:         w.c.held.Load(),
-		Deferred:     w.c.deferred.Load(),
+		Parked:       w.c.parked.Load(),
 	}
 }
 
 // Run creates or updates the durable consumer and processes messages until ctx is
 // cancelled. Then it stops pulling, lets in-flight handlers finish (and be acked) within
-// ShutdownGrace, and returns nil. Messages never handed to a handler are not held: the
-// worker pulls only as many as it has free handler slots.
+// ShutdownGrace, and returns nil. Messages fetched but not yet handled (parked, see
+// fairness.go) are handed back with a Nak at once.
 func (w *Worker) Run(ctx context.Context) error {
 	cfg := w.cfg
 	cons, err := w.createConsumer(ctx)
@@ -325,8 +333,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	progressDone := make(chan struct{})
 	go w.reportProgress(stopProgress, progressDone)
 
-	runErr := w.pull(ctx, hctx, cons, &wg)
-	w.requeueWaiting()
+	w.mu.Lock()
+	w.run = runEnv{ctx: ctx, hctx: hctx, wg: &wg}
+	w.mu.Unlock()
+	runErr := w.pull(ctx, cons)
+	w.requeueParked()
 
 	w.log.Info("worker draining", "in_flight", w.inFlight())
 	done := make(chan struct{})
@@ -348,43 +359,31 @@ func (w *Worker) Run(ctx context.Context) error {
 	return runErr
 }
 
-// pull is the fetch loop: it asks for exactly as many messages as there are free
-// handler slots, so nothing waits un-acked in a client buffer (where it would not get
-// progress reports and would time out). It returns when ctx is done.
-func (w *Worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, wg *sync.WaitGroup) error {
-	slots := make(chan struct{}, w.cfg.Concurrency) // a token per running handler
+// pull is the fetch loop. Without a tenant cap it asks for exactly as many messages as
+// there are free handlers, so nothing waits un-acked in the worker; with one it also
+// fetches what it may park (see fairness.go). It returns when ctx is done.
+func (w *Worker) pull(ctx context.Context, cons jetstream.Consumer) error {
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+		n, ok := w.waitRoom(ctx)
+		if !ok {
 			return nil
 		}
-		n := 1
-	more:
-		for n < w.cfg.Concurrency {
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				break more
-			}
-		}
-		if k, wait := w.fetchGate(n); wait > 0 {
-			for range n - k {
-				<-slots
-			}
-			n = k
+		allow := -1
+		if k, wait := w.fetchGate(max(n, 1)); wait > 0 {
+			n, allow = min(n, k), 1
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
-				<-slots
 				return nil
 			}
+			if w.dispatch(1) > 0 {
+				continue // a parked message is the probe
+			}
 		}
-		got, err := w.fetch(ctx, hctx, cons, n, slots, wg)
-		for range n - got {
-			<-slots
+		if n == 0 {
+			continue
 		}
+		err := w.fetch(ctx, cons, n, allow)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -407,45 +406,27 @@ func (w *Worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, wg *sy
 	}
 }
 
-// fetch runs one pull request for n messages and starts a handler per message,
-// returning how many it started.
-func (w *Worker) fetch(ctx, hctx context.Context, cons jetstream.Consumer, n int, slots chan struct{}, wg *sync.WaitGroup) (int, error) {
+// fetch runs one pull request for n messages, admitting each as it arrives; at most
+// allow of them (negative: no limit) start a handler during an outage probe.
+func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer, n, allow int) error {
 	fctx, cancel := context.WithTimeout(ctx, w.cfg.FetchWait)
 	defer cancel()
 	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
 	if err != nil {
-		return 0, err
+		return err
 	}
-	got := 0
 	for jm := range batch.Messages() {
 		w.c.delivered.Add(1)
-		tenant, _ := tenantFromSubject(jm.Subject())
-		switch w.place(jm, tenant) {
-		case placeQueued: // its slot is released by the caller: it waits for one of its tenant's
-			continue
-		case placeDeferred:
-			w.deferMsg(jm, tenant)
-			continue
+		started := w.admit(jm, allow)
+		if allow > 0 {
+			allow -= started
 		}
-		got++
-		w.track(jm)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			// The slot and the tenant's place pass on to its queued messages.
-			for jm != nil {
-				w.process(ctx, hctx, jm)
-				w.untrack(jm)
-				jm = w.nextOrRelease(ctx, tenant)
-			}
-		}()
 	}
 	err = batch.Error()
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		err = nil // the pull's own expiry
 	}
-	return got, err
+	return err
 }
 
 func (w *Worker) track(jm jetstream.Msg) {
@@ -466,13 +447,16 @@ func (w *Worker) inFlight() int {
 	return len(w.inflight)
 }
 
-// reportProgress tells JetStream every AckWait/3 that each in-flight message is still
-// being worked on, so slow handlers (LLM calls, batch waits) are not redelivered.
+// reportProgress tells JetStream every AckWait/3 that each in-flight or parked message
+// is still being worked on, so slow handlers (LLM calls, batch waits) and messages
+// waiting for one are not redelivered.
 func (w *Worker) reportProgress(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(max(w.cfg.AckWait/3, 10*time.Millisecond))
 	defer t.Stop()
 	var msgs []jetstream.Msg
+	var replies []string
+	nc := w.js.Conn()
 	for {
 		select {
 		case <-stop:
@@ -489,6 +473,15 @@ func (w *Worker) reportProgress(stop <-chan struct{}, done chan<- struct{}) {
 			// Fails harmlessly for a message acked since the snapshot.
 			if err := m.InProgress(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 				w.log.Debug("progress report failed", "err", err)
+			}
+		}
+		// Parked messages too: they are held un-acked like running ones. One started
+		// since the snapshot gets one report too many, which is harmless.
+		replies = w.parkedReplies(replies[:0])
+		for _, r := range replies {
+			if err := nc.Publish(r, ackBodyProgress); err != nil {
+				w.log.Debug("progress report failed", "err", err)
+				break
 			}
 		}
 	}
@@ -510,7 +503,7 @@ func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 		Headers:      jm.Headers(),
 		Stream:       meta.Stream,
 		StreamSeq:    meta.Sequence.Stream,
-		NumDelivered: w.deliveries(meta.Sequence.Stream, meta.NumDelivered),
+		NumDelivered: meta.NumDelivered,
 		Timestamp:    meta.Timestamp,
 	}
 	log := w.log.With("subject", m.Subject, "seq", m.StreamSeq, "delivery", m.NumDelivered)
@@ -530,9 +523,7 @@ func (w *Worker) process(ctx, hctx context.Context, jm jetstream.Msg) {
 		w.deadLetter(hctx, log, jm, m, fmt.Errorf("delivered %d times without being settled (the worker died on it?)", m.NumDelivered), now, now)
 		return
 	}
-	start := time.Now()
 	err = w.invoke(hctx, log, m)
-	w.noteHandleTime(time.Since(start))
 	if w.isOutage(err) {
 		w.noteOutageFailure()
 		err = w.hold(ctx, hctx, log, m, err)
@@ -558,7 +549,6 @@ func (w *Worker) settle(hctx context.Context, log *slog.Logger, jm jetstream.Msg
 	if err == nil {
 		w.noteSuccess()
 		w.forgetFailure(m.StreamSeq)
-		w.forgetDeferrals(m.StreamSeq, m.Tenant())
 		if aerr := jm.DoubleAck(actx); aerr != nil {
 			// The work is done; a redelivery will be handled idempotently.
 			w.c.ackErrors.Add(1)
@@ -671,7 +661,6 @@ func (w *Worker) deadLetter(hctx context.Context, log *slog.Logger, jm jetstream
 		return false
 	}
 	w.forgetFailure(m.StreamSeq)
-	w.forgetDeferrals(m.StreamSeq, m.Tenant())
 	actx, cancel := context.WithTimeout(context.WithoutCancel(hctx), ackTimeout)
 	defer cancel()
 	if err := w.termSync(actx, jm, cause); err != nil {

@@ -45,6 +45,9 @@ type App struct {
 	// coverage tracks the configured embedding model's vector coverage (serve and dev
 	// set it; readiness then reports it).
 	coverage *reembed.Tracker
+	// WaitDeps makes openDB and openNATS wait, with backoff, for a PostgreSQL or NATS
+	// that is unreachable (serve, dev and the workers set it; see waitDependency).
+	WaitDeps bool
 	closers  []func()
 }
 
@@ -82,6 +85,10 @@ func (a *App) migrateURL() string {
 // pgvector's types on connect, which needs the extension, so migrations run first on
 // a connection of their own.
 func (a *App) openDB(ctx context.Context, migrate bool) error {
+	return a.waitDependency(ctx, "PostgreSQL", memory.IsOutage, func() error { return a.openDBOnce(ctx, migrate) })
+}
+
+func (a *App) openDBOnce(ctx context.Context, migrate bool) error {
 	url := a.databaseURL()
 	if migrate {
 		if owner := a.migrateURL(); owner != "" {
@@ -207,18 +214,25 @@ func (a *App) openNATS(ctx context.Context, serve bool) error {
 		}
 		url = u
 	}
+	return a.waitDependency(ctx, "NATS", streams.IsOutage, func() error { return a.connectNATS(ctx, url) })
+}
+
+// connectNATS connects to url and ensures the JetStream topology.
+func (a *App) connectNATS(ctx context.Context, url string) error {
 	nc, err := nats.Connect(url, nats.Name("engram"), nats.MaxReconnects(-1))
 	if err != nil {
 		return fmt.Errorf("connecting to NATS at %s: %w", url, err)
 	}
-	a.closers = append(a.closers, func() { _ = nc.Drain() })
 	js, err := jetstream.New(nc)
 	if err != nil {
+		nc.Close()
 		return fmt.Errorf("opening JetStream: %w", err)
 	}
 	if err := streams.EnsureTopology(ctx, js, a.streamsConfig()); err != nil {
+		nc.Close()
 		return fmt.Errorf("creating the JetStream topology: %w", err)
 	}
+	a.closers = append(a.closers, func() { _ = nc.Drain() })
 	a.NC, a.JS = nc, js
 	return nil
 }

@@ -143,8 +143,8 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	}
 	fmt.Fprintf(stdout, "flood: %d turns, %.0f MB, accepted in %s (%d requests resent)\n",
 		res.FloodTurns, float64(res.FloodBytes)/(1<<20), res.FloodSend.Round(time.Millisecond), res.FloodResent)
-	fmt.Fprintf(stdout, "other tenant's turn → memory: %s, with %d flood turns still queued\n",
-		res.OtherLatency.Round(time.Millisecond), res.FloodQueuedAtOther)
+	fmt.Fprintf(stdout, "other tenant's turn → memory: %s (turn stored after %s), with %d flood turns still queued\n",
+		res.OtherLatency.Round(time.Millisecond), res.OtherStored.Round(time.Millisecond), res.FloodQueuedAtOther)
 	if res.Drained {
 		fmt.Fprintf(stdout, "flood extracted %s after that\n", res.DrainTime.Round(time.Millisecond))
 	} else {

@@ -60,6 +60,7 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 		return usagef("unknown worker %q: want extractor, resolver or all", which)
 	}
 	app := env.newApp()
+	app.WaitDeps = true // a worker started before its database or NATS waits for them
 	defer app.Close()
 	if err := app.openDB(ctx, true); err != nil {
 		return err
@@ -99,6 +100,7 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 // runServer runs the API and (optionally) the workers until ctx ends.
 func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	app := env.newApp()
+	app.WaitDeps = true
 	defer app.Close()
 	if err := app.openDB(ctx, true); err != nil {
 		return err

@@ -95,7 +95,7 @@ func TestKeywordSideCachedStats(t *testing.T) {
 	var stats memory.TextStats
 	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
 		var err error
-		stats, err = tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"})
+		stats, err = tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)

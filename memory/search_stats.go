@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // BM25 collection statistics of one owner, read apart from the search so a caller can
@@ -12,8 +13,9 @@ import (
 
 // OwnerTextStats counts the memories of a search's owner (scope global: the tenant's
 // global memories; agent: agentID's agent memories; otherwise userID's) with one of
-// statuses that hold at least one lexeme, and their mean length.
-func (t *Tx) OwnerTextStats(ctx context.Context, scope Scope, userID, agentID string, statuses []string) (TextStats, error) {
+// statuses, unexpired at now, that hold at least one lexeme, and their mean length:
+// the collection an unfiltered search of the owner ranks.
+func (t *Tx) OwnerTextStats(ctx context.Context, scope Scope, userID, agentID string, statuses []string, now time.Time) (TextStats, error) {
 	owner := "m.user_id = $2"
 	switch scope {
 	case ScopeAgent:
@@ -23,8 +25,9 @@ func (t *Tx) OwnerTextStats(ctx context.Context, scope Scope, userID, agentID st
 	}
 	var s TextStats
 	err := t.tx.QueryRow(ctx, `SELECT count(*)::float8, coalesce(avg(m.tsv_len), 0)::float8 FROM memories m
-		WHERE m.tenant = $1 AND `+owner+` AND m.status = ANY($3::text[]) AND m.tsv_len > 0`,
-		t.tenant, userID, statuses).Scan(&s.N, &s.AvgLen)
+		WHERE m.tenant = $1 AND `+owner+` AND m.status = ANY($3::text[]) AND m.tsv_len > 0
+		  AND (m.expire_at IS NULL OR m.expire_at > $4)`,
+		t.tenant, userID, statuses, now).Scan(&s.N, &s.AvgLen)
 	if err != nil {
 		return s, fmt.Errorf("counting the text statistics of the owner's memories: %w", err)
 	}

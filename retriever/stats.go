@@ -19,7 +19,7 @@ import (
 func (r *Retriever) memoryTextStats(ctx context.Context, tx *memory.Tx, q query) (*memory.TextStats, error) {
 	key := strings.Join([]string{"m", tx.Tenant(), string(q.Scope), q.UserID, q.AgentID, strings.Join(q.statuses, ",")}, "\x00")
 	return r.textStats.get(key, r.cfg.StatsCacheTTL, func() (memory.TextStats, error) {
-		return tx.OwnerTextStats(ctx, q.Scope, q.UserID, q.AgentID, q.statuses)
+		return tx.OwnerTextStats(ctx, q.Scope, q.UserID, q.AgentID, q.statuses, q.now)
 	})
 }
 

@@ -188,6 +188,10 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	}
 
 	rcfg := retriever.DefaultConfig()
+	// Every seeded memory has a vector in the embedder's model (CopyMemories writes
+	// them together): the steady state engram serve learns from its periodic count
+	// (internal/reembed's tracker), in which a search skips the per-owner coverage count.
+	rcfg.VectorsComplete = func(model string) bool { return model == emb.Model() }
 	r, err := retriever.NewRetriever(store, emb, rcfg, nil)
 	if err != nil {
 		return res, err

@@ -73,7 +73,7 @@ type MemoryHit struct {
 // (owner, status, expiry, time, types, categories) is applied inside each side before
 // it ranks, so ranking never sees another tenant's or owner's rows, and no side reads
 // more of the owner than it needs: the keyword side only the owner's rows holding a
-// query term (memories_owner_tsv), the recency side the newest rows (memories_owner),
+// query term (memories_user_tsv), the recency side the newest rows (memories_owner),
 // the vector side the owner's vectors (the exact scan, vectorDistancesSQL). Reading
 // history (AsOf) materialises the owner's versions first (historyCandidatesSQL).
 func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {

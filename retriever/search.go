@@ -337,6 +337,9 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 	var resp SearchResponse
 	var ids []uuid.UUID
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		if err := tx.PreferGenericPlans(ctx); err != nil {
+			return err
+		}
 		var res []Result
 		if q.memories {
 			ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))

@@ -126,3 +126,36 @@ func (s *Store) AddAccessCounts(ctx context.Context, tenant string, reads []Memo
 		return nil
 	})
 }
+
+// RecordRetrievals writes a batch of retrieval records of tenant in one transaction
+// (pipelined, one round trip), asynchronously committed like RecordRetrieval. A record
+// whose id is stored already is skipped, so a retried batch writes nothing twice.
+func (s *Store) RecordRetrievals(ctx context.Context, tenant string, recs []Retrieval) error {
+	for i := range recs {
+		r := &recs[i]
+		if r.MemoryIDs == nil {
+			r.MemoryIDs = []uuid.UUID{}
+		}
+		if r.TurnIDs == nil {
+			r.TurnIDs = []string{}
+		}
+		if len(r.MemoryScores) != len(r.MemoryIDs) || len(r.TurnScores) != len(r.TurnIDs) {
+			return fmt.Errorf("recording retrieval %s: %d memory scores for %d memories, %d turn scores for %d turns",
+				r.ID, len(r.MemoryScores), len(r.MemoryIDs), len(r.TurnScores), len(r.TurnIDs))
+		}
+	}
+	return s.InTx(ctx, tenant, func(tx *Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		for _, r := range recs {
+			b.Queue(`INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids,
+				memory_scores, turn_scores) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+				tenant, r.ID, r.Kind, r.QueryHash, r.UserID, r.SessionID, r.MemoryIDs, r.TurnIDs,
+				nonNilScores(r.MemoryScores), nonNilScores(r.TurnScores))
+		}
+		if err := tx.tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("recording %d retrievals: %w", len(recs), err)
+		}
+		return nil
+	})
+}

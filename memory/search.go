@@ -44,6 +44,17 @@ type MemorySearch struct {
 	Vector      []float32
 	Model       string
 	MaxDistance float64
+	// Stats are the owner's BM25 collection statistics (OwnerTextStats), typically
+	// cached by the caller; nil counts them in the query, over every row of the owner
+	// that passes the filters, which costs a pass over the owner's rows.
+	Stats *TextStats
+}
+
+// TextStats are the BM25 collection statistics of one owner: how many documents
+// (rows with at least one lexeme) and their mean length in lexemes.
+type TextStats struct {
+	N      float64
+	AvgLen float64
 }
 
 // MemoryHit is one memory candidate with its rank on each side (0 when that side did
@@ -57,20 +68,120 @@ type MemoryHit struct {
 	RecentRank  int64
 }
 
-// memoryCandidatesSQL builds the candidate query. Every filter (owner, status, expiry,
-// time, types, categories) is applied in the owned CTE first, so ranking never sees
-// another tenant's or owner's rows. The CTE is materialised, and the vector side orders
-// a materialised list of the owner's distances, so the planner cannot swap in an
-// approximate index scan with a filter after it (FACTS.md: exact per-owner scans are
-// faster and exact at owner sizes).
+// memoryCandidatesSQL builds the candidate query: three ranked sides (keyword, recency,
+// vector), each bounded to its top candidates, fused by the caller. Every filter
+// (owner, status, expiry, time, types, categories) is applied inside each side before
+// it ranks, so ranking never sees another tenant's or owner's rows, and no side reads
+// more of the owner than it needs: the keyword side only the owner's rows holding a
+// query term (memories_user_tsv), the recency side the newest rows (memories_owner),
+// the vector side the owner's vectors (the exact scan, vectorDistancesSQL). Reading
+// history (AsOf) materialises the owner's versions first (historyCandidatesSQL).
 func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
+	if q.AsOf != nil {
+		return historyCandidatesSQL(tenant, q)
+	}
 	args := []any{tenant, SearchText(q.Query)}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
+	where := memoryFilters(q, arg)
+	where = append(where, "m.status = ANY("+arg(q.Statuses)+"::text[])")
+	if len(q.Categories) > 0 {
+		where = append(where, "m.category = ANY("+arg(q.Categories)+"::text[])")
+	}
+	col := "m.valid_from"
+	if q.ByUpdatedAt {
+		col = "m.updated_at"
+	}
+	if q.From != nil {
+		where = append(where, col+" >= "+arg(*q.From))
+	}
+	if q.To != nil {
+		where = append(where, col+" <= "+arg(*q.To))
+	}
+	filter := "m.tenant = $1 AND " + strings.Join(where, " AND ")
+
+	limit := arg(q.Limit)
+	// BM25 with the owner's statistics (bm25Spec): N and the mean length from
+	// q.Stats when the caller has them, document frequencies from the matches.
+	stats := `SELECT count(*) FILTER (WHERE m.tsv_len > 0)::float8 AS n,
+		coalesce(avg(m.tsv_len) FILTER (WHERE m.tsv_len > 0), 0)::float8 AS avgdl FROM memories m WHERE ` + filter
+	if q.Stats != nil {
+		stats = `SELECT ` + arg(q.Stats.N) + `::float8 AS n, ` + arg(q.Stats.AvgLen) + `::float8 AS avgdl`
+	}
+	ctes := bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
+		match: `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, kq WHERE ` + filter + ` AND m.tsv @@ kq.q`,
+		stats: stats,
+	}.ctes()
+	ctes = append(ctes,
+		`rtop AS (
+	SELECT m.id, row_number() OVER (ORDER BY m.updated_at DESC, m.id) AS rank
+	FROM memories m WHERE `+filter+` ORDER BY m.updated_at DESC, m.id LIMIT `+arg(q.RecentLimit)+`)`)
+	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
+	switch {
+	case q.KeywordOnly:
+		union = "SELECT id FROM ktop"
+	case q.VectorOnly:
+		union = "SELECT id FROM ktop WHERE false"
+	}
+	vjoin := "LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank, NULL::float8 AS dist) vtop ON false"
+	if q.Vector != nil {
+		ctes = append(ctes, `dists AS MATERIALIZED (`+vectorDistancesSQL(q, filter, arg)+`)`,
+			// The nearest first; each is checked against the filters by primary key
+			// until limit pass, so a filter costs a few lookups, not a read of the
+			// owner's rows. OFFSET 0 keeps the sorted list a subquery of its own and the
+			// check a scalar subquery, so neither is flattened into a join that would
+			// check every vector before the limit.
+			`vtop AS (
+	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM (
+		SELECT d.id, d.dist FROM (SELECT id, dist FROM dists WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id OFFSET 0) d
+		WHERE (SELECT true FROM memories m WHERE `+filter+` AND m.id = d.id)
+		ORDER BY d.dist, d.id LIMIT `+limit+`) x)`)
+		if q.VectorOnly {
+			union = "SELECT id FROM vtop"
+		} else {
+			union = "SELECT id FROM vtop UNION " + union
+		}
+		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
+	}
+	ctes = append(ctes, "cand AS ("+union+")")
+	return "WITH " + strings.Join(ctes, ",\n") + `
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank
+FROM cand c
+JOIN memories m ON m.tenant = $1 AND m.id = c.id
+` + vjoin + `
+LEFT JOIN ktop ON ktop.id = c.id
+LEFT JOIN rtop ON rtop.id = c.id`, args
+}
+
+// vectorDistancesSQL selects id and dist (cosine distance to q.Vector under q.Model)
+// of the vectors the vector side ranks: the owner's, in one range of the (tenant,
+// model, user_id) index, scanned exactly (FACTS.md: the fast and exact default at
+// owner sizes). The caller orders them and applies filter (a condition on memories m)
+// before its limit. This is the one place that picks how the owner's nearest vectors
+// are found, so an approximate index for very large owners hooks in here.
+func vectorDistancesSQL(q MemorySearch, filter string, arg func(any) string) string {
+	vec, model := arg(pgvector.NewVector(q.Vector)), arg(q.Model)
+	switch q.Scope {
+	case ScopeAgent:
+		// Agent memories may belong to any user: look their vectors up one by one.
+		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
+	FROM memories m JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = m.id AND e.model = ` + model + `
+	WHERE ` + filter
+	case ScopeGlobal:
+		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ''`
+	default:
+		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + arg(q.UserID)
+	}
+}
+
+// memoryFilters are the conditions on memories m of a search's owner, types, metadata
+// and expiry, shared by the current and the history query.
+func memoryFilters(q MemorySearch, arg func(any) string) []string {
 	var where []string
-	// Owner.
 	switch q.Scope {
 	case ScopeGlobal:
 		where = append(where, "m.user_id = ''", "m.scope = 'global'")
@@ -88,50 +199,41 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if len(q.Types) > 0 {
 		where = append(where, "m.type = ANY("+arg(q.Types)+"::text[])")
 	}
-	now := arg(q.Now)
-	where = append(where, "(m.expire_at IS NULL OR m.expire_at > "+now+")")
+	where = append(where, "(m.expire_at IS NULL OR m.expire_at > "+arg(q.Now)+")")
 	if md, _ := MetadataContains("m.metadata", q.Metadata, arg); md != "" { // MemoryCandidates checked the encoding
 		where = append(where, md)
 	}
+	return where
+}
 
-	var owned string
-	if q.AsOf == nil {
-		where = append(where, "m.status = ANY("+arg(q.Statuses)+"::text[])")
-		if len(q.Categories) > 0 {
-			where = append(where, "m.category = ANY("+arg(q.Categories)+"::text[])")
-		}
-		col := "m.valid_from"
-		if q.ByUpdatedAt {
-			col = "m.updated_at"
-		}
-		if q.From != nil {
-			where = append(where, col+" >= "+arg(*q.From))
-		}
-		if q.To != nil {
-			where = append(where, col+" <= "+arg(*q.To))
-		}
-		owned = `owned AS MATERIALIZED (
-	SELECT m.id, m.tsv, m.tsv_len, m.updated_at FROM memories m
-	WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `)`
-	} else {
-		// History: the latest version of each of the owner's memories whose validity
-		// interval contains as_of; filters apply to that version.
-		var vwhere []string
-		vwhere = append(vwhere, "(CASE WHEN v.status = 'superseded' THEN 'active' ELSE v.status END) = ANY("+arg(q.Statuses)+"::text[])")
-		if len(q.Categories) > 0 {
-			vwhere = append(vwhere, "v.category = ANY("+arg(q.Categories)+"::text[])")
-		}
-		col := "v.valid_from"
-		if q.ByUpdatedAt {
-			col = "v.recorded_at"
-		}
-		if q.From != nil {
-			vwhere = append(vwhere, col+" >= "+arg(*q.From))
-		}
-		if q.To != nil {
-			vwhere = append(vwhere, col+" <= "+arg(*q.To))
-		}
-		owned = `owned AS MATERIALIZED (
+// historyCandidatesSQL is the candidate query of a search as of a past time: the
+// owner's versions valid then are materialised (owned) and every side ranks those,
+// with the statistics of that set. History reads are rare, and a version's text is
+// not indexed, so this query does scale with the owner.
+func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
+	args := []any{tenant, SearchText(q.Query)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	where := memoryFilters(q, arg)
+	now := arg(q.Now)
+	var vwhere []string
+	vwhere = append(vwhere, "(CASE WHEN v.status = 'superseded' THEN 'active' ELSE v.status END) = ANY("+arg(q.Statuses)+"::text[])")
+	if len(q.Categories) > 0 {
+		vwhere = append(vwhere, "v.category = ANY("+arg(q.Categories)+"::text[])")
+	}
+	col := "v.valid_from"
+	if q.ByUpdatedAt {
+		col = "v.recorded_at"
+	}
+	if q.From != nil {
+		vwhere = append(vwhere, col+" >= "+arg(*q.From))
+	}
+	if q.To != nil {
+		vwhere = append(vwhere, col+" <= "+arg(*q.To))
+	}
+	owned := `owned AS MATERIALIZED (
 	SELECT * FROM (
 		SELECT DISTINCT ON (v.memory_id) v.memory_id AS id, v.version, v.content, v.status, v.category,
 			coalesce(v.key, '') AS key, v.importance::float8 AS importance, v.confidence::float8 AS confidence,
@@ -143,12 +245,8 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
 		ORDER BY v.memory_id, v.version DESC) v
 	WHERE ` + strings.Join(vwhere, " AND ") + `)`
-	}
 
 	limit := arg(q.Limit)
-	// The keyword side ranks the owned rows by BM25 with the statistics of the owned
-	// set itself: the owner's memories that pass the search's filters, the collection
-	// being searched (materialised already, so N and the lengths cost one pass).
 	ctes := []string{owned}
 	ctes = append(ctes, bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
 		match: `SELECT o.id, o.tsv, o.tsv_len, true AS keep FROM owned o, kq WHERE o.tsv @@ kq.q`,
@@ -170,28 +268,12 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if q.Vector != nil {
 		modelArg := arg(q.Model)
 		vecArg := arg(pgvector.NewVector(q.Vector))
-		minSim := arg(q.MaxDistance)
-		if q.Scope == ScopeAgent {
-			// Agent memories may belong to any user: look their vectors up one by one.
-			ctes = append(ctes, `dists AS MATERIALIZED (
+		ctes = append(ctes, `dists AS MATERIALIZED (
 	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM owned o JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+`)`)
-		} else {
-			// The owner's vectors, one range of the (tenant, model, user_id) index: the
-			// exact scan FACTS.md measured. Joining the owned set before the ORDER BY
-			// keeps filter-then-rank: a vector of a filtered-out memory is never ranked.
-			owner := "''"
-			if q.Scope != ScopeGlobal {
-				owner = arg(q.UserID)
-			}
-			ctes = append(ctes, `edist AS MATERIALIZED (
-	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = `+modelArg+` AND e.user_id = `+owner+`)`,
-				`dists AS (SELECT d.id, d.dist FROM edist d JOIN owned o ON o.id = d.id)`)
-		}
-		ctes = append(ctes, `vtop AS (
+	FROM owned o JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+`)`,
+			`vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
-	WHERE dist <= `+minSim+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
+	WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
 		if q.VectorOnly {
 			union = "SELECT id FROM vtop"
 		} else {
@@ -200,19 +282,15 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
-	sel := `SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank`
-	from := `
+	return "WITH " + strings.Join(ctes, ",\n") + `
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank,
+	o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
 ` + vjoin + `
 LEFT JOIN ktop ON ktop.id = c.id
-LEFT JOIN rtop ON rtop.id = c.id`
-	if q.AsOf != nil {
-		sel += `, o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to`
-		from += `
-JOIN owned o ON o.id = c.id`
-	}
-	return "WITH " + strings.Join(ctes, ",\n") + "\n" + sel + from, args
+LEFT JOIN rtop ON rtop.id = c.id
+JOIN owned o ON o.id = c.id`, args
 }
 
 // MemoryCandidates runs the candidate query of a memory search. With AsOf each
@@ -281,23 +359,7 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 // so a benchmark can check which indexes it uses.
 func (t *Tx) ExplainMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
 	sql, args := memoryCandidatesSQL(t.tenant, q)
-	rows, err := t.tx.Query(ctx, "EXPLAIN "+sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("explaining the memory candidate query: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return nil, fmt.Errorf("reading the plan of the memory candidate query: %w", err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the plan of the memory candidate query: %w", err)
-	}
-	return out, nil
+	return t.explain(ctx, "EXPLAIN ", sql, args, "the memory candidate query")
 }
 
 // TurnSearch is the candidate query of the turns layer: a user's stored turns, ranked
@@ -320,6 +382,9 @@ type TurnSearch struct {
 	// its session (the one before and the one after) receives; 0 ranks turns on their
 	// own text only. See turnCandidatesSQL.
 	Neighbours float64
+	// Stats are the user's BM25 statistics over turns (TurnTextStats), typically
+	// cached by the caller; nil counts them in the query.
+	Stats *TextStats
 }
 
 // TurnHit is one turn candidate with its rank on each side (0 when that side did not
@@ -417,12 +482,16 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 		// user's whole log, whatever the session, agent and time filters, which only
 		// decide which matches are ranked (keep). The search text is bound only when
 		// the keyword side runs: PostgreSQL rejects a parameter no part of the query uses.
+		turnStats := `SELECT count(*)::float8 AS n, coalesce(avg(t.tsv_len), 0)::float8 AS avgdl
+	FROM turns t WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv_len > 0`
+		if q.Stats != nil {
+			turnStats = `SELECT ` + arg(q.Stats.N) + `::float8 AS n, ` + arg(q.Stats.AvgLen) + `::float8 AS avgdl`
+		}
 		ctes = append(ctes, bm25Spec{prefix: "k", text: arg(SearchText(q.Query)), limit: limit,
 			order: "occurred_at DESC, id",
 			match: `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
 	FROM turns t, kq WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ kq.q`,
-			stats: `SELECT count(*)::float8 AS n, coalesce(avg(t.tsv_len), 0)::float8 AS avgdl
-	FROM turns t WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv_len > 0`,
+			stats: turnStats,
 		}.ctes()...)
 		if q.Neighbours > 0 {
 			// A reply often answers in words of its own ("yes, last Tuesday") what the

@@ -25,7 +25,9 @@ const (
 // The statistics are those of the owner being searched, never of another tenant or
 // owner: N and the average length come from stats (one row: n, avgdl), and each term's
 // document frequency is counted over match, the owner's rows that hold at least one
-// term (every row holding a term is among them, so the count is exact).
+// term (every row holding a term is among them, so the count is exact). N may come
+// from a cache (OwnerTextStats) and lag the rows: it is never taken below a term's
+// document frequency, so an IDF stays positive.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
@@ -65,7 +67,7 @@ func (s bm25Spec) ctes() []string {
 	SELECT %[2]s, m.tsv, m.tsv_len, m.keep, w.term AS lexeme
 	FROM %[1]smatch m JOIN %[1]sterms w ON m.tsv @@ w.tq)`, p, orderColumns("m", s.order)),
 		p + `idf AS MATERIALIZED (
-	SELECT p.lexeme, ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+	SELECT p.lexeme, ln(1 + (greatest(s.n, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) AS idf
 	FROM ` + p + `post p, ` + p + `stats s GROUP BY p.lexeme, s.n)`,
 		// Stage one scores every kept match as if each term occurred once; stage two
 		// rescores the best 4×limit of them with their term frequencies. A row below

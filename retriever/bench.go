@@ -55,3 +55,54 @@ func (r *Retriever) VectorSide(ctx context.Context, tenant string, req SearchReq
 	}
 	return out, nil
 }
+
+// SearchPlans are the executed plans (EXPLAIN ANALYZE, BUFFERS) of the statements a
+// search runs: its memory-candidate query and, when it reads turns, its turn query.
+type SearchPlans struct {
+	Memories []string
+	Turns    []string
+}
+
+// ExplainAnalyzeSearch runs the candidate statements of a search for req (n
+// candidates a side; a context call uses Config.ContextCandidates) under EXPLAIN
+// (ANALYZE, BUFFERS), embedding the query as the search does.
+func (r *Retriever) ExplainAnalyzeSearch(ctx context.Context, tenant string, req SearchRequest, n int) (SearchPlans, error) {
+	var plans SearchPlans
+	q, err := r.validate(tenant, req)
+	if err != nil {
+		return plans, err
+	}
+	var vec []float32
+	if q.Mode != ModeKeyword {
+		vec = r.embedQuery(ctx, q.Query)
+	}
+	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		// The statistics come from the cache, as in a search (cached on a miss).
+		if q.memories {
+			ms := r.memorySearch(q, vec, n)
+			if !ms.VectorOnly {
+				if ms.Stats, err = r.memoryTextStats(ctx, tx, q); err != nil {
+					return err
+				}
+			}
+			if plans.Memories, err = tx.ExplainAnalyzeMemoryCandidates(ctx, ms); err != nil {
+				return err
+			}
+		}
+		if q.turns {
+			if ts, ok := r.turnSearch(q, vec); ok {
+				if ts.Keyword {
+					if ts.Stats, err = r.turnTextStats(ctx, tx, q.UserID); err != nil {
+						return err
+					}
+				}
+				plans.Turns, err = tx.ExplainAnalyzeTurnCandidates(ctx, ts)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return plans, fmt.Errorf("explaining the search: %w", err)
+	}
+	return plans, nil
+}

@@ -125,6 +125,11 @@ type Config struct {
 	// it is full, access updates are dropped and counted rather than slowing reads.
 	AccessFlushInterval time.Duration
 	AccessBuffer        int
+	// RecordFlushInterval is how often queued retrieval records are written (100ms),
+	// and RecordBuffer the capacity of their queue (4096); a call that finds the queue
+	// full writes its record itself.
+	RecordFlushInterval time.Duration
+	RecordBuffer        int
 
 	// Tasks reads working memory for context calls; nil leaves that layer empty.
 	Tasks TaskStateReader
@@ -138,6 +143,11 @@ type Config struct {
 	// negative: count on every search). The count reads every memory of the owner,
 	// more than the rest of a search; a new model is a new count.
 	CoverageCacheTTL time.Duration
+	// StatsCacheTTL is how long an owner's BM25 statistics (document count and mean
+	// length, of memories and of turns) are reused (default 60s; negative: count on
+	// every search). Counting reads every row of the owner; the figures move by one
+	// row in N per write, so a minute's lag changes scores by a hair.
+	StatsCacheTTL time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -163,7 +173,10 @@ func DefaultConfig() Config {
 		SummaryMaxSentences: 8,
 		AccessFlushInterval: time.Second,
 		AccessBuffer:        4096,
+		RecordFlushInterval: 100 * time.Millisecond,
+		RecordBuffer:        4096,
 		CoverageCacheTTL:    10 * time.Second,
+		StatsCacheTTL:       time.Minute,
 	}
 }
 
@@ -218,7 +231,14 @@ func (c Config) WithDefaults() Config {
 	if c.CoverageCacheTTL == 0 {
 		c.CoverageCacheTTL = d.CoverageCacheTTL
 	}
+	if c.StatsCacheTTL == 0 {
+		c.StatsCacheTTL = d.StatsCacheTTL
+	}
 	setInt(&c.AccessBuffer, d.AccessBuffer)
+	setInt(&c.RecordBuffer, d.RecordBuffer)
+	if c.RecordFlushInterval == 0 {
+		c.RecordFlushInterval = d.RecordFlushInterval
+	}
 	return c
 }
 
@@ -229,6 +249,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("retriever config: top k: default %d, max %d", c.DefaultTopK, c.MaxTopK)
 	case c.Candidates < 1 || c.RecentCandidates < 0:
 		return fmt.Errorf("retriever config: candidates %d, recent %d", c.Candidates, c.RecentCandidates)
+	case c.RecordFlushInterval < 0 || c.RecordBuffer < 0:
+		return fmt.Errorf("retriever config: record flush interval %v and buffer %d must not be negative", c.RecordFlushInterval, c.RecordBuffer)
 	case c.RRFK <= 0:
 		return fmt.Errorf("retriever config: rrf k must be positive, got %v", c.RRFK)
 	case c.VectorSideWeight < 0 || c.KeywordSideWeight < 0 || c.RecentSideWeight < 0:

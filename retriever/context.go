@@ -111,6 +111,9 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 	var ids []uuid.UUID
 	var due bool
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		if err := tx.PreferGenericPlans(ctx); err != nil {
+			return err
+		}
 		if task != nil {
 			layers[0] = taskLines(*task, now)
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -145,10 +146,13 @@ type Retriever struct {
 	cfg    Config
 	logger *slog.Logger
 	access *AccessRecorder
+	// records writes retrieval records off the request path while Run runs.
+	records *RecordWriter
 	// summaries queues sessions whose rolling summary is due; RunSummarizer drains it.
 	summaries chan sessionKey
 	now       func() time.Time
 	coverage  coverageCache
+	textStats statsCache
 }
 
 // NewRetriever makes a retriever. emb may be nil (keyword and recency only); a nil
@@ -170,6 +174,7 @@ func NewRetriever(store *memory.Store, emb llm.Embedder, cfg Config, logger *slo
 		now:       func() time.Time { return time.Now().UTC() },
 	}
 	r.access = NewAccessRecorder(store, cfg.AccessBuffer, cfg.AccessFlushInterval, logger)
+	r.records = NewRecordWriter(store, cfg.RecordBuffer, cfg.RecordFlushInterval, logger)
 	return r, nil
 }
 
@@ -179,16 +184,26 @@ func (r *Retriever) Config() Config { return r.cfg }
 // Access is the batched access-count recorder (run by Run).
 func (r *Retriever) Access() *AccessRecorder { return r.access }
 
-// Run runs the access flusher and the summarizer until ctx ends.
+// Records is the retrieval-record writer (run by Run).
+func (r *Retriever) Records() *RecordWriter { return r.records }
+
+// Run runs the access flusher, the retrieval-record writer and the summarizer until
+// ctx ends.
 func (r *Retriever) Run(ctx context.Context) error {
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var recErr error
+	wg.Add(2)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		r.RunSummarizer(ctx)
 	}()
+	go func() {
+		defer wg.Done()
+		recErr = r.records.Run(ctx)
+	}()
 	err := r.access.Run(ctx)
-	<-done
-	return err
+	wg.Wait()
+	return errors.Join(err, recErr)
 }
 
 // query is a validated search with its defaults applied.
@@ -322,6 +337,9 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 	var resp SearchResponse
 	var ids []uuid.UUID
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		if err := tx.PreferGenericPlans(ctx); err != nil {
+			return err
+		}
 		var res []Result
 		if q.memories {
 			ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))
@@ -398,7 +416,15 @@ func (r *Retriever) embedQuery(ctx context.Context, text string) []float32 {
 
 // searchMemories runs the hybrid candidate query and scores the candidates.
 func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, vec []float32, n int) ([]Result, error) {
-	hits, err := tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n))
+	ms := r.memorySearch(q, vec, n)
+	if q.AsOf == nil && !ms.VectorOnly && strings.TrimSpace(q.Query) != "" {
+		stats, err := r.memoryTextStats(ctx, tx, q)
+		if err != nil {
+			return nil, err
+		}
+		ms.Stats = stats
+	}
+	hits, err := tx.MemoryCandidates(ctx, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -591,12 +617,18 @@ func (r *Retriever) memorySearch(q query, vec []float32, n int) memory.MemorySea
 	if r.emb != nil {
 		model = r.emb.Model()
 	}
+	// The recency side is read only where it can change the answer: it ranks by its
+	// weight, or it brings candidates the caller keeps (a context's layers).
+	recent := r.cfg.RecentCandidates
+	if r.cfg.RecentSideWeight == 0 && !q.keepRecent {
+		recent = 0
+	}
 	return memory.MemorySearch{
 		Query: q.Query, Scope: q.Scope, UserID: q.UserID, AgentID: q.AgentID, SessionID: q.SessionID,
 		Types: q.types, Categories: q.categories, Statuses: q.statuses, Metadata: q.Metadata, Now: q.now,
 		From: q.From, To: q.To, ByUpdatedAt: q.TimeField == TimeUpdatedAt, AsOf: q.AsOf,
 		KeywordOnly: q.Mode == ModeKeyword, VectorOnly: q.Mode == ModeVector,
-		Limit: n, RecentLimit: r.cfg.RecentCandidates,
+		Limit: n, RecentLimit: recent,
 		Vector: vec, Model: model, MaxDistance: 1 - r.cfg.VectorMinSimilarity,
 	}
 }
@@ -605,19 +637,16 @@ func (r *Retriever) memorySearch(q query, vec []float32, n int) memory.MemorySea
 // when turn embedding is enabled and the query has a vector, an exact vector scan of
 // the owner's turn vectors, the two fused by RRF like the memory sides. Mode keyword
 // keeps the keyword side only, mode vector the vector side only.
-func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec []float32) ([]Result, error) {
-	if strings.TrimSpace(q.Query) == "" {
+func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec []float32) (_ []Result, err error) {
+	ts, ok := r.turnSearch(q, vec)
+	if !ok {
 		return nil, nil
 	}
-	keyword := q.Mode != ModeVector
-	vector := r.cfg.EmbedTurns && r.emb != nil && vec != nil && q.Mode != ModeKeyword
-	if !keyword && !vector {
-		return nil, nil
-	}
-	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID, Metadata: q.Metadata,
-		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates, Neighbours: max(r.cfg.TurnNeighbourWeight, 0)}
-	if vector {
-		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
+	keyword, vector := ts.Keyword, ts.Vector != nil
+	if keyword {
+		if ts.Stats, err = r.turnTextStats(ctx, tx, q.UserID); err != nil {
+			return nil, err
+		}
 	}
 	hits, err := tx.TurnCandidates(ctx, ts)
 	if err != nil {
@@ -656,6 +685,25 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 	return out, nil
 }
 
+// turnSearch is the turn-candidate query of q; false when the turns layer has nothing
+// to rank (an empty query, or a mode whose side turns do not have).
+func (r *Retriever) turnSearch(q query, vec []float32) (memory.TurnSearch, bool) {
+	if strings.TrimSpace(q.Query) == "" {
+		return memory.TurnSearch{}, false
+	}
+	keyword := q.Mode != ModeVector
+	vector := r.cfg.EmbedTurns && r.emb != nil && vec != nil && q.Mode != ModeKeyword
+	if !keyword && !vector {
+		return memory.TurnSearch{}, false
+	}
+	ts := memory.TurnSearch{Query: q.Query, UserID: q.UserID, SessionID: q.SessionID, AgentID: q.AgentID, Metadata: q.Metadata,
+		From: q.From, To: q.To, AsOf: q.AsOf, Keyword: keyword, Limit: r.cfg.Candidates, Neighbours: max(r.cfg.TurnNeighbourWeight, 0)}
+	if vector {
+		ts.Vector, ts.Model, ts.MaxDistance = vec, r.emb.Model(), 1-r.cfg.VectorMinSimilarity
+	}
+	return ts, true
+}
+
 // attachLineage adds source turn and memory ids to memory results.
 func (r *Retriever) attachLineage(ctx context.Context, tx *memory.Tx, res []Result) error {
 	var ids []uuid.UUID
@@ -684,8 +732,9 @@ func (r *Retriever) attachLineage(ctx context.Context, tx *memory.Tx, res []Resu
 	return nil
 }
 
-// record writes the retrievals row rec (unless disabled) and returns its id; the store
-// commits it asynchronously (memory.Tx.RecordRetrieval). Only the query's hash is kept.
+// record hands the retrievals row rec (unless disabled) to the record writer, or
+// writes it in tx when the writer cannot take it, and returns its id; either way the
+// commit is asynchronous (memory.Tx.RecordRetrieval). Only the query's hash is kept.
 func (r *Retriever) record(ctx context.Context, tx *memory.Tx, rec memory.Retrieval, queryText string) (string, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -696,6 +745,9 @@ func (r *Retriever) record(ctx context.Context, tx *memory.Tx, rec memory.Retrie
 	}
 	h := sha256.Sum256([]byte(queryText))
 	rec.ID, rec.QueryHash = id, h[:]
+	if r.records.Queue(tx.Tenant(), rec) {
+		return id.String(), nil
+	}
 	if err := tx.RecordRetrieval(ctx, rec); err != nil {
 		return "", err
 	}
@@ -721,6 +773,10 @@ type Retrieval struct {
 // GetRetrieval reads a retrieval record; memory.ErrNotFound when the tenant has none
 // with that id.
 func (r *Retriever) GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (Retrieval, error) {
+	// A record may still be queued: write the queue first.
+	if err := r.records.Flush(ctx); err != nil {
+		return Retrieval{}, err
+	}
 	rec, err := r.store.GetRetrieval(ctx, tenant, id)
 	if err != nil {
 		return Retrieval{}, err

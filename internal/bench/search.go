@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -20,10 +21,15 @@ import (
 
 // SearchConfig configures RunSearch ("engram bench search").
 type SearchConfig struct {
-	Memories int    // default 100,000
-	Owners   int    // default 1,000
-	Queries  int    // per measured path; default 500
-	Tenant   string // default "engram-bench"; its memories are replaced
+	Memories int // default 100,000
+	Owners   int // default 1,000
+	Queries  int // per measured path; default 500
+	// Turns is the size of the turn log seeded over the owners (0: none), HeavyTurns
+	// the extra turns of one heavy user (the first owner). With a turn log the search
+	// reads memories and turns, context calls name a session, and the heavy user is
+	// measured apart.
+	Turns, HeavyTurns int
+	Tenant            string // default "engram-bench"; its memories are replaced
 	// Reuse skips seeding when the tenant already holds exactly Memories memories.
 	Reuse bool
 	// NoHNSW skips the approximate comparison (building the index takes minutes at 1M).
@@ -32,6 +38,12 @@ type SearchConfig struct {
 	KeepIndex bool
 	Seed      uint64
 	Progress  io.Writer // progress lines; nil discards
+	// Explain adds the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's
+	// statements to the result.
+	Explain bool
+	// CPUProfile, when set, receives a CPU profile (pprof) of the measured searches and
+	// context calls, seeding left out.
+	CPUProfile io.Writer
 }
 
 // Latency summarises one measured path.
@@ -49,10 +61,18 @@ type SearchResult struct {
 	Queries      int     `json:"queries"`
 	SeedSeconds  float64 `json:"seed_seconds"`
 	SeedRowsPerS float64 `json:"seed_rows_per_second"`
+	Turns        int     `json:"turns,omitempty"`
+	HeavyTurns   int     `json:"heavy_turns,omitempty"`
+	TurnSeedSecs float64 `json:"turn_seed_seconds,omitempty"`
 	// Search and Context are the full read paths (embedding, RLS transaction, hybrid
-	// query, rerank, retrieval record).
-	Search  Latency `json:"search"`
-	Context Latency `json:"context"`
+	// query, rerank, retrieval record): Search over memories only, SearchTurns over
+	// memories and turns (with a turn log), Context with the user's latest session.
+	Search      Latency  `json:"search"`
+	SearchTurns *Latency `json:"search_memories_turns,omitempty"`
+	Context     Latency  `json:"context"`
+	// HeavySearch and HeavyContext are the same for the heavy user.
+	HeavySearch  *Latency `json:"heavy_search_memories_turns,omitempty"`
+	HeavyContext *Latency `json:"heavy_context,omitempty"`
 	// ExactScan is the bare per-owner exact vector top-10, the baseline.
 	ExactScan Latency `json:"exact_scan"`
 	// SearchVectorRecall is recall@10 of the search's vector side against ExactScan
@@ -65,6 +85,8 @@ type SearchResult struct {
 	// SearchUsesHNSW reports whether the planner put the HNSW index in the search
 	// query's plan once it existed (it must not).
 	SearchUsesHNSW bool `json:"search_uses_hnsw"`
+	// Plans are the executed plans of the first query's statements (Explain).
+	Plans map[string][]string `json:"plans,omitempty"`
 }
 
 func (c *SearchConfig) defaults() {
@@ -138,8 +160,38 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	if err := store.AnalyzeMemories(ctx); err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}
+	res.Turns, res.HeavyTurns = cfg.Turns, cfg.HeavyTurns
+	if cfg.Turns > 0 || cfg.HeavyTurns > 0 {
+		haveTurns := -1
+		if cfg.Reuse {
+			err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
+				var err error
+				haveTurns, err = tx.CountTurns(ctx)
+				return err
+			})
+			if err != nil {
+				return res, fmt.Errorf("bench: counting existing turns: %w", err)
+			}
+		}
+		if haveTurns != cfg.Turns+cfg.HeavyTurns {
+			start := time.Now()
+			if err := seedTurns(ctx, store, cfg, corpus, owner); err != nil {
+				return res, err
+			}
+			res.TurnSeedSecs = time.Since(start).Seconds()
+		} else {
+			fmt.Fprintf(cfg.Progress, "reusing %d turns of tenant %s\n", haveTurns, cfg.Tenant)
+		}
+		if err := store.AnalyzeTurns(ctx); err != nil {
+			return res, fmt.Errorf("bench: %w", err)
+		}
+	}
 
 	rcfg := retriever.DefaultConfig()
+	// Every seeded memory has a vector in the embedder's model (CopyMemories writes
+	// them together): the steady state engram serve learns from its periodic count
+	// (internal/reembed's tracker), in which a search skips the per-owner coverage count.
+	rcfg.VectorsComplete = func(model string) bool { return model == emb.Model() }
 	r, err := retriever.NewRetriever(store, emb, rcfg, nil)
 	if err != nil {
 		return res, err
@@ -155,19 +207,56 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 		user, text string
 		vec        []float32
 	}
-	qs := make([]q, cfg.Queries)
-	for i := range qs {
-		m := rng.IntN(cfg.Memories)
-		words := strings.Fields(texts[m])
-		rng.Shuffle(len(words), func(a, b int) { words[a], words[b] = words[b], words[a] })
-		text := strings.Join(words[:min(len(words), 2+rng.IntN(3))], " ") + " " + corpus.word(rng.IntN(1000))
-		vs, err := emb.Embed(ctx, []string{text})
-		if err != nil {
-			return res, err
+	// A query is a few words of one of the owner's memories and one word of the
+	// corpus; pick chooses the memory.
+	makeQueries := func(pick func() int) ([]q, error) {
+		qs := make([]q, cfg.Queries)
+		for i := range qs {
+			m := pick()
+			words := strings.Fields(texts[m])
+			rng.Shuffle(len(words), func(a, b int) { words[a], words[b] = words[b], words[a] })
+			text := strings.Join(words[:min(len(words), 2+rng.IntN(3))], " ") + " " + corpus.word(rng.IntN(1000))
+			vs, err := emb.Embed(ctx, []string{text})
+			if err != nil {
+				return nil, err
+			}
+			qs[i] = q{user: owner(m), text: text, vec: vs[0]}
 		}
-		qs[i] = q{user: owner(m), text: text, vec: vs[0]}
+		return qs, nil
+	}
+	qs, err := makeQueries(func() int { return rng.IntN(cfg.Memories) })
+	if err != nil {
+		return res, err
 	}
 
+	if cfg.Explain {
+		res.Plans = map[string][]string{}
+		sp, err := r.ExplainAnalyzeSearch(ctx, cfg.Tenant, retriever.SearchRequest{Query: qs[0].text, UserID: qs[0].user},
+			max(rcfg.Candidates, 2*rcfg.DefaultTopK))
+		if err != nil {
+			return res, fmt.Errorf("bench: %w", err)
+		}
+		res.Plans["search memories"] = sp.Memories
+		if cfg.Turns > 0 || cfg.HeavyTurns > 0 {
+			tp, err := r.ExplainAnalyzeSearch(ctx, cfg.Tenant, retriever.SearchRequest{Query: qs[0].text, UserID: owner(0),
+				Layers: []string{retriever.LayerTurns}}, rcfg.Candidates)
+			if err != nil {
+				return res, fmt.Errorf("bench: %w", err)
+			}
+			res.Plans["search turns (heavy user)"] = tp.Turns
+		}
+		cp, err := r.ExplainAnalyzeSearch(ctx, cfg.Tenant, retriever.SearchRequest{Query: qs[0].text, UserID: qs[0].user},
+			rcfg.ContextCandidates)
+		if err != nil {
+			return res, fmt.Errorf("bench: %w", err)
+		}
+		res.Plans["context memories"] = cp.Memories
+	}
+	if cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
+			return res, fmt.Errorf("bench: starting the CPU profile: %w", err)
+		}
+	}
 	fmt.Fprintf(cfg.Progress, "measuring %d searches\n", cfg.Queries)
 	lat := make([]time.Duration, 0, cfg.Queries)
 	for _, x := range qs {
@@ -179,16 +268,66 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	}
 	res.Search = summarise(lat)
 
-	fmt.Fprintf(cfg.Progress, "measuring %d context calls\n", cfg.Queries)
-	lat = lat[:0]
-	for _, x := range qs {
-		t := time.Now()
-		if _, err := r.Context(ctx, cfg.Tenant, retriever.ContextRequest{UserID: x.user, Query: x.text}); err != nil {
-			return res, fmt.Errorf("bench: context: %w", err)
+	withTurns := cfg.Turns > 0 || cfg.HeavyTurns > 0
+	searchTurns := func(qs []q) (Latency, error) {
+		lat := make([]time.Duration, 0, len(qs))
+		for _, x := range qs {
+			t := time.Now()
+			if _, err := r.Search(ctx, cfg.Tenant, retriever.SearchRequest{Query: x.text, UserID: x.user,
+				Layers: []string{retriever.LayerMemories, retriever.LayerTurns}}); err != nil {
+				return Latency{}, fmt.Errorf("bench: search: %w", err)
+			}
+			lat = append(lat, time.Since(t))
 		}
-		lat = append(lat, time.Since(t))
+		return summarise(lat), nil
 	}
-	res.Context = summarise(lat)
+	contexts := func(qs []q) (Latency, error) {
+		lat := make([]time.Duration, 0, len(qs))
+		for _, x := range qs {
+			req := retriever.ContextRequest{UserID: x.user, Query: x.text}
+			if withTurns {
+				req.SessionID = latestSession(x.user)
+			}
+			t := time.Now()
+			if _, err := r.Context(ctx, cfg.Tenant, req); err != nil {
+				return Latency{}, fmt.Errorf("bench: context: %w", err)
+			}
+			lat = append(lat, time.Since(t))
+		}
+		return summarise(lat), nil
+	}
+	if withTurns {
+		fmt.Fprintf(cfg.Progress, "measuring %d searches over memories and turns\n", cfg.Queries)
+		l, err := searchTurns(qs)
+		if err != nil {
+			return res, err
+		}
+		res.SearchTurns = &l
+	}
+	fmt.Fprintf(cfg.Progress, "measuring %d context calls\n", cfg.Queries)
+	if res.Context, err = contexts(qs); err != nil {
+		return res, err
+	}
+	if cfg.HeavyTurns > 0 {
+		perOwner := cfg.Memories / cfg.Owners
+		hq, err := makeQueries(func() int { return rng.IntN(perOwner) * cfg.Owners })
+		if err != nil {
+			return res, err
+		}
+		fmt.Fprintf(cfg.Progress, "measuring %d searches and context calls of the heavy user\n", cfg.Queries)
+		hs, err := searchTurns(hq)
+		if err != nil {
+			return res, err
+		}
+		hc, err := contexts(hq)
+		if err != nil {
+			return res, err
+		}
+		res.HeavySearch, res.HeavyContext = &hs, &hc
+	}
+	if cfg.CPUProfile != nil {
+		pprof.StopCPUProfile()
+	}
 
 	// The recall probe reads the search's vector side without its similarity floor, so
 	// it is compared like for like with the plain top-10.
@@ -371,6 +510,71 @@ func seedSearch(ctx context.Context, store *memory.Store, emb llm.Embedder, cfg 
 		if (hi/batch)%10 == 0 || hi == len(texts) {
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(cfg.Progress, "seeded %d/%d memories (%.0f/s)\n", hi, len(texts), float64(hi)/el)
+		}
+	}
+	return nil
+}
+
+// turnsPerSession is the length of a seeded session.
+const turnsPerSession = 40
+
+// latestSession is the id of the last session seedTurns wrote for user (its sessions
+// are numbered from 0; 1,000 turns make 25).
+func latestSession(user string) string { return user + "-s-last" }
+
+// seedTurns replaces the tenant's turn log with cfg.Turns turns spread over the owners
+// and cfg.HeavyTurns more of the first owner (the heavy user), in sessions of
+// turnsPerSession alternating user and assistant turns, an hour apart, the last
+// session of each user named by latestSession; COPY in transactions of 10,000.
+func seedTurns(ctx context.Context, store *memory.Store, cfg SearchConfig, corpus benchCorpus, owner func(int) string) error {
+	fmt.Fprintf(cfg.Progress, "removing earlier turns of tenant %s\n", cfg.Tenant)
+	if err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error { return tx.DeleteTenantTurns(ctx) }); err != nil {
+		return fmt.Errorf("bench: clearing the turns of tenant %s: %w", cfg.Tenant, err)
+	}
+	// Turn i of the log belongs to owner i mod Owners, as its k-th turn; the heavy
+	// user's turns follow. Each user's turn count is known, so its last session is.
+	total := cfg.Turns + cfg.HeavyTurns
+	count := func(o int) int {
+		n := cfg.Turns / cfg.Owners
+		if o < cfg.Turns%cfg.Owners {
+			n++
+		}
+		if o == 0 {
+			n += cfg.HeavyTurns
+		}
+		return n
+	}
+	const batch = 10_000
+	start := time.Now()
+	base := time.Now().UTC().Add(-24 * 365 * time.Hour)
+	roles := [2]memory.Role{memory.RoleUser, memory.RoleAssistant}
+	for lo := 0; lo < total; lo += batch {
+		hi := min(lo+batch, total)
+		ts := make([]memory.BulkTurn, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			o, k := i%cfg.Owners, i/cfg.Owners
+			if i >= cfg.Turns {
+				o, k = 0, cfg.Turns/cfg.Owners+(i-cfg.Turns)
+				if cfg.Turns%cfg.Owners > 0 {
+					k++
+				}
+			}
+			user := owner(o)
+			session := fmt.Sprintf("%s-s-%d", user, k/turnsPerSession)
+			if k/turnsPerSession == (count(o)-1)/turnsPerSession {
+				session = latestSession(user)
+			}
+			ts = append(ts, memory.BulkTurn{TurnID: fmt.Sprintf("bt-%d", i), UserID: user, SessionID: session,
+				Role: roles[k%2], Content: corpus.sentence(cfg.Memories + i),
+				OccurredAt: base.Add(time.Duration(k) * time.Hour / 8)})
+		}
+		err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error { return tx.CopyTurns(ctx, ts) })
+		if err != nil {
+			return fmt.Errorf("bench: seeding turns %d-%d: %w", lo, hi, err)
+		}
+		if (hi/batch)%10 == 0 || hi == total {
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(cfg.Progress, "seeded %d/%d turns (%.0f/s)\n", hi, total, float64(hi)/el)
 		}
 	}
 	return nil

@@ -725,6 +725,7 @@ func (p *Pipeline) finish(b Batch, cands []memory.Candidate) []memory.Candidate 
 		c.Content, _ = p.cfg.Redactor.Redact(c.Content)
 		out = append(out, c)
 	}
+	out = boundPerTurn(out, MaxCandidatesPerTurn)
 	assignGroupIDs(out)
 	now := time.Now().UTC()
 	valid := out[:0]
@@ -752,6 +753,50 @@ func (p *Pipeline) isSecret(content string) bool {
 // secretStandIn is a private-key block the redactor always recognises; IsSecret counts a
 // finding's weight up to a cap, so which stand-in is used barely matters.
 const secretStandIn = "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----"
+
+// MaxCandidatesPerTurn bounds the memories one turn may propose. A person states a
+// handful of facts in a message; a long pasted log or a repeated line would otherwise
+// become hundreds of candidates, each a resolver transaction, and let one tenant's long
+// turns hold the pipeline (and store noise nobody asked to remember).
+const MaxCandidatesPerTurn = 16
+
+// boundPerTurn drops a candidate that repeats an earlier one of the same source turns
+// (same type, key and content) and keeps at most limit candidates per source turns:
+// facts, preferences and procedures first, then episodes, each in the extractor's order.
+func boundPerTurn(cands []memory.Candidate, limit int) []memory.Candidate {
+	type seenKey struct{ turns, typ, key, content string }
+	seen := map[seenKey]bool{}
+	kept := map[string]int{}
+	deduped := cands[:0]
+	for _, c := range cands {
+		k := seenKey{strings.Join(c.SourceTurnIDs, "\x00"), string(c.Type), c.Key, strings.ToLower(strings.TrimSpace(c.Content))}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		deduped = append(deduped, c)
+	}
+	keep := make([]bool, len(deduped))
+	for pass := range 2 {
+		for i, c := range deduped {
+			if (c.Type == memory.Episodic) != (pass == 1) {
+				continue
+			}
+			turns := strings.Join(c.SourceTurnIDs, "\x00")
+			if kept[turns] < limit {
+				kept[turns]++
+				keep[i] = true
+			}
+		}
+	}
+	out := deduped[:0]
+	for i, c := range deduped {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // assignGroupIDs is AssignIDs with the index counted among candidates that share the same
 // source turns, so that a turn's candidates get the same ids whichever other turns shared

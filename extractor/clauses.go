@@ -73,7 +73,7 @@ func newClauseRules() *clauseRules {
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:       re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
 		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
@@ -90,7 +90,7 @@ func newClauseRules() *clauseRules {
 		petHaveEN:    re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
 		petZH:        re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
 		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
-		deviceEN:     re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceEN:     re(`(?i:(?:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)|^(?:just\s+|finally\s+)?(?:switched (?:over )?to|got|bought))\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
 		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
 		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
 		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
@@ -257,7 +257,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		out = append(out, f)
 	}
 	profile := func(key, content string) { add(fact{key: key, content: content, cat: memory.CatProfile}) }
-	selfish := c.selfStart.MatchString(s)
+	// A user's sentence that opens with its verb ("Switched to …", "Moved to …") dropped
+	// its subject, the speaker.
+	selfish := c.selfStart.MatchString(s) || subjectlessEN.MatchString(s)
 
 	if !zh {
 		if selfish {
@@ -529,7 +531,10 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 }
 
 // workTalk marks a sentence about where someone works.
-var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|job|employ\w*|company|employer|quit|left|joined)\b`)
+var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
+
+// subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
+var subjectlessEN = regexp.MustCompile(`(?i)^(?:just\s+|finally\s+|recently\s+)?(?:switched|moved|relocated|started|joined|bought|got|quit|left|adopted|signed up)\b`)
 
 var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
 
@@ -826,6 +831,10 @@ func (o *Offline) habitKey(s string) string {
 			}
 			before := s[:strings.Index(s, cl)+loc[0]]
 			me := strings.LastIndex(before, "我")
+			if me < 0 && !strings.ContainsAny(s, "我他她它你您") && !c.relAnyZH.MatchString("我"+s) {
+				// No one named at all: Chinese dropped the speaker as subject.
+				me = 0
+			}
 			if me < 0 || c.relAnyZH.MatchString(before[me:]) || strings.ContainsAny(before[me:], "他她它") {
 				continue
 			}
@@ -843,6 +852,10 @@ func (o *Offline) habitKey(s string) string {
 	}
 	verb := m[1] + m[3] + m[5]
 	obj := m[2] + m[4] + m[6]
+	if f := strings.Fields(verb); len(f) == 2 {
+		// "gave up my guitar lessons": the determiner is not the thing.
+		verb = f[1]
+	}
 	if v := strings.ToLower(verb); v == "go" || v == "went" {
 		if f := strings.Fields(obj); len(f) > 0 && strings.HasSuffix(f[0], "ing") {
 			verb, obj = f[0], strings.Join(f[1:], " ")
@@ -859,7 +872,11 @@ func (o *Offline) habitKey(s string) string {
 		case "a", "an", "the", "my", "our", "some", "any", "more", "much":
 			continue
 		case "to", "every", "each", "on", "in", "at", "with", "for", "before", "after", "anymore", "now", "again",
-			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but":
+			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but",
+			// A quantity or a time is not the thing done ("smoke about half a pack", "quit three weeks ago").
+			"about", "around", "like", "roughly", "nearly", "almost", "half", "over", "up", "once", "twice", "one", "two",
+			"three", "four", "five", "six", "few", "couple", "last", "next", "ago", "years", "months", "weeks", "days",
+			"cold", "altogether", "completely", "entirely", "recently", "finally", "already", "yesterday", "today":
 		default:
 			key += "." + slugify(strings.TrimSuffix(w, "s"))
 		}
@@ -870,10 +887,10 @@ func (o *Offline) habitKey(s string) string {
 
 var (
 	negatedHabit = regexp.MustCompile(`不|没|别|\b(?:no|not|don't|never|stopped|quit|can't|cannot|won't|anymore)\b`)
-	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了`)
+	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了|不能再?|不会再|没法再`)
 	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
 	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
-	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,3}?)\s+(?:every|each)\s+(?:day|morning|evening|night|week|weekend|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+)?(?:stopped|quit|gave up)\s+([a-z]+ing)((?:\s+[a-z'-]+){0,2})`)
+	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,4}?)\s+(?:every|each|a|per)\s+(?:day|morning|evening|night|week|weekend|month|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+|had\s+)?(?:stopped|quit|gave up|given up)\s+(?:on\s+)?((?:my\s+|the\s+|our\s+)?[a-z]+)((?:\s+[a-z'-]+){0,2})`)
 )
 
 // verbStem is the base of an English verb or gerund, enough to meet its other forms

@@ -80,9 +80,9 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit|gave up)\s+\w+ing\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
+			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -235,13 +235,45 @@ func (l *lexicon) sentenceSignals(s string) []string {
 	}
 	// Any reference time will do: only the presence of a date expression matters here.
 	dated := len(l.temporal.Find(s, time.Time{})) > 0
-	if l.stateCue.MatchString(lower) && dated {
+	if l.stateCue.MatchString(lower) && (dated || stayDays(lower) > 0) {
 		out = append(out, SignalTemporaryState)
 	}
 	if (dated || absDate.MatchString(s) || dayName.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
 		out = append(out, SignalPlan)
 	}
 	return out
+}
+
+// stay is a short span from now that a state lasts ("for the next few days", "这几天"):
+// told with one, being somewhere is a stay, not where the speaker lives.
+var (
+	stayEN = regexp.MustCompile(`\b(?:for|over)\s+(?:the\s+)?(?:next|coming)\s+(?:few|couple(?:\s+of)?|(\d|two|three|four|five))\s+days\b|\bfor\s+(?:a|the)\s+(?:few|couple(?:\s+of)?)\s+days\b|\bfor\s+(\d|two|three|four|five)\s+days\b`)
+	stayZH = regexp.MustCompile(`这几天|这两天|这些天|最近几天|未来几天|接下来几天|这(?:三|四|五)天`)
+)
+
+// stayDays is how many days a stay s names lasts (a few: three), or 0 for none.
+func stayDays(lower string) int {
+	if stayZH.MatchString(lower) {
+		return 3
+	}
+	m := stayEN.FindStringSubmatch(lower)
+	if m == nil {
+		return 0
+	}
+	switch n := m[1] + m[2]; n {
+	case "":
+		return 3
+	case "two":
+		return 2
+	case "three":
+		return 3
+	case "four":
+		return 4
+	case "five":
+		return 5
+	default:
+		return int(n[0] - '0')
+	}
 }
 
 // statement turns a polite request into its content ("can you remember that …?" →
@@ -256,11 +288,24 @@ func (l *lexicon) statement(s string) (string, bool) {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""
 	}
-	if isQuestion(s) {
+	if isQuestion(s) || l.hypothetical(s) {
 		return "", false
 	}
 	return s, s != ""
 }
+
+// hypothetical reports a sentence about a world that is not the speaker's: a condition
+// on the speaker ("if I ever …", "要是以后…") whose main clause is a wish or a would ("I'd
+// want …", "我想…"). It states nothing that holds. A condition that sets a rule ("if the
+// build fails, page me") is an instruction, not a hypothetical.
+func (l *lexicon) hypothetical(s string) bool {
+	return hypotheticalEN.MatchString(s) || hypotheticalZH.MatchString(s)
+}
+
+var (
+	hypotheticalEN = regexp.MustCompile(`(?i)^(?:\w+,\s*)?(?:if|suppose|supposing|imagine|say)\s+(?:i|we)\b[^,;]{0,80},\s*(?:then\s+)?(?:i|we)(?:'d|\s+would|\s+might|\s+could|\s+will|'ll)\b|(?i)^(?:\w+,\s*)?if\s+(?:i|we)\s+(?:ever|were|was|had|won|could|someday|one day)\b|(?i)^(?:i|we)(?:'d|\s+would)\s+(?:love|like|want)\s+to\b[^.]*\bif\s+(?:i|we)\s+(?:ever|were|had|could)\b`)
+	hypotheticalZH = regexp.MustCompile(`^(?:要是|如果|假如|假设|万一|哪天|等)(?:我|以后|将来|有一天|哪天)?[^，,。]{0,20}[，,][^。]*?(?:我)?(?:想|会|就要|打算|希望)`)
+)
 
 func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
 
@@ -374,6 +419,30 @@ func (l *lexicon) dropDenied(s string) string {
 var (
 	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?[\w:./' -]{1,24}[.!]?$`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
+)
+
+// correctedValue is the value a correction says was wrong ("it's Jayden, not Jaden" →
+// Jaden, "不是叫小雅，是叫小娅" → 小雅), or "" when s corrects nothing. Only a short value
+// (a name, a word) is returned: a longer one is a clause, not a value.
+func correctedValue(s string) string {
+	var v string
+	if hasHan(s) {
+		if m := correctedValueZH.FindStringSubmatch(s); m != nil {
+			v = m[1]
+		}
+	} else if m := correctedValueEN.FindStringSubmatch(s); m != nil {
+		v = m[1] + m[2]
+	}
+	v = strings.Trim(strings.TrimSpace(v), `"'“”‘’`)
+	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) {
+		return ""
+	}
+	return v
+}
+
+var (
+	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
+	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
 )
 
 // dropCorrected removes from a correction the value it replaces.

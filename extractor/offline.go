@@ -227,7 +227,7 @@ func firstNonEmpty(a, b string) string {
 // episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	var story []string
+	var story, corrected []string
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
@@ -236,6 +236,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		s = restoreSubjectZH(s)
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
+		}
+		if v := correctedValue(s); v != "" {
+			corrected = append(corrected, v)
 		}
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
@@ -252,9 +255,11 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// that may change, the whole sentence is superseded with that value; only
 			// what is stable goes into the story.
 			if i := changeable(ds); i >= 0 {
+				// One memory per slot: the detail takes the place of the rule's memory,
+				// so that a later value of the slot supersedes all of it at once.
 				d := o.draft(rest, t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
-				d.key, d.expire = ds[i].key, ds[i].expire
-				out = append(out, d)
+				j := len(out) - len(ds) + i
+				out[j].content, out[j].rule = d.content, "clause+detail"
 				continue
 			}
 		}
@@ -262,6 +267,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	}
 	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)
+	}
+	if len(corrected) > 0 {
+		// The value a correction replaces: the resolver retires the memory that holds it.
+		for i := range out {
+			if out[i].meta == nil {
+				out[i].meta = map[string]any{}
+			}
+			out[i].meta["corrects"] = corrected[0]
+		}
 	}
 	return out
 }
@@ -376,6 +390,10 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 			u := m.Until
 			return &u
 		}
+	}
+	if n := stayDays(lowerText(s)); n > 0 {
+		u := ref.AddDate(0, 0, n)
+		return &u
 	}
 	return nil
 }

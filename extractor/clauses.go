@@ -41,6 +41,7 @@ type clauseRules struct {
 	atNowEN                                      *regexp.Regexp
 	petCountZH, petListEN, ownZH                 *regexp.Regexp
 	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
+	procBeforeImpEN, likeZH, favEN               *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -126,6 +127,12 @@ func newClauseRules() *clauseRules {
 		ownZH: re(`我(?:家)?(?:有|买了|新买了|刚买了)(?:一|两)?(辆|台|部|套|架)([^，。,.!！；;]{1,10})`),
 		// "Before every deploy we run the smoke tests": a routine without a comma.
 		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
+		// "Before any release, bump the version": a routine told as an order.
+		procBeforeImpEN: re(`(?i:^\s*before\s+)((?i:every|each|any|a|an)\s+[^,.;!?]{3,60}?)\s*,\s*((?i:[a-z]+)\s[^.;!?]{3,100})`),
+		// "周末最喜欢去钓鱼": a liking of a thing to do, in its thing's slot.
+		likeZH: re(`(?:最|很|特别|超|非常|挺|真)?(?:喜欢|爱|迷上了|爱上了)(?:去|玩|打|看|听|做|弹|练)?(\p{Han}{2,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		// "Pottery classes are my favourite part of the week": a favourite thing.
+		favEN: re(`(?i)^(?:the\s+)?([a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:is|are)\s+(?:definitely\s+|really\s+|still\s+)?(?:my|our)\s+(?:absolute\s+|all-time\s+)?favou?rite\b`),
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
 		// "I just joined Initrode": a new employer.
@@ -175,7 +182,7 @@ func (c *clauseRules) matchAny(s string) bool {
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
 		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
 		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
-		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN} {
+		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN, c.procBeforeImpEN} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -696,7 +703,13 @@ func (o *Offline) objectKey(s string) string {
 	if m := c.tasteZH.FindStringSubmatch(s); m != nil {
 		return "taste." + m[1]
 	}
+	if m := c.likeZH.FindStringSubmatch(s); m != nil && hasHan(s) {
+		return "taste." + m[1]
+	}
 	m := c.tasteEN.FindStringSubmatch(s)
+	if m == nil {
+		m = c.favEN.FindStringSubmatch(s)
+	}
 	if m == nil {
 		if m = c.noMoreEN.FindStringSubmatch(s); m == nil {
 			if m = intoEN.FindStringSubmatch(s); m == nil {
@@ -748,7 +761,8 @@ func (o *Offline) objectKey(s string) string {
 	}
 	head := words[len(words)-1]
 	switch head {
-	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing":
+	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing",
+		"class", "classe", "lesson", "session", "club", "team", "practice":
 		if len(words) > 1 {
 			head = words[0]
 		}
@@ -838,11 +852,16 @@ func (o *Offline) habitKey(s string) string {
 			if me < 0 || c.relAnyZH.MatchString(before[me:]) || strings.ContainsAny(before[me:], "他她它") {
 				continue
 			}
-			rs := []rune(strings.TrimRight(cl, "了啦呢吧啊呀 "))
-			if len(rs) < 2 || !unicode.Is(unicode.Han, rs[len(rs)-1]) || !unicode.Is(unicode.Han, rs[len(rs)-2]) {
+			// The thing is what follows the habit word ("经常去爬山"), or, when nothing
+			// does ("钓鱼不再去了"), the topic before it.
+			after := []rune(strings.Trim(strings.TrimRight(cl[loc[1]:], "了啦呢吧啊呀 "), "去来再做玩"))
+			if !twoHan(after) {
+				after = []rune(strings.TrimRight(cl[:loc[0]], "也都就还 "))
+			}
+			if !twoHan(after) {
 				continue
 			}
-			return "habit." + string(rs[len(rs)-2:])
+			return "habit." + string(after[len(after)-2:])
 		}
 		return ""
 	}
@@ -876,13 +895,18 @@ func (o *Offline) habitKey(s string) string {
 			// A quantity or a time is not the thing done ("smoke about half a pack", "quit three weeks ago").
 			"about", "around", "like", "roughly", "nearly", "almost", "half", "over", "up", "once", "twice", "one", "two",
 			"three", "four", "five", "six", "few", "couple", "last", "next", "ago", "years", "months", "weeks", "days",
-			"cold", "altogether", "completely", "entirely", "recently", "finally", "already", "yesterday", "today":
+			"cold", "altogether", "completely", "entirely", "recently", "finally", "already", "yesterday", "today", "while":
 		default:
 			key += "." + slugify(strings.TrimSuffix(w, "s"))
 		}
 		break
 	}
 	return key
+}
+
+// twoHan reports rs ending in two Han characters.
+func twoHan(rs []rune) bool {
+	return len(rs) >= 2 && unicode.Is(unicode.Han, rs[len(rs)-1]) && unicode.Is(unicode.Han, rs[len(rs)-2])
 }
 
 var (
@@ -949,6 +973,10 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
+	if m := c.procBeforeImpEN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) && !c.procBefore3EN.MatchString(s) && orderVerb(m[2]) {
+		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+	}
 	if m := c.procBefore2EN.FindStringSubmatch(s); m != nil {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + o.pronounsEN(m[1], true) + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
@@ -962,6 +990,18 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{content: "The user's steps: " + o.pronounsEN(lowerFirst(trimEnd(s)), true), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
 	return fact{}, false
+}
+
+// orderVerb reports a clause that opens with a verb, as an order does ("run the tests"),
+// rather than with a subject ("I get nervous", "the office closes").
+func orderVerb(s string) bool {
+	w := strings.ToLower(strings.Fields(s)[0])
+	switch w {
+	case "i", "we", "you", "he", "she", "they", "it", "there", "the", "a", "an", "my", "our", "this", "that", "i'm", "we're",
+		"it's", "everyone", "someone", "nobody", "people", "is", "was", "are", "were":
+		return false
+	}
+	return !strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "'s")
 }
 
 func firstWords(s string, n int) string {
@@ -1040,7 +1080,14 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		}
 		switch d.cat {
 		case memory.CatPreference, memory.CatConstraint:
-			d.key = o.objectKey(s)
+			if d.rule == "revision" {
+				// A revision is keyed by what it gives up ("不再去钓鱼了，迷上了羽毛球"):
+				// that is the slot whose old value it replaces.
+				d.key = o.habitKey(s)
+			}
+			if d.key == "" {
+				d.key = o.objectKey(s)
+			}
 		}
 		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.planKey(s, ref)
@@ -1108,6 +1155,10 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 	content := strings.Join(parts, sep)
 	d := draft{typ: memory.Episodic, cat: memory.CatEvent, content: o.finish(content, ref), importance: impEvent,
 		confidence: confEvent, rule: "event", meta: map[string]any{}}
+	if len(story) == 1 && !zh && presentSelfEN.MatchString(o.clean(story[0])) && !o.lex.event.MatchString(lowerText(story[0])) {
+		// What the speaker does as a rule is a standing fact: a later change can replace it.
+		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "self", impState
+	}
 	d.expire = o.expiry(strings.Join(story, " "), ref)
 	return d, true
 }
@@ -1116,7 +1167,8 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 // happy."): an event, plan or possession of the speaker, a date, or a long enough account.
 func (o *Offline) newsworthy(story []string, ref time.Time) bool {
 	s := strings.Join(story, " ")
-	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 {
+	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 ||
+		(len(story) == 1 && presentSelfEN.MatchString(o.clean(s))) {
 		return true
 	}
 	han := 0

@@ -80,9 +80,9 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
+			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|`+`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -395,6 +395,22 @@ func (l *lexicon) aboutSelf(s string) bool {
 // anymore", "I no longer work at Initrode", "我已经不在厦门了", "不再住宿舍".
 var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]*\b(?:anymore|any more|any longer)\b|\b(?:left|quit)\b|不再|已经不|不在[^，,；;。]*了|离开了|离职`)
 
+// presentSelfEN is the speaker telling what they do as a rule ("I work night shifts at …",
+// "I bank with …"): a standing fact, not an event.
+var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing)\b`)
+
+// negatedHaveEN is a clause that says what the speaker does not have ("I don't have a dog,
+// but …"): nothing to remember, and told on it would read as a possession.
+var negatedHaveEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:don't|do not|didn't|did not|never)\s+(?:have|own|keep|got|had)\s+(?:a|an|any)\b[^,;]*(?:[,;]\s*(?:but\s+)?|$)`)
+
+// dropNegatedHave removes a leading clause of what the speaker does not have.
+func dropNegatedHave(s string) string {
+	if loc := negatedHaveEN.FindStringIndex(s); loc != nil {
+		return upperFirst(strings.TrimSpace(s[loc[1]:]))
+	}
+	return s
+}
+
 // dropDenied removes from s its clauses that deny a former state, and returns the rest
 // ("" when nothing else is said).
 func (l *lexicon) dropDenied(s string) string {
@@ -502,4 +518,111 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
 		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
 	}
+}
+
+// Clauses of a long sentence and whose they are. A chatty turn strings together what
+// happened to everyone ("the printer jammed, my neighbour's dog barked all night, anyway I
+// signed up for …"): what the speaker says about themselves is the part to remember.
+var (
+	// otherSubjectEN opens a clause whose subject is someone else's: a possessive chain
+	// ("my neighbour's son", "Raj's cousin"), a colleague or a neighbour, or a noun phrase
+	// with an article ("the elevator").
+	otherSubjectEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|plus|then|apparently|meanwhile|oh|well|anyway|honestly)[,]?\s+)*(?:(?:my|our)\s+(?:\w+\s+)?(?:neighbou?rs?|co-?workers?|colleagues?|roommates?|boss|classmates?|landlord|landlady|acquaintances?)\b|(?:my|our)\s+[\w-]+'s\b|\p{Lu}[\p{L}-]+'s\s+\w+|(?:the|a|an|this|that|some|his|her|their)\s+[\w-]+)`)
+	// otherSubjectZH opens a clause about a colleague, a neighbour or a friend of the speaker.
+	otherSubjectZH = regexp.MustCompile(`^(?:我(?:的)?)?(?:同事|邻居|室友|同学|朋友|房东|老板|领导|上司)`)
+	clauseMarks    = ",;:，、；：—–"
+)
+
+// minChattyClauses is how many clauses make a sentence long enough to be told in parts.
+const minChattyClauses = 3
+
+// speakerPart keeps, of a sentence of several clauses, those about the speaker: in the
+// first person (a colleague's or a neighbour's doings are not), stating a fact a rule
+// knows, or going on about a clause kept. A shorter sentence is returned whole; so is one
+// where no clause is the speaker's (its rules decide).
+func (l *lexicon) speakerPart(s string) string {
+	var parts []string
+	start := 0
+	for i, r := range s {
+		if strings.ContainsRune(clauseMarks, r) {
+			parts = append(parts, s[start:i])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	parts = append(parts, s[start:])
+	zh := hasHan(s)
+	// A part too short to hold a subject and a verb ("My wife", "Ingrid", "anyway") is
+	// an apposition or a lead: it belongs to the part after it.
+	var merged []string
+	carry := ""
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if carry != "" {
+			p = carry + ", " + p
+			carry = ""
+		}
+		short := len(strings.Fields(p)) < 3
+		if zh {
+			short = utf8.RuneCountInString(p) < 4
+		}
+		if short && i+1 < len(parts) {
+			carry = p
+			continue
+		}
+		merged = append(merged, p)
+	}
+	parts = merged
+	if len(parts) < minChattyClauses {
+		return s
+	}
+	var kept []string
+	prevKept := false
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		lower := lowerText(p)
+		keep := false
+		switch {
+		case zh:
+			// Chinese drops a subject it keeps: a clause without one goes on about the
+			// subject before it.
+			other := otherSubjectZH.MatchString(p) || strings.ContainsAny(string([]rune(p)[0]), "他她它")
+			keep = (l.firstPerson.MatchString(lower) && !other) || speakerClauseZH(p) || (prevKept && !other)
+		default:
+			// English names each clause's subject: only one that is someone or something
+			// else's ("the elevator was broken", "Raj's cousin bought …") is dropped.
+			keep = !otherSubjectEN.MatchString(p) || l.identityFact(p) || l.clauses.matchAny(p)
+		}
+		if keep {
+			kept = append(kept, p)
+		}
+		prevKept = keep
+	}
+	if len(kept) == 0 {
+		return s
+	}
+	if zh {
+		return strings.Join(kept, "，")
+	}
+	return strings.Join(kept, ", ")
+}
+
+// aboutOthers reports a sentence whose subject is someone else the speaker knows ("my
+// neighbour's son got into …", "我同事小陈最近迷上了…") and that says nothing of the speaker
+// after it: news of other people, not a fact about the speaker.
+func (l *lexicon) aboutOthers(s string) bool {
+	if hasHan(s) {
+		if !otherSubjectZH.MatchString(s) {
+			return false
+		}
+		rest := otherSubjectZH.ReplaceAllString(s, "")
+		return !strings.ContainsAny(rest, "我咱")
+	}
+	loc := otherSubjectEN.FindStringIndex(s)
+	if loc == nil || !strings.HasPrefix(strings.ToLower(strings.TrimLeft(s[loc[0]:], " ")), "my") && !strings.Contains(s[:loc[1]], "'s") {
+		return false
+	}
+	return !l.firstPerson.MatchString(lowerText(s[loc[1]:]))
 }

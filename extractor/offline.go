@@ -82,7 +82,7 @@ func NewOffline() *Offline {
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
 		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that)(?:[,:!]\s*|\s+))+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:       re(`(?i)^let's\s+`),
@@ -233,12 +233,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if !ok {
 			continue
 		}
-		s = restoreSubjectZH(s)
-		if o.lex.aboutListener(o.clean(s)) {
-			continue
-		}
 		if v := correctedValue(s); v != "" {
 			corrected = append(corrected, v)
+		}
+		s = dropNegatedHave(o.lex.speakerPart(restoreSubjectZH(s)))
+		if s == "" {
+			continue
+		}
+		if o.lex.aboutListener(o.clean(s)) {
+			continue
 		}
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
@@ -263,7 +266,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 				continue
 			}
 		}
-		story = append(story, s)
+		if !o.lex.aboutOthers(o.clean(s)) {
+			story = append(story, s)
+		}
 	}
 	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)

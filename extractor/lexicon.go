@@ -99,7 +99,7 @@ func newLexicon() *lexicon {
 		},
 		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),
 			excludes: []string{"feel free", "free to"}},
-		stateCue:    re(`出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
+		stateCue:    re(`(?:这几天|这两天|这些天|最近几天|接下来几天)(?:都|人)?在|出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
 		firstPerson: re(`我|咱|\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b`),
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
@@ -299,12 +299,19 @@ func (l *lexicon) statement(s string) (string, bool) {
 // want …", "我想…"). It states nothing that holds. A condition that sets a rule ("if the
 // build fails, page me") is an instruction, not a hypothetical.
 func (l *lexicon) hypothetical(s string) bool {
-	return hypotheticalEN.MatchString(s) || hypotheticalZH.MatchString(s)
+	if hypotheticalEN.MatchString(s) {
+		return true
+	}
+	loc := hypotheticalZH.FindStringIndex(s)
+	return loc != nil && !ruleAfterZH.MatchString(s[loc[1]:]) && !ruleAfterZH.MatchString(s[:loc[1]])
 }
 
 var (
 	hypotheticalEN = regexp.MustCompile(`(?i)^(?:\w+,\s*)?(?:if|suppose|supposing|imagine|say)\s+(?:i|we)\b[^,;]{0,80},\s*(?:then\s+)?(?:i|we)(?:'d|\s+would|\s+might|\s+could|\s+will|'ll)\b|(?i)^(?:\w+,\s*)?if\s+(?:i|we)\s+(?:ever|were|was|had|won|could|someday|one day)\b|(?i)^(?:i|we)(?:'d|\s+would)\s+(?:love|like|want)\s+to\b[^.]*\bif\s+(?:i|we)\s+(?:ever|were|had|could)\b`)
-	hypotheticalZH = regexp.MustCompile(`^(?:要是|如果|假如|假设|万一|哪天|等)(?:我|以后|将来|有一天|哪天)?[^，,。]{0,20}[，,][^。]*?(?:我)?(?:想|会|就要|打算|希望)`)
+	hypotheticalZH = regexp.MustCompile(`^(?:要是|如果|假如|假设|万一|哪天|等到?)(?:我|以后|将来|有一天|哪天)?[^，,。]{0,20}[，,][^。]*?(?:我)?(?:想|会|就|打算|希望)`)
+	// ruleAfterZH marks a condition that sets a rule or names a failure ("如果下雨就别…",
+	// "要是部署失败，先回滚"): an instruction, not a hypothetical.
+	ruleAfterZH = regexp.MustCompile(`别|不要|不能|千万|记得|提醒|请|帮我|告诉我|通知我|先|失败|报错|出错|超时|挂了`)
 )
 
 func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }

@@ -233,6 +233,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if !ok {
 			continue
 		}
+		orig := s
 		if v := correctedValue(s); v != "" {
 			corrected = append(corrected, v)
 		}
@@ -243,9 +244,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}
+		fixes := correctedValue(orig) != ""
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		if len(ds) == 0 && fixes {
+			// A correction is a fact whatever its wording ("typo before: it's X, not Y"):
+			// the memory that holds the wrong value must meet it.
+			ds = []draft{o.draft(s, t.OccurredAt, memory.Semantic, memory.CatFact, "correction", impIdentity, confExplicit)}
+		}
 		if len(ds) > 0 {
 			out = append(out, ds...)
 			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
@@ -1134,7 +1141,7 @@ func newTopicLexicon() topicLexicon {
 		}),
 		drinks: slugRules([][2]string{
 			{`奶茶|\bbubble tea\b|\bboba\b`, "milk_tea"},
-			{`咖啡|拿铁|美式|\bcoffee\b|\blatte\b|\bespresso\b|\bcappuccino\b`, "coffee"},
+			{`咖啡|拿铁|美式|\bcoffee\b|\blattes?\b|\bespressos?\b|\bcappuccinos?\b|\bflat whites?\b|\bamericanos?\b|\bmacchiatos?\b|\bcortados?\b`, "coffee"},
 			{`茶|\btea\b`, "tea"},
 			{`啤酒|红酒|白酒|喝酒|葡萄酒|\bbeer\b|\bwine\b|\balcohol\b|\bcocktails?\b`, "alcohol"},
 		}),

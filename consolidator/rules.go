@@ -267,7 +267,7 @@ var enNegPhrase = regexp.MustCompile(`\bno longer\b|\bnot any ?more\b`)
 var enGiveUp = regexp.MustCompile(`\b(?:gave|given|give|giving) up\b|\bcut out\b`)
 
 // correctedValue is the value a correction says was wrong (the extractor's "corrects"
-// metadata: "it's Jayden, not Jaden" → Jaden), or "".
+// metadata: "it's Mira, not Myra" → Myra), or "".
 func correctedValue(c memory.Candidate) string {
 	v, _ := c.Metadata["corrects"].(string)
 	return strings.TrimSpace(v)

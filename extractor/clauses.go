@@ -129,9 +129,9 @@ func newClauseRules() *clauseRules {
 		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
 		// "Before any release, bump the version": a routine told as an order.
 		procBeforeImpEN: re(`(?i:^\s*before\s+)((?i:every|each|any|a|an)\s+[^,.;!?]{3,60}?)\s*,\s*((?i:[a-z]+)\s[^.;!?]{3,100})`),
-		// "周末最喜欢去钓鱼": a liking of a thing to do, in its thing's slot.
+		// "平时最喜欢去滑雪": a liking of a thing to do, in its thing's slot.
 		likeZH: re(`(?:最|很|特别|超|非常|挺|真)?(?:喜欢|爱|迷上了|爱上了)(?:去|玩|打|看|听|做|弹|练)?(\p{Han}{2,4}?)(?:了|$|，|。|,|\.|!|！)`),
-		// "Pottery classes are my favourite part of the week": a favourite thing.
+		// "Sushi nights are my favourite treat": a favourite thing.
 		favEN: re(`(?i)^(?:the\s+)?([a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:is|are)\s+(?:definitely\s+|really\s+|still\s+)?(?:my|our)\s+(?:absolute\s+|all-time\s+)?favou?rite\b`),
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
@@ -853,7 +853,7 @@ func (o *Offline) habitKey(s string) string {
 				continue
 			}
 			// The thing is what follows the habit word ("经常去爬山"), or, when nothing
-			// does ("钓鱼不再去了"), the topic before it.
+			// does ("滑雪不再去了"), the topic before it.
 			after := []rune(strings.Trim(strings.TrimRight(cl[loc[1]:], "了啦呢吧啊呀 "), "去来再做玩"))
 			if !twoHan(after) {
 				after = []rune(strings.TrimRight(cl[:loc[0]], "也都就还 "))
@@ -1081,7 +1081,7 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		switch d.cat {
 		case memory.CatPreference, memory.CatConstraint:
 			if d.rule == "revision" {
-				// A revision is keyed by what it gives up ("不再去钓鱼了，迷上了羽毛球"):
+				// A revision is keyed by what it gives up ("滑雪不去了，改学潜水"):
 				// that is the slot whose old value it replaces.
 				d.key = o.habitKey(s)
 			}

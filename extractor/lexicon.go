@@ -444,8 +444,8 @@ var (
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
 )
 
-// correctedValue is the value a correction says was wrong ("it's Jayden, not Jaden" →
-// Jaden, "不是叫小雅，是叫小娅" → 小雅), or "" when s corrects nothing. Only a short value
+// correctedValue is the value a correction says was wrong ("it's Mira, not Myra" →
+// Myra, "不是叫阿梅，是叫阿玫" → 阿梅), or "" when s corrects nothing. Only a short value
 // (a name, a word) is returned: a longer one is a clause, not a value.
 func correctedValue(s string) string {
 	var v string
@@ -528,20 +528,30 @@ func newIdentRules() []identRule {
 }
 
 // Clauses of a long sentence and whose they are. A chatty turn strings together what
-// happened to everyone ("the printer jammed, my neighbour's dog barked all night, anyway I
+// happened to everyone ("the train was late, my flatmate's cat got stuck on the roof, anyway I
 // signed up for …"): what the speaker says about themselves is the part to remember.
 var (
 	// otherSubjectEN opens a clause whose subject is someone else's: a possessive chain
-	// ("my neighbour's son", "Raj's cousin"), a colleague or a neighbour, or a noun phrase
-	// with an article ("the elevator").
+	// ("my flatmate's brother", "Ana's uncle"), a colleague or a neighbour, or a noun phrase
+	// with an article ("the bus").
 	otherSubjectEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|plus|then|apparently|meanwhile|oh|well|anyway|honestly)[,]?\s+)*(?:(?:my|our)\s+(?:\w+\s+)?(?:neighbou?rs?|co-?workers?|colleagues?|roommates?|boss|classmates?|landlord|landlady|acquaintances?)\b|(?:my|our)\s+[\w-]+'s\b|\p{Lu}[\p{L}-]+'s\s+\w+|(?:the|a|an|this|that|some|his|her|their)\s+[\w-]+)`)
+	// otherPeopleEN opens a sentence about a colleague's, a neighbour's or a flatmate's
+	// doings: people around the speaker whose news is not the speaker's.
+	otherPeopleEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|plus|then|apparently|meanwhile|oh|well|anyway|honestly)[,]?\s+)*(?:my|our)\s+(?:\w+\s+)?(?:neighbou?rs?|co-?workers?|colleagues?|roommates?|flatmates?|boss|classmates?|landlord|landlady|acquaintances?)\b`)
 	// otherSubjectZH opens a clause about a colleague, a neighbour or a friend of the speaker.
 	otherSubjectZH = regexp.MustCompile(`^(?:我(?:的)?)?(?:同事|邻居|室友|同学|朋友|房东|老板|领导|上司)`)
 	clauseMarks    = ",;:，、；：—–"
 )
 
 // minChattyClauses is how many clauses make a sentence long enough to be told in parts.
-const minChattyClauses = 3
+// English names every clause's subject, so a sentence about others alone is caught whole
+// (aboutOthers); a remark between two of the speaker's clauses costs little. Chosen on the
+// LoCoMo dev conversations (conv-26, conv-30): three clauses there cut descriptions
+// ("the colours were amazing") that observations hold.
+const (
+	minChattyClauses   = 3
+	minChattyClausesEN = 4
+)
 
 // speakerPart keeps, of a sentence of several clauses, those about the speaker: in the
 // first person (a colleague's or a neighbour's doings are not), stating a fact a rule
@@ -579,7 +589,7 @@ func (l *lexicon) speakerPart(s string) string {
 		merged = append(merged, p)
 	}
 	parts = merged
-	if len(parts) < minChattyClauses {
+	if len(parts) < minChattyClauses || !zh && len(parts) < minChattyClausesEN {
 		return s
 	}
 	var kept []string
@@ -599,7 +609,7 @@ func (l *lexicon) speakerPart(s string) string {
 			keep = (l.firstPerson.MatchString(lower) && !other) || speakerClauseZH(p) || (prevKept && !other)
 		default:
 			// English names each clause's subject: only one that is someone or something
-			// else's ("the elevator was broken", "Raj's cousin bought …") is dropped.
+			// else's ("the bus was late", "Ana's uncle sold …") is dropped.
 			keep = !otherSubjectEN.MatchString(p) || l.identityFact(p) || l.clauses.matchAny(p)
 		}
 		if keep {
@@ -617,7 +627,7 @@ func (l *lexicon) speakerPart(s string) string {
 }
 
 // aboutOthers reports a sentence whose subject is someone else the speaker knows ("my
-// neighbour's son got into …", "我同事小陈最近迷上了…") and that says nothing of the speaker
+// colleague's wife opened …", "我室友阿凯最近在学…") and that says nothing of the speaker
 // after it: news of other people, not a fact about the speaker.
 func (l *lexicon) aboutOthers(s string) bool {
 	if hasHan(s) {
@@ -627,8 +637,8 @@ func (l *lexicon) aboutOthers(s string) bool {
 		rest := otherSubjectZH.ReplaceAllString(s, "")
 		return !strings.ContainsAny(rest, "我咱")
 	}
-	loc := otherSubjectEN.FindStringIndex(s)
-	if loc == nil || !strings.HasPrefix(strings.ToLower(strings.TrimLeft(s[loc[0]:], " ")), "my") && !strings.Contains(s[:loc[1]], "'s") {
+	loc := otherPeopleEN.FindStringIndex(s)
+	if loc == nil {
 		return false
 	}
 	return !l.firstPerson.MatchString(lowerText(s[loc[1]:]))

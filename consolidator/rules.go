@@ -82,6 +82,8 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	}
 
 	switch {
+	case corrects(c, n.mem):
+		return ruleMatch{relContradiction, why("corrects %q, which the memory holds", correctedValue(c))}
 	case dietRulesOut(c, n.mem):
 		return ruleMatch{relContradiction, why("the diet %s rules out %s", c.Key, n.mem.Key)}
 	case diffKey && sim < cfg.DuplicateSim:
@@ -252,11 +254,54 @@ func features(text string) textFeatures {
 	if f.negative && enNegPhrase.MatchString(strings.ToLower(text)) {
 		f.change = true
 	}
+	if enGiveUp.MatchString(strings.ToLower(text)) {
+		f.negative, f.change = true, true
+	}
 	return f
 }
 
 // enNegPhrase marks negations that also announce a change ("no longer").
 var enNegPhrase = regexp.MustCompile(`\bno longer\b|\bnot any ?more\b`)
+
+// enGiveUp is giving something up: a negation and a change at once.
+var enGiveUp = regexp.MustCompile(`\b(?:gave|given|give|giving) up\b|\bcut out\b`)
+
+// correctedValue is the value a correction says was wrong (the extractor's "corrects"
+// metadata: "it's Mira, not Myra" → Myra), or "".
+func correctedValue(c memory.Candidate) string {
+	v, _ := c.Metadata["corrects"].(string)
+	return strings.TrimSpace(v)
+}
+
+// corrects reports a correction c of the value memory m holds: m names the wrong value
+// and c does not repeat it.
+func corrects(c memory.Candidate, m memory.Memory) bool {
+	v := correctedValue(c)
+	return v != "" && holdsValue(m.Content, v) && !holdsValue(c.Content, v)
+}
+
+// holdsValue reports text naming v: as a word in Latin script, as a substring in Han.
+func holdsValue(text, v string) bool {
+	lt, lv := strings.ToLower(text), strings.ToLower(v)
+	for i := strings.Index(lt, lv); i >= 0; {
+		end := i + len(lv)
+		before, _ := utf8.DecodeLastRuneInString(lt[:i])
+		after, _ := utf8.DecodeRuneInString(lt[end:])
+		if unicode.Is(unicode.Han, []rune(lv)[0]) || (!isWordRune(before) && !isWordRune(after)) {
+			return true
+		}
+		j := strings.Index(lt[i+1:], lv)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
 
 func (f *textFeatures) addCJK(tok string) { f.tokens[tok] = struct{}{} }
 
@@ -372,7 +417,7 @@ func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, rule
 	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
-		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) {
+		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) && !corrects(c, n.mem) {
 			continue
 		}
 		m := cfg.relate(c, cf, n, features(n.mem.Content))

@@ -94,3 +94,23 @@ func TestRelate(t *testing.T) {
 		}
 	}
 }
+
+func TestThingSlots(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"taste.coffee", "drink.coffee", true},
+		{"habit.play.squash", "taste.squash", true},
+		{"habit.swim", "habit.swim.laps", false},
+		{"habit.knit", "taste.knit", true},
+		{"taste.coffee", "taste.tea", false},
+		{"user.location", "taste.location", false},
+		{"plan.flight", "plan.flight.oslo", true},
+	} {
+		if got := sameSlot(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameSlot(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}

@@ -25,7 +25,39 @@ func samePlanSlot(a, b string) bool {
 
 // sameSlot reports keys that name the same slot.
 func sameSlot(a, b string) bool {
-	return a != "" && b != "" && (a == b || samePlanSlot(a, b))
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b || samePlanSlot(a, b) {
+		return true
+	}
+	t := thingOf(a)
+	return t != "" && t == thingOf(b)
+}
+
+// thingFamilies are the key prefixes of a stance towards one thing: liking it, drinking
+// it, doing it regularly. "Loves espresso" (taste.coffee), "drinks coffee every morning"
+// (drink.coffee) and "can't drink coffee anymore" are one slot, so that giving a thing up
+// retires the liking or the habit whichever rule told it.
+var thingFamilies = []string{"taste.", "drink.", "food.ingredient.", "food.cuisine.", "habit."}
+
+// thingOf is the thing a stance key is about (its last part, a plural s dropped), or "".
+// habit.<verb>.<object> is about the object, habit.<verb> about the activity itself.
+func thingOf(k string) string {
+	for _, p := range thingFamilies {
+		if !strings.HasPrefix(k, p) {
+			continue
+		}
+		rest := k[len(p):]
+		if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		if len(rest) > 3 {
+			rest = strings.TrimSuffix(rest, "s")
+		}
+		return rest
+	}
+	return ""
 }
 
 // Diets and what they exclude. The classes are of the language (meat and animal words in
@@ -61,6 +93,9 @@ func relatedPrefixes(c memory.Candidate) []string {
 	switch {
 	case c.Key == "food.diet":
 		return []string{"taste.", "food.cuisine.", "food.ingredient."}
+	case thingOf(c.Key) != "":
+		// The other families' keys about the same thing (sameSlot picks them out).
+		return thingFamilies
 	case strings.HasPrefix(c.Key, "plan."):
 		// plan.<kind> or plan.<kind>.<which>: the plans of its kind.
 		parts := strings.SplitN(c.Key, ".", 3)

@@ -75,3 +75,40 @@ func TestRevisionOfANamedThing(t *testing.T) {
 		t.Fatalf("old version is %s", got.Versions[0].Status)
 	}
 }
+
+func TestGivingUpRetiresTheLikingWhateverItsKey(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 4, 6, 9, 0, 0, 0, time.UTC)
+	liking := resolve(t, r, cand("u1", "The user adores salted liquorice", withKey("taste.liquorice"), validFrom(day)), consolidator.KindAdd)
+	other := resolve(t, r, cand("u1", "The user likes rye bread", withKey("taste.rye"), validFrom(day)), consolidator.KindAdd)
+	// The give-up is told as a habit, a different key family about the same thing.
+	quit := resolve(t, r, cand("u1", "The user gave up liquorice for good", withKey("habit.eat.liquorice"), validFrom(day.AddDate(0, 1, 0))),
+		consolidator.KindSupersede)
+	if quit.MemoryID != liking.MemoryID {
+		t.Fatalf("the give-up went to %s, want the liking %s", quit.MemoryID, liking.MemoryID)
+	}
+	if got := detail(t, s, liking.MemoryID); got.Versions[0].Status != memory.StatusSuperseded {
+		t.Fatalf("the liking's old version is %s, want superseded", got.Versions[0].Status)
+	}
+	if got := detail(t, s, other.MemoryID).Memory; got.Status != memory.StatusActive {
+		t.Fatalf("another taste is %s, want active", got.Status)
+	}
+}
+
+func TestCorrectionRetiresTheWrongName(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 4, 6, 9, 0, 0, 0, time.UTC)
+	wrong := resolve(t, r, cand("u1", "The user's goddaughter is named Maren", withKey("relation.goddaughter.name"), validFrom(day)), consolidator.KindAdd)
+	kept := resolve(t, r, cand("u1", "The user plays the cello on Tuesdays", validFrom(day)), consolidator.KindAdd)
+	fix := cand("u1", "The user said the spelling is Marenne", validFrom(day.AddDate(0, 0, 3)))
+	fix.Metadata = map[string]any{"corrects": "Maren"}
+	d := resolve(t, r, fix, consolidator.KindSupersede)
+	if d.MemoryID != wrong.MemoryID {
+		t.Fatalf("the correction went to %s, want %s", d.MemoryID, wrong.MemoryID)
+	}
+	if got := detail(t, s, kept.MemoryID).Memory; got.Status != memory.StatusActive {
+		t.Fatalf("an unrelated memory is %s", got.Status)
+	}
+}

@@ -41,6 +41,7 @@ type clauseRules struct {
 	atNowEN                                      *regexp.Regexp
 	petCountZH, petListEN, ownZH                 *regexp.Regexp
 	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
+	procBeforeImpEN, likeZH, favEN               *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
@@ -73,7 +74,7 @@ func newClauseRules() *clauseRules {
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:       re(`(?i:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
 		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
@@ -90,7 +91,7 @@ func newClauseRules() *clauseRules {
 		petHaveEN:    re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
 		petZH:        re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
 		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
-		deviceEN:     re(`(?i:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceEN:     re(`(?i:(?:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)|^(?:just\s+|finally\s+)?(?:switched (?:over )?to|got|bought))\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
 		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
 		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
 		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
@@ -126,6 +127,12 @@ func newClauseRules() *clauseRules {
 		ownZH: re(`我(?:家)?(?:有|买了|新买了|刚买了)(?:一|两)?(辆|台|部|套|架)([^，。,.!！；;]{1,10})`),
 		// "Before every deploy we run the smoke tests": a routine without a comma.
 		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
+		// "Before any release, bump the version": a routine told as an order.
+		procBeforeImpEN: re(`(?i:^\s*before\s+)((?i:every|each|any|a|an)\s+[^,.;!?]{3,60}?)\s*,\s*((?i:[a-z]+)\s[^.;!?]{3,100})`),
+		// "平时最喜欢去滑雪": a liking of a thing to do, in its thing's slot.
+		likeZH: re(`(?:最|很|特别|超|非常|挺|真)?(?:喜欢|爱|迷上了|爱上了)(?:去|玩|打|看|听|做|弹|练)?(\p{Han}{2,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		// "Sushi nights are my favourite treat": a favourite thing.
+		favEN: re(`(?i)^(?:the\s+)?([a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:is|are)\s+(?:definitely\s+|really\s+|still\s+)?(?:my|our)\s+(?:absolute\s+|all-time\s+)?favou?rite\b`),
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
 		// "I just joined Initrode": a new employer.
@@ -175,7 +182,7 @@ func (c *clauseRules) matchAny(s string) bool {
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
 		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
 		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
-		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN} {
+		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN, c.procBeforeImpEN} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -257,7 +264,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		out = append(out, f)
 	}
 	profile := func(key, content string) { add(fact{key: key, content: content, cat: memory.CatProfile}) }
-	selfish := c.selfStart.MatchString(s)
+	// A user's sentence that opens with its verb ("Switched to …", "Moved to …") dropped
+	// its subject, the speaker.
+	selfish := c.selfStart.MatchString(s) || subjectlessEN.MatchString(s)
 
 	if !zh {
 		if selfish {
@@ -529,7 +538,10 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 }
 
 // workTalk marks a sentence about where someone works.
-var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|job|employ\w*|company|employer|quit|left|joined)\b`)
+var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
+
+// subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
+var subjectlessEN = regexp.MustCompile(`(?i)^(?:just\s+|finally\s+|recently\s+)?(?:switched|moved|relocated|started|joined|bought|got|quit|left|adopted|signed up)\b`)
 
 var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
 
@@ -691,7 +703,13 @@ func (o *Offline) objectKey(s string) string {
 	if m := c.tasteZH.FindStringSubmatch(s); m != nil {
 		return "taste." + m[1]
 	}
+	if m := c.likeZH.FindStringSubmatch(s); m != nil && hasHan(s) {
+		return "taste." + m[1]
+	}
 	m := c.tasteEN.FindStringSubmatch(s)
+	if m == nil {
+		m = c.favEN.FindStringSubmatch(s)
+	}
 	if m == nil {
 		if m = c.noMoreEN.FindStringSubmatch(s); m == nil {
 			if m = intoEN.FindStringSubmatch(s); m == nil {
@@ -743,7 +761,8 @@ func (o *Offline) objectKey(s string) string {
 	}
 	head := words[len(words)-1]
 	switch head {
-	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing":
+	case "food", "dish", "dishe", "cuisine", "music", "movie", "film", "show", "book", "game", "song", "place", "restaurant", "stuff", "thing",
+		"class", "classe", "lesson", "session", "club", "team", "practice":
 		if len(words) > 1 {
 			head = words[0]
 		}
@@ -826,14 +845,23 @@ func (o *Offline) habitKey(s string) string {
 			}
 			before := s[:strings.Index(s, cl)+loc[0]]
 			me := strings.LastIndex(before, "我")
+			if me < 0 && !strings.ContainsAny(s, "我他她它你您") && !c.relAnyZH.MatchString("我"+s) {
+				// No one named at all: Chinese dropped the speaker as subject.
+				me = 0
+			}
 			if me < 0 || c.relAnyZH.MatchString(before[me:]) || strings.ContainsAny(before[me:], "他她它") {
 				continue
 			}
-			rs := []rune(strings.TrimRight(cl, "了啦呢吧啊呀 "))
-			if len(rs) < 2 || !unicode.Is(unicode.Han, rs[len(rs)-1]) || !unicode.Is(unicode.Han, rs[len(rs)-2]) {
+			// The thing is what follows the habit word ("经常去爬山"), or, when nothing
+			// does ("滑雪不再去了"), the topic before it.
+			after := []rune(strings.Trim(strings.TrimRight(cl[loc[1]:], "了啦呢吧啊呀 "), "去来再做玩"))
+			if !twoHan(after) {
+				after = []rune(strings.TrimRight(cl[:loc[0]], "也都就还 "))
+			}
+			if !twoHan(after) {
 				continue
 			}
-			return "habit." + string(rs[len(rs)-2:])
+			return "habit." + string(after[len(after)-2:])
 		}
 		return ""
 	}
@@ -843,6 +871,10 @@ func (o *Offline) habitKey(s string) string {
 	}
 	verb := m[1] + m[3] + m[5]
 	obj := m[2] + m[4] + m[6]
+	if f := strings.Fields(verb); len(f) == 2 {
+		// "gave up my guitar lessons": the determiner is not the thing.
+		verb = f[1]
+	}
 	if v := strings.ToLower(verb); v == "go" || v == "went" {
 		if f := strings.Fields(obj); len(f) > 0 && strings.HasSuffix(f[0], "ing") {
 			verb, obj = f[0], strings.Join(f[1:], " ")
@@ -859,7 +891,11 @@ func (o *Offline) habitKey(s string) string {
 		case "a", "an", "the", "my", "our", "some", "any", "more", "much":
 			continue
 		case "to", "every", "each", "on", "in", "at", "with", "for", "before", "after", "anymore", "now", "again",
-			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but":
+			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but",
+			// A quantity or a time is not the thing done ("smoke about half a pack", "quit three weeks ago").
+			"about", "around", "like", "roughly", "nearly", "almost", "half", "over", "up", "once", "twice", "one", "two",
+			"three", "four", "five", "six", "few", "couple", "last", "next", "ago", "years", "months", "weeks", "days",
+			"cold", "altogether", "completely", "entirely", "recently", "finally", "already", "yesterday", "today", "while":
 		default:
 			key += "." + slugify(strings.TrimSuffix(w, "s"))
 		}
@@ -868,12 +904,17 @@ func (o *Offline) habitKey(s string) string {
 	return key
 }
 
+// twoHan reports rs ending in two Han characters.
+func twoHan(rs []rune) bool {
+	return len(rs) >= 2 && unicode.Is(unicode.Han, rs[len(rs)-1]) && unicode.Is(unicode.Han, rs[len(rs)-2])
+}
+
 var (
 	negatedHabit = regexp.MustCompile(`不|没|别|\b(?:no|not|don't|never|stopped|quit|can't|cannot|won't|anymore)\b`)
-	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了`)
+	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了|不能再?|不会再|没法再`)
 	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
 	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
-	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,3}?)\s+(?:every|each)\s+(?:day|morning|evening|night|week|weekend|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+)?(?:stopped|quit|gave up)\s+([a-z]+ing)((?:\s+[a-z'-]+){0,2})`)
+	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,4}?)\s+(?:every|each|a|per)\s+(?:day|morning|evening|night|week|weekend|month|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+|had\s+)?(?:stopped|quit|gave up|given up)\s+(?:on\s+)?((?:my\s+|the\s+|our\s+)?[a-z]+)((?:\s+[a-z'-]+){0,2})`)
 )
 
 // verbStem is the base of an English verb or gerund, enough to meet its other forms
@@ -932,6 +973,10 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
+	if m := c.procBeforeImpEN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) && !c.procBefore3EN.MatchString(s) && orderVerb(m[2]) {
+		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
+			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
+	}
 	if m := c.procBefore2EN.FindStringSubmatch(s); m != nil {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + o.pronounsEN(m[1], true) + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
@@ -945,6 +990,18 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{content: "The user's steps: " + o.pronounsEN(lowerFirst(trimEnd(s)), true), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
 	return fact{}, false
+}
+
+// orderVerb reports a clause that opens with a verb, as an order does ("run the tests"),
+// rather than with a subject ("I get nervous", "the office closes").
+func orderVerb(s string) bool {
+	w := strings.ToLower(strings.Fields(s)[0])
+	switch w {
+	case "i", "we", "you", "he", "she", "they", "it", "there", "the", "a", "an", "my", "our", "this", "that", "i'm", "we're",
+		"it's", "everyone", "someone", "nobody", "people", "is", "was", "are", "were":
+		return false
+	}
+	return !strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "'s")
 }
 
 func firstWords(s string, n int) string {
@@ -1023,7 +1080,14 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		}
 		switch d.cat {
 		case memory.CatPreference, memory.CatConstraint:
-			d.key = o.objectKey(s)
+			if d.rule == "revision" {
+				// A revision is keyed by what it gives up ("滑雪不去了，改学潜水"):
+				// that is the slot whose old value it replaces.
+				d.key = o.habitKey(s)
+			}
+			if d.key == "" {
+				d.key = o.objectKey(s)
+			}
 		}
 		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.planKey(s, ref)
@@ -1091,6 +1155,10 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 	content := strings.Join(parts, sep)
 	d := draft{typ: memory.Episodic, cat: memory.CatEvent, content: o.finish(content, ref), importance: impEvent,
 		confidence: confEvent, rule: "event", meta: map[string]any{}}
+	if len(story) == 1 && !zh && presentSelfEN.MatchString(o.clean(story[0])) && !o.lex.event.MatchString(lowerText(story[0])) {
+		// What the speaker does as a rule is a standing fact: a later change can replace it.
+		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "self", impState
+	}
 	d.expire = o.expiry(strings.Join(story, " "), ref)
 	return d, true
 }
@@ -1099,7 +1167,8 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 // happy."): an event, plan or possession of the speaker, a date, or a long enough account.
 func (o *Offline) newsworthy(story []string, ref time.Time) bool {
 	s := strings.Join(story, " ")
-	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 {
+	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 ||
+		(len(story) == 1 && presentSelfEN.MatchString(o.clean(s))) {
 		return true
 	}
 	han := 0

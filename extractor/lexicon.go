@@ -80,9 +80,9 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit|gave up)\s+\w+ing\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:really |also |do |just )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
+			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -99,7 +99,7 @@ func newLexicon() *lexicon {
 		},
 		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),
 			excludes: []string{"feel free", "free to"}},
-		stateCue:    re(`出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
+		stateCue:    re(`(?:这几天|这两天|这些天|最近几天|接下来几天)(?:都|人)?在|出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
 		firstPerson: re(`我|咱|\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b`),
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
@@ -235,13 +235,45 @@ func (l *lexicon) sentenceSignals(s string) []string {
 	}
 	// Any reference time will do: only the presence of a date expression matters here.
 	dated := len(l.temporal.Find(s, time.Time{})) > 0
-	if l.stateCue.MatchString(lower) && dated {
+	if l.stateCue.MatchString(lower) && (dated || stayDays(lower) > 0) {
 		out = append(out, SignalTemporaryState)
 	}
 	if (dated || absDate.MatchString(s) || dayName.MatchString(s)) && (l.clauses.planEN.MatchString(s) || l.clauses.planZH.MatchString(s)) {
 		out = append(out, SignalPlan)
 	}
 	return out
+}
+
+// stay is a short span from now that a state lasts ("for the next few days", "这几天"):
+// told with one, being somewhere is a stay, not where the speaker lives.
+var (
+	stayEN = regexp.MustCompile(`\b(?:for|over)\s+(?:the\s+)?(?:next|coming)\s+(?:few|couple(?:\s+of)?|(\d|two|three|four|five))\s+days\b|\bfor\s+(?:a|the)\s+(?:few|couple(?:\s+of)?)\s+days\b|\bfor\s+(\d|two|three|four|five)\s+days\b`)
+	stayZH = regexp.MustCompile(`这几天|这两天|这些天|最近几天|未来几天|接下来几天|这(?:三|四|五)天`)
+)
+
+// stayDays is how many days a stay s names lasts (a few: three), or 0 for none.
+func stayDays(lower string) int {
+	if stayZH.MatchString(lower) {
+		return 3
+	}
+	m := stayEN.FindStringSubmatch(lower)
+	if m == nil {
+		return 0
+	}
+	switch n := m[1] + m[2]; n {
+	case "":
+		return 3
+	case "two":
+		return 2
+	case "three":
+		return 3
+	case "four":
+		return 4
+	case "five":
+		return 5
+	default:
+		return int(n[0] - '0')
+	}
 }
 
 // statement turns a polite request into its content ("can you remember that …?" →
@@ -256,11 +288,31 @@ func (l *lexicon) statement(s string) (string, bool) {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""
 	}
-	if isQuestion(s) {
+	if isQuestion(s) || l.hypothetical(s) {
 		return "", false
 	}
 	return s, s != ""
 }
+
+// hypothetical reports a sentence about a world that is not the speaker's: a condition
+// on the speaker ("if I ever …", "要是以后…") whose main clause is a wish or a would ("I'd
+// want …", "我想…"). It states nothing that holds. A condition that sets a rule ("if the
+// build fails, page me") is an instruction, not a hypothetical.
+func (l *lexicon) hypothetical(s string) bool {
+	if hypotheticalEN.MatchString(s) {
+		return true
+	}
+	loc := hypotheticalZH.FindStringIndex(s)
+	return loc != nil && !ruleAfterZH.MatchString(s[loc[1]:]) && !ruleAfterZH.MatchString(s[:loc[1]])
+}
+
+var (
+	hypotheticalEN = regexp.MustCompile(`(?i)^(?:\w+,\s*)?(?:if|suppose|supposing|imagine|say)\s+(?:i|we)\b[^,;]{0,80},\s*(?:then\s+)?(?:i|we)(?:'d|\s+would|\s+might|\s+could|\s+will|'ll)\b|(?i)^(?:\w+,\s*)?if\s+(?:i|we)\s+(?:ever|were|was|had|won|could|someday|one day)\b|(?i)^(?:i|we)(?:'d|\s+would)\s+(?:love|like|want)\s+to\b[^.]*\bif\s+(?:i|we)\s+(?:ever|were|had|could)\b`)
+	hypotheticalZH = regexp.MustCompile(`^(?:要是|如果|假如|假设|万一|哪天|等到?)(?:我|以后|将来|有一天|哪天)?[^，,。]{0,20}[，,][^。]*?(?:我)?(?:想|会|就|打算|希望)`)
+	// ruleAfterZH marks a condition that sets a rule or names a failure ("如果下雨就别…",
+	// "要是部署失败，先回滚"): an instruction, not a hypothetical.
+	ruleAfterZH = regexp.MustCompile(`别|不要|不能|千万|记得|提醒|请|帮我|告诉我|通知我|先|失败|报错|出错|超时|挂了`)
+)
 
 func (l *lexicon) taskDone(text string) bool { return l.task.match(lowerText(text)) }
 
@@ -350,6 +402,22 @@ func (l *lexicon) aboutSelf(s string) bool {
 // anymore", "I no longer work at Initrode", "我已经不在厦门了", "不再住宿舍".
 var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]*\b(?:anymore|any more|any longer)\b|\b(?:left|quit)\b|不再|已经不|不在[^，,；;。]*了|离开了|离职`)
 
+// presentSelfEN is the speaker telling what they do as a rule ("I work night shifts at …",
+// "I bank with …"): a standing fact, not an event.
+var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing)\b`)
+
+// negatedHaveEN is a clause that says what the speaker does not have ("I don't have a dog,
+// but …"): nothing to remember, and told on it would read as a possession.
+var negatedHaveEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:don't|do not|didn't|did not|never)\s+(?:have|own|keep|got|had)\s+(?:a|an|any)\b[^,;]*(?:[,;]\s*(?:but\s+)?|$)`)
+
+// dropNegatedHave removes a leading clause of what the speaker does not have.
+func dropNegatedHave(s string) string {
+	if loc := negatedHaveEN.FindStringIndex(s); loc != nil {
+		return upperFirst(strings.TrimSpace(s[loc[1]:]))
+	}
+	return s
+}
+
 // dropDenied removes from s its clauses that deny a former state, and returns the rest
 // ("" when nothing else is said).
 func (l *lexicon) dropDenied(s string) string {
@@ -374,6 +442,30 @@ func (l *lexicon) dropDenied(s string) string {
 var (
 	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?[\w:./' -]{1,24}[.!]?$`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
+)
+
+// correctedValue is the value a correction says was wrong ("it's Mira, not Myra" →
+// Myra, "不是叫阿梅，是叫阿玫" → 阿梅), or "" when s corrects nothing. Only a short value
+// (a name, a word) is returned: a longer one is a clause, not a value.
+func correctedValue(s string) string {
+	var v string
+	if hasHan(s) {
+		if m := correctedValueZH.FindStringSubmatch(s); m != nil {
+			v = m[1]
+		}
+	} else if m := correctedValueEN.FindStringSubmatch(s); m != nil {
+		v = m[1] + m[2]
+	}
+	v = strings.Trim(strings.TrimSpace(v), `"'“”‘’`)
+	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) {
+		return ""
+	}
+	return v
+}
+
+var (
+	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
+	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
 )
 
 // dropCorrected removes from a correction the value it replaces.
@@ -433,4 +525,121 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
 		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
 	}
+}
+
+// Clauses of a long sentence and whose they are. A chatty turn strings together what
+// happened to everyone ("the train was late, my flatmate's cat got stuck on the roof, anyway I
+// signed up for …"): what the speaker says about themselves is the part to remember.
+var (
+	// otherSubjectEN opens a clause whose subject is someone else's: a possessive chain
+	// ("my flatmate's brother", "Ana's uncle"), a colleague or a neighbour, or a noun phrase
+	// with an article ("the bus").
+	otherSubjectEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|plus|then|apparently|meanwhile|oh|well|anyway|honestly)[,]?\s+)*(?:(?:my|our)\s+(?:\w+\s+)?(?:neighbou?rs?|co-?workers?|colleagues?|roommates?|boss|classmates?|landlord|landlady|acquaintances?)\b|(?:my|our)\s+[\w-]+'s\b|\p{Lu}[\p{L}-]+'s\s+\w+|(?:the|a|an|this|that|some|his|her|their)\s+[\w-]+)`)
+	// otherPeopleEN opens a sentence about a colleague's, a neighbour's or a flatmate's
+	// doings: people around the speaker whose news is not the speaker's.
+	otherPeopleEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|plus|then|apparently|meanwhile|oh|well|anyway|honestly)[,]?\s+)*(?:my|our)\s+(?:\w+\s+)?(?:neighbou?rs?|co-?workers?|colleagues?|roommates?|flatmates?|boss|classmates?|landlord|landlady|acquaintances?)\b`)
+	// otherSubjectZH opens a clause about a colleague, a neighbour or a friend of the speaker.
+	otherSubjectZH = regexp.MustCompile(`^(?:我(?:的)?)?(?:同事|邻居|室友|同学|朋友|房东|老板|领导|上司)`)
+	clauseMarks    = ",;:，、；：—–"
+)
+
+// minChattyClauses is how many clauses make a sentence long enough to be told in parts.
+// English names every clause's subject, so a sentence about others alone is caught whole
+// (aboutOthers); a remark between two of the speaker's clauses costs little. Chosen on the
+// LoCoMo dev conversations (conv-26, conv-30): three clauses there cut descriptions
+// ("the colours were amazing") that observations hold.
+const (
+	minChattyClauses   = 3
+	minChattyClausesEN = 4
+)
+
+// speakerPart keeps, of a sentence of several clauses, those about the speaker: in the
+// first person (a colleague's or a neighbour's doings are not), stating a fact a rule
+// knows, or going on about a clause kept. A shorter sentence is returned whole; so is one
+// where no clause is the speaker's (its rules decide).
+func (l *lexicon) speakerPart(s string) string {
+	var parts []string
+	start := 0
+	for i, r := range s {
+		if strings.ContainsRune(clauseMarks, r) {
+			parts = append(parts, s[start:i])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	parts = append(parts, s[start:])
+	zh := hasHan(s)
+	// A part too short to hold a subject and a verb ("My wife", "Ingrid", "anyway") is
+	// an apposition or a lead: it belongs to the part after it.
+	var merged []string
+	carry := ""
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if carry != "" {
+			p = carry + ", " + p
+			carry = ""
+		}
+		short := len(strings.Fields(p)) < 3
+		if zh {
+			short = utf8.RuneCountInString(p) < 4
+		}
+		if short && i+1 < len(parts) {
+			carry = p
+			continue
+		}
+		merged = append(merged, p)
+	}
+	parts = merged
+	if len(parts) < minChattyClauses || !zh && len(parts) < minChattyClausesEN {
+		return s
+	}
+	var kept []string
+	prevKept := false
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		lower := lowerText(p)
+		keep := false
+		switch {
+		case zh:
+			// Chinese drops a subject it keeps: a clause without one goes on about the
+			// subject before it.
+			other := otherSubjectZH.MatchString(p) || strings.ContainsAny(string([]rune(p)[0]), "他她它")
+			keep = (l.firstPerson.MatchString(lower) && !other) || speakerClauseZH(p) || (prevKept && !other)
+		default:
+			// English names each clause's subject: only one that is someone or something
+			// else's ("the bus was late", "Ana's uncle sold …") is dropped.
+			keep = !otherSubjectEN.MatchString(p) || l.identityFact(p) || l.clauses.matchAny(p)
+		}
+		if keep {
+			kept = append(kept, p)
+		}
+		prevKept = keep
+	}
+	if len(kept) == 0 {
+		return s
+	}
+	if zh {
+		return strings.Join(kept, "，")
+	}
+	return strings.Join(kept, ", ")
+}
+
+// aboutOthers reports a sentence whose subject is someone else the speaker knows ("my
+// colleague's wife opened …", "我室友阿凯最近在学…") and that says nothing of the speaker
+// after it: news of other people, not a fact about the speaker.
+func (l *lexicon) aboutOthers(s string) bool {
+	if hasHan(s) {
+		if !otherSubjectZH.MatchString(s) {
+			return false
+		}
+		rest := otherSubjectZH.ReplaceAllString(s, "")
+		return !strings.ContainsAny(rest, "我咱")
+	}
+	loc := otherPeopleEN.FindStringIndex(s)
+	if loc == nil {
+		return false
+	}
+	return !l.firstPerson.MatchString(lowerText(s[loc[1]:]))
 }

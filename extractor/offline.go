@@ -82,7 +82,7 @@ func NewOffline() *Offline {
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
 		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that)(?:[,:!]\s*|\s+))+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:       re(`(?i)^let's\s+`),
@@ -227,19 +227,32 @@ func firstNonEmpty(a, b string) string {
 // episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	var story []string
+	var story, corrected []string
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
 			continue
 		}
-		s = restoreSubjectZH(s)
+		orig := s
+		if v := correctedValue(s); v != "" {
+			corrected = append(corrected, v)
+		}
+		s = dropNegatedHave(o.lex.speakerPart(restoreSubjectZH(s)))
+		if s == "" {
+			continue
+		}
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}
+		fixes := correctedValue(orig) != ""
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		if len(ds) == 0 && fixes {
+			// A correction is a fact whatever its wording ("typo before: it's X, not Y"):
+			// the memory that holds the wrong value must meet it.
+			ds = []draft{o.draft(s, t.OccurredAt, memory.Semantic, memory.CatFact, "correction", impIdentity, confExplicit)}
+		}
 		if len(ds) > 0 {
 			out = append(out, ds...)
 			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
@@ -252,16 +265,29 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// that may change, the whole sentence is superseded with that value; only
 			// what is stable goes into the story.
 			if i := changeable(ds); i >= 0 {
+				// One memory per slot: the detail takes the place of the rule's memory,
+				// so that a later value of the slot supersedes all of it at once.
 				d := o.draft(rest, t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)
-				d.key, d.expire = ds[i].key, ds[i].expire
-				out = append(out, d)
+				j := len(out) - len(ds) + i
+				out[j].content, out[j].rule = d.content, "clause+detail"
 				continue
 			}
 		}
-		story = append(story, s)
+		if !o.lex.aboutOthers(o.clean(s)) {
+			story = append(story, s)
+		}
 	}
 	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)
+	}
+	if len(corrected) > 0 {
+		// The value a correction replaces: the resolver retires the memory that holds it.
+		for i := range out {
+			if out[i].meta == nil {
+				out[i].meta = map[string]any{}
+			}
+			out[i].meta["corrects"] = corrected[0]
+		}
 	}
 	return out
 }
@@ -376,6 +402,10 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 			u := m.Until
 			return &u
 		}
+	}
+	if n := stayDays(lowerText(s)); n > 0 {
+		u := ref.AddDate(0, 0, n)
+		return &u
 	}
 	return nil
 }
@@ -1111,7 +1141,7 @@ func newTopicLexicon() topicLexicon {
 		}),
 		drinks: slugRules([][2]string{
 			{`奶茶|\bbubble tea\b|\bboba\b`, "milk_tea"},
-			{`咖啡|拿铁|美式|\bcoffee\b|\blatte\b|\bespresso\b|\bcappuccino\b`, "coffee"},
+			{`咖啡|拿铁|美式|\bcoffee\b|\blattes?\b|\bespressos?\b|\bcappuccinos?\b|\bflat whites?\b|\bamericanos?\b|\bmacchiatos?\b|\bcortados?\b`, "coffee"},
 			{`茶|\btea\b`, "tea"},
 			{`啤酒|红酒|白酒|喝酒|葡萄酒|\bbeer\b|\bwine\b|\balcohol\b|\bcocktails?\b`, "alcohol"},
 		}),

@@ -44,6 +44,8 @@ type MemorySearch struct {
 	Vector      []float32
 	Model       string
 	MaxDistance float64
+
+	hnsw *HNSWOwnerIndex // the owner's approximate index, set by useHNSW (memory/hnsw_index.go)
 }
 
 // MemoryHit is one memory candidate with its rank on each side (0 when that side did
@@ -188,6 +190,9 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = `+modelArg+` AND e.user_id = `+owner+`)`,
 				`dists AS (SELECT d.id, d.dist FROM edist d JOIN owned o ON o.id = d.id)`)
+			if q.hnsw != nil { // a very large owner: its own HNSW index instead (memory/hnsw_index.go)
+				ctes = append(ctes[:len(ctes)-2], q.hnsw.hnswDistsCTEs(modelArg, vecArg, owner, where, q.Limit)...)
+			}
 		}
 		ctes = append(ctes, `vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
@@ -220,6 +225,9 @@ JOIN owned o ON o.id = c.id`
 // truth at that time).
 func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit, error) {
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
+		return nil, err
+	}
+	if err := t.useHNSW(ctx, &q); err != nil {
 		return nil, err
 	}
 	sql, args := memoryCandidatesSQL(t.tenant, q)
@@ -280,6 +288,9 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 // ExplainMemoryCandidates returns the plan of the candidate query, one line a row,
 // so a benchmark can check which indexes it uses.
 func (t *Tx) ExplainMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
+	if err := t.useHNSW(ctx, &q); err != nil {
+		return nil, err
+	}
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, "EXPLAIN "+sql, args...)
 	if err != nil {

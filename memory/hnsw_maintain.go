@@ -43,6 +43,17 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 		log = slog.New(slog.DiscardHandler)
 	}
 	var rep HNSWReport
+	// The application role would see no tenant in the registry of owners and do
+	// nothing, silently: refuse it.
+	var isOwner bool
+	if err := s.pool.QueryRow(ctx, `SELECT pg_has_role(current_user, relowner, 'MEMBER') FROM pg_class
+		WHERE oid = 'memory_embeddings'::regclass`).Scan(&isOwner); err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: checking the role: %w", err)
+	}
+	if !isOwner {
+		return rep, fmt.Errorf("%w: vector indexes are built by the owner role (ENGRAM_MIGRATE_DATABASE_URL), "+
+			"which owns memory_embeddings; this connection's role does not", ErrRole)
+	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("maintaining vector indexes: acquiring a connection: %w", err)

@@ -129,7 +129,7 @@ type LargeResult struct {
 	Writes       []WriteRate  `json:"writes"`
 	// SharedBuildSeconds is the build of the one shared index over every vector.
 	SharedBuildSeconds float64 `json:"shared_index_build_seconds"`
-	SharedPlan string `json:"shared_plan_index"`
+	SharedPlan         string  `json:"shared_plan_index"`
 }
 
 type largeQuery struct {

@@ -30,6 +30,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs := usageFlagSet("engram bench large", benchLargeUsage, stderr)
 	var cfg bench.LargeConfig
 	fs.IntVar(&cfg.OwnerMemories, "owner-memories", 100_000, "memories of the large user and of the global scope, each")
+	fs.IntVar(&cfg.GlobalMemories, "global-memories", 0, "memories of the global scope (0: --owner-memories)")
 	ladder := fs.String("ladder", "2000,5000,10000,20000,50000", "sizes of the owners the threshold is measured on (comma-separated)")
 	fs.IntVar(&cfg.SmallOwners, "small-owners", 200, "small owners (everyone else)")
 	fs.IntVar(&cfg.SmallMemories, "small-memories", 200, "memories of each small owner")
@@ -60,6 +61,9 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 		if f.v <= 0 {
 			return usagef("bench large: --%s must be positive, got %d", f.name, f.v)
 		}
+	}
+	if cfg.GlobalMemories < 0 {
+		return usagef("bench large: --global-memories must not be negative, got %d", cfg.GlobalMemories)
 	}
 	if cfg.EfSearch > 1000 {
 		return usagef("bench large: --ef-search must be at most 1000 (pgvector's limit), got %d", cfg.EfSearch)

@@ -23,6 +23,8 @@ type LargeConfig struct {
 	// OwnerMemories is the size of the large user and of the tenant's global scope,
 	// each; default 100,000.
 	OwnerMemories int
+	// GlobalMemories is the size of the global scope when not OwnerMemories (0).
+	GlobalMemories int
 	// Ladder are the sizes of the owners the threshold is measured on (exact scan
 	// against the owner's index); default 2,000 5,000 10,000 20,000 50,000.
 	Ladder []int
@@ -43,6 +45,9 @@ type LargeConfig struct {
 func (c *LargeConfig) defaults() {
 	if c.OwnerMemories == 0 {
 		c.OwnerMemories = 100_000
+	}
+	if c.GlobalMemories == 0 {
+		c.GlobalMemories = c.OwnerMemories
 	}
 	if c.Ladder == nil {
 		c.Ladder = []int{2000, 5000, 10_000, 20_000, 50_000}
@@ -154,7 +159,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	}
 	owners := []LargeOwner{
 		{Name: "large user", Scope: memory.ScopeUser, UserID: "bench-large", Memories: cfg.OwnerMemories},
-		{Name: "global scope", Scope: memory.ScopeGlobal, UserID: "", Memories: cfg.OwnerMemories},
+		{Name: "global scope", Scope: memory.ScopeGlobal, UserID: "", Memories: cfg.GlobalMemories},
 	}
 	for _, n := range cfg.Ladder {
 		owners = append(owners, LargeOwner{Name: fmt.Sprintf("owner of %d", n), Scope: memory.ScopeUser,

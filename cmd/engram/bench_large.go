@@ -40,6 +40,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
 	fs.StringVar(&cfg.Tenant, "tenant", "engram-bench-large", "benchmark tenant (its memories are replaced)")
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
+	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")
 	fs.BoolVar(&cfg.NoShared, "no-shared", false, "skip the shared-index alternative (its build covers every vector)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseNoArgs(fs, args); err != nil {

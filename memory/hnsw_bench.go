@@ -19,9 +19,11 @@ import (
 // nearest by exact distance. It reports whether the index was used.
 func (t *Tx) OwnerVectorSide(ctx context.Context, model string, scope Scope, userID string, vec []float32, k int) ([]uuid.UUID, bool, error) {
 	q := MemorySearch{Scope: scope, UserID: userID, Vector: vec, Model: model, Limit: k, Now: time.Now()}
-	if err := t.useHNSW(ctx, &q); err != nil {
+	done, err := t.useHNSW(ctx, &q)
+	if err != nil {
 		return nil, false, err
 	}
+	defer done()
 	args := []any{t.tenant}
 	arg := func(v any) string {
 		args = append(args, v)

@@ -102,14 +102,23 @@ func (t *Tx) hnswIndexFor(ctx context.Context, q MemorySearch) (*HNSWOwnerIndex,
 }
 
 // useHNSW is the search's hook (memory/search.go): it points q at the owner's index
-// when it has a ready one.
-func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) error {
+// when it has a ready one and forces that plan for the next statement; done restores
+// the transaction's planner settings, so later statements plan as before. The
+// planner would otherwise sort a mid-sized owner's exact distances (cheap by its
+// estimate, not by the measurement) and ignore the index.
+func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err error) {
 	ix, err := t.hnswIndexFor(ctx, *q)
-	if err != nil {
-		return err
+	if err != nil || ix == nil {
+		return func() {}, err
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT set_config('enable_sort', 'off', true)`); err != nil {
+		return func() {}, fmt.Errorf("forcing the owner's vector index: %w", err)
 	}
 	q.hnsw = ix
-	return nil
+	return func() {
+		// Best effort: after a failed statement the transaction is aborted anyway.
+		_, _ = t.tx.Exec(ctx, `SET LOCAL enable_sort TO DEFAULT`)
+	}, nil
 }
 
 // hnswDistsCTEs replaces the exact scan's edist and dists CTEs for an indexed owner:

@@ -227,9 +227,11 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
 		return nil, err
 	}
-	if err := t.useHNSW(ctx, &q); err != nil {
+	done, err := t.useHNSW(ctx, &q)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
@@ -288,9 +290,11 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 // ExplainMemoryCandidates returns the plan of the candidate query, one line a row,
 // so a benchmark can check which indexes it uses.
 func (t *Tx) ExplainMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
-	if err := t.useHNSW(ctx, &q); err != nil {
+	done, err := t.useHNSW(ctx, &q)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, "EXPLAIN "+sql, args...)
 	if err != nil {

@@ -127,12 +127,18 @@ func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err err
 // enough pass, with exact distances that vtop re-ranks. The owner and dimension
 // conditions repeat the index's predicate, which the planner must see implied.
 func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where []string, limit int) []string {
+	return []string{`edist AS MATERIALIZED (` + ix.hnswDistancesSQL(modelArg, vecArg, ownerArg, strings.Join(where, " AND "), limit) + `)`,
+		`dists AS (SELECT id, dist FROM edist)`}
+}
+
+// hnswDistancesSQL is hnswDistsCTEs's select alone, for main's vectorDistancesSQL
+// (the search's one place that picks how the owner's nearest vectors are found):
+// filter is its condition on memories m, limit the candidates wanted.
+func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter string, limit int) string {
 	expr := fmt.Sprintf("(e.embedding::vector(%d) <=> %s)", ix.Dims, vecArg)
-	return []string{`edist AS MATERIALIZED (
-	SELECT e.memory_id AS id, ` + expr + ` AS dist
+	return `SELECT e.memory_id AS id, ` + expr + ` AS dist
 	FROM memory_embeddings e JOIN memories m ON m.tenant = $1 AND m.id = e.memory_id
 	WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + ownerArg + fmt.Sprintf(` AND e.dims = %d`, ix.Dims) + `
-	  AND ` + strings.Join(where, " AND ") + `
-	ORDER BY ` + expr + fmt.Sprintf(` LIMIT %d)`, max(limit, ix.EfSearch)),
-		`dists AS (SELECT id, dist FROM edist)`}
+	  AND ` + filter + `
+	ORDER BY ` + expr + fmt.Sprintf(` LIMIT %d`, max(limit, ix.EfSearch))
 }

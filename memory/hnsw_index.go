@@ -31,9 +31,12 @@ type HNSWConfig struct {
 	EfSearch int
 }
 
-// Defaults measured by `engram bench large` (README, "Large owners").
+// Defaults. The threshold: an exact scan costs ~2 µs a vector (FACTS.md: 18/19 ms
+// p50/p95 at 10,000 on a quiet machine), so above ~10,000 the vector side alone
+// passes a third of the 30 ms budget, while `engram bench large` saw the index win
+// from 2,000 (loaded machine) at the price of slower writes (27/s vs 75/s).
 const (
-	DefaultHNSWThreshold = 20_000
+	DefaultHNSWThreshold = 10_000
 	DefaultHNSWEfSearch  = 100
 )
 

@@ -32,8 +32,8 @@ type HNSWConfig struct {
 }
 
 // Defaults. The threshold: an exact scan costs ~2 µs a vector (FACTS.md: 18/19 ms
-// p50/p95 at 10,000 on a quiet machine), so above ~10,000 the vector side alone
-// passes a third of the 30 ms budget, while `engram bench large` saw the index win
+// p50/p95 at 10,000 on a quiet machine): from ~10,000 on the vector side alone
+// takes two thirds of the 30 ms budget, while `engram bench large` saw the index win
 // from 2,000 (loaded machine) at the price of slower writes (27/s vs 75/s).
 const (
 	DefaultHNSWThreshold = 10_000

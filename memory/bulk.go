@@ -15,10 +15,12 @@ import (
 // seeding a tenant with many memories at once, clearing it, refreshing the planner's
 // statistics and comparing the exact per-owner vector scan with an HNSW index.
 
-// BulkMemory is one memory for CopyMemories: active, user-scoped, with one vector.
+// BulkMemory is one memory for CopyMemories: active, user-scoped (or, with Scope
+// ScopeGlobal and no UserID, in the tenant's global scope), with one vector.
 type BulkMemory struct {
 	ID         uuid.UUID
 	UserID     string
+	Scope      Scope // "": ScopeUser
 	Type       Type
 	Category   Category
 	Key        string // "" for none
@@ -60,18 +62,22 @@ func (t *Tx) CopyMemories(ctx context.Context, ms []BulkMemory, opts BulkOptions
 		if !m.RecordedAt.IsZero() {
 			recorded = &m.RecordedAt
 		}
-		rows[i] = []any{m.ID, m.UserID, string(m.Type), string(m.Category), nullIfEmpty(m.Key), m.Content,
+		scope := m.Scope
+		if scope == "" {
+			scope = ScopeUser
+		}
+		rows[i] = []any{m.ID, m.UserID, string(scope), string(m.Type), string(m.Category), nullIfEmpty(m.Key), m.Content,
 			SearchText(m.Content), float32(m.Importance), float32(m.Confidence), m.ValidFrom, recorded,
 			string(m.Source), m.Extractor, m.ExtractorVersion, pgvector.NewVector(m.Embedding)}
 	}
 	if _, err := t.tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS engram_bulk_stage (id uuid, user_id text,
-		type text, category text, key text, content text, search_text text, importance real, confidence real,
+		scope text, type text, category text, key text, content text, search_text text, importance real, confidence real,
 		valid_from timestamptz, recorded_at timestamptz, source text, extractor text, extractor_version text,
 		embedding vector) ON COMMIT DELETE ROWS`); err != nil {
 		return fmt.Errorf("creating the staging table: %w", err)
 	}
 	if _, err := t.tx.CopyFrom(ctx, pgx.Identifier{"engram_bulk_stage"},
-		[]string{"id", "user_id", "type", "category", "key", "content", "search_text", "importance", "confidence",
+		[]string{"id", "user_id", "scope", "type", "category", "key", "content", "search_text", "importance", "confidence",
 			"valid_from", "recorded_at", "source", "extractor", "extractor_version", "embedding"},
 		pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("copying %d memories: %w", len(rows), err)
@@ -83,7 +89,7 @@ func (t *Tx) CopyMemories(ctx context.Context, ms []BulkMemory, opts BulkOptions
 		{"memories", `INSERT INTO memories (tenant, id, user_id, scope, type, category, key, content, search_text,
 			importance, confidence, status, valid_from, recorded_at, updated_at, last_confirmed_at, source,
 			extractor, extractor_version)
-			SELECT $1, id, user_id, 'user', type, category, key, content, search_text, importance, confidence, 'active',
+			SELECT $1, id, user_id, scope, type, category, key, content, search_text, importance, confidence, 'active',
 				valid_from, coalesce(recorded_at, now()), coalesce(recorded_at, now()), coalesce(recorded_at, now()),
 				source, extractor, extractor_version FROM engram_bulk_stage`, []any{t.tenant}},
 	}

@@ -48,6 +48,8 @@ type MemorySearch struct {
 	// cached by the caller; nil counts them in the query, over every row of the owner
 	// that passes the filters, which costs a pass over the owner's rows.
 	Stats *TextStats
+
+	hnsw *HNSWOwnerIndex // the owner's approximate index, set by useHNSW (memory/hnsw_index.go)
 }
 
 // TextStats are the BM25 collection statistics of one owner: how many documents
@@ -170,11 +172,18 @@ func vectorDistancesSQL(q MemorySearch, filter string, arg func(any) string) str
 	FROM memories m JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = m.id AND e.model = ` + model + `
 	WHERE ` + filter
 	case ScopeGlobal:
+		if q.hnsw != nil { // a very large owner: its own HNSW index (memory/hnsw_index.go)
+			return q.hnsw.hnswDistancesSQL(model, vec, "''", filter, q.Limit)
+		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ''`
 	default:
+		owner := arg(q.UserID)
+		if q.hnsw != nil {
+			return q.hnsw.hnswDistancesSQL(model, vec, owner, filter, q.Limit)
+		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
-	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + arg(q.UserID)
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + owner
 	}
 }
 
@@ -300,6 +309,11 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
 		return nil, err
 	}
+	done, err := t.useHNSW(ctx, &q)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
@@ -358,6 +372,11 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 // ExplainMemoryCandidates returns the plan of the candidate query, one line a row,
 // so a benchmark can check which indexes it uses.
 func (t *Tx) ExplainMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
+	done, err := t.useHNSW(ctx, &q)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	return t.explain(ctx, "EXPLAIN ", sql, args, "the memory candidate query")
 }

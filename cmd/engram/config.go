@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/internal/redact"
+	"github.com/engramhq/engram/memory"
 )
 
 // Config is everything engram reads from its environment. Only this package reads
@@ -105,6 +106,12 @@ type Config struct {
 	// takes it: 0 for auto (300ms with a chat model, where batching saves calls; a 5ms
 	// settle with the offline rules), negative for off.
 	BatchQuiet time.Duration
+	// HNSWThreshold (ENGRAM_HNSW_THRESHOLD), HNSWEfSearch (ENGRAM_HNSW_EF_SEARCH) and
+	// HNSWInterval (ENGRAM_HNSW_INTERVAL, default 10m, off: 0): owners above the
+	// threshold get an HNSW index of their own, kept up by serve every interval when it
+	// has the owner role's URL, or by `engram index` (memory.MaintainHNSW).
+	HNSWThreshold, HNSWEfSearch int
+	HNSWInterval                time.Duration
 }
 
 // envVar documents one variable for --help.
@@ -146,6 +153,9 @@ var envVars = []envVar{
 	{"ENGRAM_URL", "http://localhost:8080", "the engram API `engram mcp` calls"},
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
+	{"ENGRAM_HNSW_THRESHOLD", fmt.Sprint(memory.DefaultHNSWThreshold), "owner size (vectors of one model) from which an owner gets an HNSW index of its own (kept until half of it)"},
+	{"ENGRAM_HNSW_EF_SEARCH", fmt.Sprint(memory.DefaultHNSWEfSearch), "hnsw.ef_search of the owner indexes (candidates re-ranked exactly)"},
+	{"ENGRAM_HNSW_INTERVAL", "10m", "how often serve builds and drops owner indexes (needs ENGRAM_MIGRATE_DATABASE_URL; off: only `engram index`)"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, a 5ms settle offline), off, or a duration such as 100ms"},
 }
@@ -239,6 +249,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
 	}
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	c.HNSWThreshold = intVar("ENGRAM_HNSW_THRESHOLD", memory.DefaultHNSWThreshold, 2, 1<<30)
+	c.HNSWEfSearch = intVar("ENGRAM_HNSW_EF_SEARCH", memory.DefaultHNSWEfSearch, 1, 1000)
+	if strings.EqualFold(getenv("ENGRAM_HNSW_INTERVAL"), "off") {
+		c.HNSWInterval = 0
+	} else {
+		c.HNSWInterval = durVar("ENGRAM_HNSW_INTERVAL", 10*time.Minute, time.Second)
+	}
 	switch r := strings.ToLower(getenv("ENGRAM_REEMBED")); r {
 	case "", "auto":
 		c.Reembed = "auto"

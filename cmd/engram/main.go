@@ -54,6 +54,7 @@ func commands() map[string]command {
 		"version":     {"print the version and VCS revision engram was built from", runVersion},
 		"mcp":         {"serve the MCP tools over stdio, calling the engram at ENGRAM_URL with ENGRAM_TOKEN", runMCP},
 		"rebuild":     {"re-derive memories from the stored turns with the extractor configured now", runRebuild},
+		"index":       {"build and drop the HNSW indexes of very large owners once (serve does it in the background), or list them", runIndex},
 		"reembed":     {"embed the memories (and turns) lacking a vector in a model: roll a new embedding model in", runReembed},
 	}
 }

@@ -143,6 +143,7 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz, console: /console/)\n", n.URL)
 	n.p.metrics.WatchVectorCoverage(emb.Model(), app.coverage.Ratio)
 	stopCoverage := app.runCoverage(ctx, emb)
+	stopHNSW := app.runHNSW(ctx) // large owners' vector indexes (index.go)
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -150,6 +151,7 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	}
 	env.Logger.Info("shutting down")
 	stopCoverage()
+	stopHNSW()
 	n.Stop()
 	env.Logger.Info("stopped")
 	return runErr

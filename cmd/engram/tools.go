@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/engramhq/engram/internal/lifecycle"
+	"github.com/engramhq/engram/memory"
 )
 
 func runDLQ(ctx context.Context, env *Env, args []string) error {
@@ -52,6 +53,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		err = benchSearchCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
 	case "resolve":
 		err = benchResolveCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
+	case "large":
+		err = benchLargeCommand(pre, nil, nil, args[1:], env.Stdout, env.Stderr)
 	}
 	if err != nil || wantsHelp(args[1:]) {
 		return err
@@ -85,6 +88,16 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("bench resolve: %w", err)
 		}
 		return benchResolveCommand(ctx, pool, args[1:], env.Stdout, env.Stderr)
+	case "large":
+		// Searches and writes as the application role, seeding and index builds as the owner.
+		if err := app.openDB(ctx, true); err != nil {
+			return err
+		}
+		pool, err := app.openOwnerPool(ctx)
+		if err != nil {
+			return fmt.Errorf("bench large: %w", err)
+		}
+		return benchLargeCommand(ctx, app.Store, memory.NewStore(pool), args[1:], env.Stdout, env.Stderr)
 	default:
 		return usagef("unknown benchmark %q: want ingest, resolve, search, chaos, flood or latency", args[0])
 	}

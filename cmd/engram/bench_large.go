@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/engramhq/engram/internal/bench"
+	"github.com/engramhq/engram/memory"
+)
+
+const benchLargeUsage = `Usage: engram bench large [flags]
+
+Large owners (issue 17): seed one tenant (COPY) with a large user and a global
+scope of --owner-memories each, a ladder of mid-sized owners and many small ones;
+measure the exact vector scan, then build the owner indexes the maintenance path
+builds (engram index) and measure the search's vector side as it is chosen by
+owner size (recall@10 against the exact scan), the full search before and after,
+the write rate of the large owner, and the common alternative: one HNSW index
+over every vector with the tenant/owner filter after it. The measured threshold
+is the smallest ladder owner whose index beats the exact scan at recall >= 0.95.
+Run it against a benchmark database: the tenant's memories are replaced.
+Targets: search p95 <= 30 ms at recall@10 >= 0.95 for the large owners.
+`
+
+// benchLargeCommand runs "engram bench large". args excludes "bench large".
+func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []string, stdout, stderr io.Writer) error {
+	fs := usageFlagSet("engram bench large", benchLargeUsage, stderr)
+	var cfg bench.LargeConfig
+	fs.IntVar(&cfg.OwnerMemories, "owner-memories", 100_000, "memories of the large user and of the global scope, each")
+	fs.IntVar(&cfg.GlobalMemories, "global-memories", 0, "memories of the global scope (0: --owner-memories)")
+	ladder := fs.String("ladder", "2000,5000,10000,20000,50000", "sizes of the owners the threshold is measured on (comma-separated)")
+	fs.IntVar(&cfg.SmallOwners, "small-owners", 200, "small owners (everyone else)")
+	fs.IntVar(&cfg.SmallMemories, "small-memories", 200, "memories of each small owner")
+	fs.IntVar(&cfg.Queries, "queries", 200, "vector-side queries per owner")
+	fs.IntVar(&cfg.SearchQueries, "search-queries", 30, "full searches per owner, before and after the indexes")
+	fs.IntVar(&cfg.Writes, "writes", 200, "memories written one a transaction to the large and to a small owner")
+	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
+	fs.StringVar(&cfg.Tenant, "tenant", "engram-bench-large", "benchmark tenant (its memories are replaced)")
+	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
+	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")
+	fs.BoolVar(&cfg.NoShared, "no-shared", false, "skip the shared-index alternative (its build covers every vector)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	cfg.Ladder = nil
+	for _, f := range strings.Split(*ladder, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return usagef("bench large: --ladder: %q is not a positive owner size", f)
+		}
+		cfg.Ladder = append(cfg.Ladder, n)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
+		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch}} {
+		if f.v <= 0 {
+			return usagef("bench large: --%s must be positive, got %d", f.name, f.v)
+		}
+	}
+	if cfg.GlobalMemories < 0 {
+		return usagef("bench large: --global-memories must not be negative, got %d", cfg.GlobalMemories)
+	}
+	if cfg.EfSearch > 1000 {
+		return usagef("bench large: --ef-search must be at most 1000 (pgvector's limit), got %d", cfg.EfSearch)
+	}
+	if preflight(ctx) {
+		return nil
+	}
+	cfg.Progress = stderr
+	res, err := bench.RunLarge(ctx, app, owner, cfg)
+	if err != nil {
+		return fmt.Errorf("bench large: %w", err)
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, res); err != nil {
+			return fmt.Errorf("bench large: writing the result: %w", err)
+		}
+		return nil
+	}
+	printBenchLarge(stdout, res, cfg.EfSearch)
+	return nil
+}
+
+func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
+	fmt.Fprintf(w, "large-owner benchmark: %d memories in one tenant", r.Memories)
+	if r.SeedSeconds > 0 {
+		fmt.Fprintf(w, ", seeded in %.1f s (%.0f/s)", r.SeedSeconds, float64(r.Memories)/r.SeedSeconds)
+	}
+	fmt.Fprintf(w, "; owner indexes built in %.1f s\n\n", r.BuildSeconds)
+	tw := newTabWriter(w, true)
+	fmt.Fprintln(tw, "owner\tmemories\texact p95\tvector side p95\trecall@10\tpath\tsearch p95 before\tsearch p95\tsearch recall@10\tbuild s\t")
+	for _, o := range r.Owners {
+		path := "exact"
+		if o.UsesIndex {
+			path = "owner index"
+		}
+		if o.UsesIndex != o.PlanUsesIndex {
+			path += fmt.Sprintf(" (plan: index %v)", o.PlanUsesIndex)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.3f\t%s\t%.2f\t%.2f\t%.3f\t%.1f\t\n", o.Name, o.Memories, o.ExactScan.P95,
+			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95, o.Search.P95, o.SearchRecall, o.IndexBuildSeconds)
+	}
+	tw.Flush()
+	if r.Threshold > 0 {
+		fmt.Fprintf(w, "\nmeasured threshold: the owner index beats the exact scan from %d memories on\n", r.Threshold)
+	} else {
+		fmt.Fprintf(w, "\nmeasured threshold: no ladder owner's index beat the exact scan at recall >= 0.95\n")
+	}
+	fmt.Fprintln(w)
+	tw = newTabWriter(w, true)
+	fmt.Fprintln(tw, "writes (one a transaction)\tindexed\tper s\tp95 ms\t")
+	for _, x := range r.Writes {
+		fmt.Fprintf(tw, "%s\t%v\t%.0f\t%.2f\t\n", x.Owner, x.Indexed, x.PerSec, x.P95Milli)
+	}
+	tw.Flush()
+	if r.SharedBuildSeconds == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nthe alternative: one shared HNSW index over every vector (built in %.1f s), owner filter after it, ef_search %d\n", r.SharedBuildSeconds, ef)
+	fmt.Fprintf(w, "plan: %s\n", r.SharedPlan)
+	tw = newTabWriter(w, true)
+	fmt.Fprintln(tw, "owner\tper-owner design p95\trecall@10\tshared+iterative p95\trecall@10\tshared post-filter p95\trecall@10\t")
+	for _, o := range r.Owners {
+		if o.Shared == nil || o.SharedStrict == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.3f\t%.2f\t%.3f\t%.2f\t%.3f\t\n", o.Name, o.VectorSide.P95, o.VectorRecall,
+			o.Shared.P95, o.SharedRecall, o.SharedStrict.P95, o.SharedStrictRecall)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/engramhq/engram/memory"
+)
+
+const indexUsage = `Usage: engram index [maintain] [flags]
+       engram index list [--json]
+
+Very large owners (a user, or a tenant's global scope, with more than
+ENGRAM_HNSW_THRESHOLD vectors of one model) get a partial HNSW index of their
+own, which their searches use (iterative scans, re-ranked by exact distance);
+every other owner keeps the exact scan. "maintain" (the default) builds the
+missing ones (CREATE INDEX CONCURRENTLY: writes go on) and drops those of owners
+that shrank below half the threshold, once; serve does the same every
+ENGRAM_HNSW_INTERVAL when it has the owner role's URL. "list" shows them.
+Runs as the owner role (ENGRAM_MIGRATE_DATABASE_URL): the application role owns
+nothing and cannot create an index.
+`
+
+func runIndex(ctx context.Context, env *Env, args []string) error {
+	sub := "maintain"
+	if len(args) > 0 && (args[0] == "maintain" || args[0] == "list") {
+		sub, args = args[0], args[1:]
+	}
+	fs := usageFlagSet("engram index "+sub, indexUsage, env.Stderr)
+	cfg := memory.HNSWConfig{Threshold: env.Config.HNSWThreshold, EfSearch: env.Config.HNSWEfSearch}
+	if sub == "maintain" {
+		fs.IntVar(&cfg.Threshold, "threshold", cfg.Threshold, "owner size from which an owner gets an index (ENGRAM_HNSW_THRESHOLD)")
+		fs.IntVar(&cfg.EfSearch, "ef-search", cfg.EfSearch, "hnsw.ef_search of new indexes (ENGRAM_HNSW_EF_SEARCH)")
+	}
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err // --help is flag.ErrHelp, which run treats as success
+	}
+	if cfg.Threshold < 2 {
+		return usagef("index: --threshold must be at least 2, got %d", cfg.Threshold)
+	}
+	if cfg.EfSearch < 1 || cfg.EfSearch > 1000 {
+		return usagef("index: --ef-search must be in [1, 1000], got %d", cfg.EfSearch)
+	}
+	app := env.newApp()
+	defer app.Close()
+	if err := app.openDB(ctx, true); err != nil {
+		return err
+	}
+	pool, err := app.openOwnerPool(ctx)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	owner := memory.NewStore(pool)
+	if sub == "list" {
+		ixs, sizes, err := owner.HNSWIndexes(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			type row struct {
+				memory.HNSWOwnerIndex
+				Bytes int64 `json:"bytes"`
+			}
+			out := make([]row, len(ixs))
+			for i := range ixs {
+				out[i] = row{ixs[i], sizes[i]}
+			}
+			return writeJSON(env.Stdout, out)
+		}
+		tw := newTabWriter(env.Stdout, false)
+		fmt.Fprintln(tw, "TENANT\tOWNER\tMODEL\tDIMS\tSTATE\tROWS AT BUILD\tEF_SEARCH\tMB\tINDEX")
+		for i, ix := range ixs {
+			user := ix.UserID
+			if user == "" {
+				user = "(global)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
+				ix.EfSearch, float64(sizes[i])/(1<<20), ix.Name)
+		}
+		return tw.Flush()
+	}
+	rep, err := owner.MaintainHNSW(ctx, cfg, env.Logger)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(env.Stdout, rep)
+	}
+	printHNSWReport(env.Stdout, rep)
+	return nil
+}
+
+func printHNSWReport(w io.Writer, rep memory.HNSWReport) {
+	if rep.Busy {
+		fmt.Fprintln(w, "another process is maintaining the vector indexes; nothing done")
+		return
+	}
+	for _, ix := range rep.Built {
+		fmt.Fprintf(w, "built %s for tenant %s owner %q (%d vectors) in %.1f s\n", ix.Name, ix.Tenant, ix.UserID, ix.Rows, ix.BuildSeconds)
+	}
+	for _, ix := range rep.Dropped {
+		fmt.Fprintf(w, "dropped %s of tenant %s owner %q\n", ix.Name, ix.Tenant, ix.UserID)
+	}
+	fmt.Fprintf(w, "%d built, %d dropped, %d kept\n", len(rep.Built), len(rep.Dropped), rep.Kept)
+}
+
+// runHNSW keeps the large owners' vector indexes up every ENGRAM_HNSW_INTERVAL until
+// ctx ends (one maintainer at a time across processes: an advisory lock). It needs
+// the owner role, which can create indexes: without ENGRAM_MIGRATE_DATABASE_URL it
+// says so and leaves it to `engram index`. It returns once its goroutine has stopped.
+func (a *App) runHNSW(ctx context.Context) (stop func()) {
+	if a.Config.HNSWInterval <= 0 {
+		return func() {}
+	}
+	if a.migrateURL() == "" {
+		a.Logger.Info("large owners' vector indexes are not maintained by this process (no owner role URL): " +
+			"set ENGRAM_MIGRATE_DATABASE_URL or run `engram index` from a maintenance job")
+		return func() {}
+	}
+	pool, err := memory.ConnectOwner(ctx, a.migrateURL(), 2)
+	if err != nil {
+		a.Logger.Warn("large owners' vector indexes are not maintained: the owner role's pool did not open", "error", err)
+		return func() {}
+	}
+	owner := memory.NewStore(pool)
+	cfg := memory.HNSWConfig{Threshold: a.Config.HNSWThreshold, EfSearch: a.Config.HNSWEfSearch}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer pool.Close()
+		for {
+			rep, err := owner.MaintainHNSW(ctx, cfg, a.Logger)
+			switch {
+			case ctx.Err() != nil:
+				return // shutting down: a build cut short is redone on the next pass
+			case err != nil:
+				a.Logger.Warn("maintaining large owners' vector indexes failed; tried again later", "error", err)
+			case len(rep.Built)+len(rep.Dropped) > 0:
+				a.Logger.Info("large owners' vector indexes", "built", len(rep.Built), "dropped", len(rep.Dropped), "kept", rep.Kept)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(a.Config.HNSWInterval):
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}

@@ -1,0 +1,320 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// hnswLockKey serialises index maintainers across processes (several serve replicas
+// may run one): only the holder builds or drops. Distinct from the migrations' key.
+const hnswLockKey int64 = 0x656e6772616d11 // "engram" + 0x11
+
+// HNSWReport is what one MaintainHNSW pass did.
+type HNSWReport struct {
+	// Busy: another process holds the maintenance lock; nothing was done.
+	Busy    bool             `json:"busy"`
+	Built   []HNSWOwnerIndex `json:"built"`
+	Dropped []HNSWOwnerIndex `json:"dropped"`
+	Kept    int              `json:"kept"`
+	// BuildSeconds is the time the builds took, together.
+	BuildSeconds float64 `json:"build_seconds"`
+}
+
+type hnswOwner struct {
+	model, user string
+	rows        int64
+}
+
+// MaintainHNSW gives every owner above cfg.Threshold vectors its own partial HNSW
+// index (CREATE INDEX CONCURRENTLY: writes go on during the build) and drops the
+// index of an owner that shrank below half of it. It must run on the owner role's
+// store (ConnectOwner): the application role cannot create an index. A build that
+// died (an invalid index, or a registry row left "building") is dropped and redone.
+// Searches use an index only once its registry row is "ready", and stop before it is
+// dropped.
+func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logger) (HNSWReport, error) {
+	cfg = cfg.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var rep HNSWReport
+	// The application role would see no tenant in the registry of owners and do
+	// nothing, silently: refuse it.
+	var isOwner bool
+	if err := s.pool.QueryRow(ctx, `SELECT pg_has_role(current_user, relowner, 'MEMBER') FROM pg_class
+		WHERE oid = 'memory_embeddings'::regclass`).Scan(&isOwner); err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: checking the role: %w", err)
+	}
+	if !isOwner {
+		return rep, fmt.Errorf("%w: vector indexes are built by the owner role (ENGRAM_MIGRATE_DATABASE_URL), "+
+			"which owns memory_embeddings; this connection's role does not", ErrRole)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: acquiring a connection: %w", err)
+	}
+	defer conn.Release()
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, hnswLockKey).Scan(&got); err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: taking the lock: %w", err)
+	}
+	if !got {
+		rep.Busy = true
+		return rep, nil
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, hnswLockKey)
+	}()
+	c := conn.Conn()
+
+	if err := s.dropOrphanHNSW(ctx, c, log); err != nil {
+		return rep, err
+	}
+	var tenants []string
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant FROM owners ORDER BY 1`)
+	if err == nil {
+		tenants, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: listing tenants: %w", err)
+	}
+	for _, tenant := range tenants {
+		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, log, &rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant string, cfg HNSWConfig, log *slog.Logger, rep *HNSWReport) error {
+	var large []hnswOwner
+	have := map[[2]string]HNSWOwnerIndex{}
+	err := s.InTx(ctx, tenant, func(tx *Tx) error {
+		// Owners of at least half the threshold: those that get or keep an index. An
+		// index-only scan of the (tenant, model, user_id) B-tree.
+		rows, err := tx.tx.Query(ctx, `SELECT model, user_id, count(*) FROM memory_embeddings
+			WHERE tenant = $1 GROUP BY model, user_id HAVING count(*) >= $2`, tenant, cfg.Threshold/2)
+		if err != nil {
+			return fmt.Errorf("counting the owners' vectors: %w", err)
+		}
+		large, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswOwner, error) {
+			var o hnswOwner
+			return o, r.Scan(&o.model, &o.user, &o.rows)
+		})
+		if err != nil {
+			return fmt.Errorf("counting the owners' vectors: %w", err)
+		}
+		ixs, err := tx.hnswRegistry(ctx)
+		for _, ix := range ixs {
+			have[[2]string{ix.Model, ix.UserID}] = ix
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("maintaining vector indexes of tenant %s: %w", tenant, err)
+	}
+	size := map[[2]string]int64{}
+	for _, o := range large {
+		size[[2]string{o.model, o.user}] = o.rows
+	}
+	// Drops first: an owner that shrank, or a build that died (rebuilt below).
+	for k, ix := range have {
+		n := size[k]
+		valid, err := hnswIndexValid(ctx, c, ix.Name)
+		if err != nil {
+			return err
+		}
+		if n >= int64(cfg.Threshold/2) && ix.State == "ready" && valid {
+			rep.Kept++
+			continue
+		}
+		if err := s.dropHNSW(ctx, c, ix); err != nil {
+			return err
+		}
+		delete(have, k)
+		if n < int64(cfg.Threshold/2) {
+			log.Info("dropped the vector index of an owner that shrank", "tenant", tenant, "model", ix.Model,
+				"user_id", ix.UserID, "vectors", n, "index", ix.Name)
+			rep.Dropped = append(rep.Dropped, ix)
+		}
+	}
+	for _, o := range large {
+		if _, ok := have[[2]string{o.model, o.user}]; ok || o.rows < int64(cfg.Threshold) {
+			continue
+		}
+		start := time.Now()
+		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, log)
+		if err != nil {
+			return err
+		}
+		if ix != nil {
+			rep.Built = append(rep.Built, *ix)
+			rep.BuildSeconds += time.Since(start).Seconds()
+		}
+	}
+	return nil
+}
+
+// buildHNSW records the owner's index as building, builds it concurrently and marks
+// it ready; nil when the owner's vectors have mixed dimensions (nothing to index).
+func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig, log *slog.Logger) (*HNSWOwnerIndex, error) {
+	ix := HNSWOwnerIndex{Tenant: tenant, Model: o.model, UserID: o.user, Name: hnswIndexName(tenant, o.model, o.user),
+		State: "building", Rows: o.rows, EfSearch: cfg.EfSearch}
+	err := s.InTx(ctx, tenant, func(tx *Tx) error {
+		// The most common dimension: the index covers the rows of that size.
+		if err := tx.tx.QueryRow(ctx, `SELECT dims FROM memory_embeddings WHERE tenant = $1 AND model = $2 AND user_id = $3
+			GROUP BY dims ORDER BY count(*) DESC LIMIT 1`, tenant, o.model, o.user).Scan(&ix.Dims); err != nil {
+			return fmt.Errorf("reading the owner's vector dimensions: %w", err)
+		}
+		if ix.Dims > 2000 { // pgvector's HNSW limit for vector
+			ix.Dims = 0
+			return nil
+		}
+		_, err := tx.tx.Exec(ctx, `INSERT INTO hnsw_owner_indexes (tenant, model, user_id, dims, index_name, state, rows_at_build, ef_search)
+			VALUES ($1, $2, $3, $4, $5, 'building', $6, $7)`, tenant, o.model, o.user, ix.Dims, ix.Name, o.rows, cfg.EfSearch)
+		if err != nil {
+			return fmt.Errorf("recording the index build: %w", err)
+		}
+		return nil
+	})
+	if err != nil || ix.Dims == 0 {
+		return nil, err
+	}
+	log.Info("building a vector index for a large owner", "tenant", tenant, "model", o.model, "user_id", o.user,
+		"vectors", o.rows, "index", ix.Name)
+	start := time.Now()
+	var ddl string
+	// format() quotes the literals; the predicate names the owner, so only its
+	// searches can use the index, and the dimension, so the cast never fails.
+	if err := c.QueryRow(ctx, `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory_embeddings
+		USING hnsw ((embedding::vector(%s)) vector_cosine_ops)
+		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::int, $3::text, $4::text, $5::text, $2::int)`,
+		ix.Name, ix.Dims, tenant, o.model, o.user).Scan(&ddl); err != nil {
+		return nil, fmt.Errorf("writing the index statement: %w", err)
+	}
+	if _, err := c.Exec(ctx, ddl); err != nil {
+		return nil, fmt.Errorf("building the vector index of tenant %s owner %q (%s): %w", tenant, o.user, ix.Name, err)
+	}
+	err = s.InTx(ctx, tenant, func(tx *Tx) error {
+		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET state = 'ready', ready_at = now()
+			WHERE tenant = $1 AND model = $2 AND user_id = $3`, tenant, o.model, o.user)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording the built index %s: %w", ix.Name, err)
+	}
+	ix.State, ix.BuildSeconds = "ready", time.Since(start).Seconds()
+	log.Info("built a vector index", "index", ix.Name, "seconds", ix.BuildSeconds)
+	return &ix, nil
+}
+
+// dropHNSW takes the index out of the registry first (searches stop choosing it),
+// then drops it concurrently (in-flight searches finish first).
+func (s *Store) dropHNSW(ctx context.Context, c *pgx.Conn, ix HNSWOwnerIndex) error {
+	err := s.InTx(ctx, ix.Tenant, func(tx *Tx) error {
+		_, err := tx.tx.Exec(ctx, `DELETE FROM hnsw_owner_indexes WHERE tenant = $1 AND model = $2 AND user_id = $3`,
+			ix.Tenant, ix.Model, ix.UserID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("unregistering the vector index %s: %w", ix.Name, err)
+	}
+	if !plainIdent(ix.Name) {
+		return fmt.Errorf("%w: index name %q", ErrInvalid, ix.Name)
+	}
+	if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ix.Name); err != nil {
+		return fmt.Errorf("dropping the vector index %s: %w", ix.Name, err)
+	}
+	return nil
+}
+
+// dropOrphanHNSW drops owner indexes the registry does not name (a pass that died
+// between unregistering and dropping).
+func (s *Store) dropOrphanHNSW(ctx context.Context, c *pgx.Conn, log *slog.Logger) error {
+	rows, err := c.Query(ctx, `SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'memory_embeddings'::regclass AND i.relname LIKE 'engram\_hnsw\_%'
+		  AND NOT EXISTS (SELECT 1 FROM hnsw_owner_indexes r WHERE r.index_name = i.relname)`)
+	if err != nil {
+		return fmt.Errorf("listing orphan vector indexes: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("listing orphan vector indexes: %w", err)
+	}
+	for _, n := range names {
+		if !plainIdent(n) {
+			continue
+		}
+		log.Info("dropping an orphan vector index", "index", n)
+		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+n); err != nil {
+			return fmt.Errorf("dropping the orphan vector index %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// hnswIndexValid reports whether the index exists and is valid (a concurrent build
+// that failed leaves an invalid one).
+func hnswIndexValid(ctx context.Context, c *pgx.Conn, name string) (bool, error) {
+	var valid bool
+	err := c.QueryRow(ctx, `SELECT x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE i.relname = $1`, name).Scan(&valid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("checking the vector index %s: %w", name, err)
+	}
+	return valid, nil
+}
+
+// hnswRegistry is the transaction's tenant's registered indexes.
+func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
+	rows, err := t.tx.Query(ctx, `SELECT tenant, model, user_id, dims, index_name, state, rows_at_build, ef_search
+		FROM hnsw_owner_indexes WHERE tenant = $1 ORDER BY model, user_id`, t.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("reading the vector index registry: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanHNSWIndex)
+	if err != nil {
+		return nil, fmt.Errorf("reading the vector index registry: %w", err)
+	}
+	return out, nil
+}
+
+func scanHNSWIndex(r pgx.CollectableRow) (HNSWOwnerIndex, error) {
+	var ix HNSWOwnerIndex
+	return ix, r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.EfSearch)
+}
+
+// HNSWIndexes lists every registered owner index (the owner role's store sees all
+// tenants' rows), with its size on disk.
+func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.tenant, r.model, r.user_id, r.dims, r.index_name, r.state, r.rows_at_build,
+		r.ef_search, coalesce(pg_relation_size(to_regclass(r.index_name)), 0)
+		FROM hnsw_owner_indexes r ORDER BY r.tenant, r.model, r.user_id`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
+	}
+	defer rows.Close()
+	var out []HNSWOwnerIndex
+	var sizes []int64
+	for rows.Next() {
+		var ix HNSWOwnerIndex
+		var n int64
+		if err := rows.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.EfSearch, &n); err != nil {
+			return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
+		}
+		out = append(out, ix)
+		sizes = append(sizes, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
+	}
+	return out, sizes, nil
+}

@@ -1,0 +1,229 @@
+package memory_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
+)
+
+const hnswModel = "test-model"
+
+// seedVectors COPYs n memories of the owner (user, or the global scope with user "")
+// with random 16-dimension vectors; every third is episodic, the rest semantic.
+func seedVectors(t *testing.T, s *memory.Store, tenant, user string, n int, rng *rand.Rand) {
+	t.Helper()
+	scope := memory.ScopeUser
+	if user == "" {
+		scope = memory.ScopeGlobal
+	}
+	ms := make([]memory.BulkMemory, n)
+	for i := range ms {
+		v := make([]float32, 16)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		ty := memory.Semantic
+		if i%3 == 0 {
+			ty = memory.Episodic
+		}
+		ms[i] = memory.BulkMemory{ID: uuid.Must(uuid.NewV7()), UserID: user, Scope: scope, Type: ty, Category: memory.CatFact,
+			Content: "memory number " + strings.Repeat("x", 1+i%5), Importance: 0.5, Confidence: 0.8,
+			ValidFrom: time.Now(), Source: memory.SourceUser, Embedding: v}
+	}
+	err := s.InTx(context.Background(), tenant, func(tx *memory.Tx) error {
+		return tx.CopyMemories(context.Background(), ms, memory.BulkOptions{Model: hnswModel, Dims: 16})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func hnswSearch(user string, vec []float32) memory.MemorySearch {
+	scope := memory.ScopeUser
+	if user == "" {
+		scope = memory.ScopeGlobal
+	}
+	return memory.MemorySearch{Query: "memory", Scope: scope, UserID: user, Statuses: []string{"active"}, Now: time.Now(),
+		Limit: 10, RecentLimit: 5, Vector: vec, Model: hnswModel, MaxDistance: 2}
+}
+
+func usesOwnerIndex(t *testing.T, s *memory.Store, tenant string, q memory.MemorySearch) bool {
+	t.Helper()
+	var plan []string
+	err := s.InTx(context.Background(), tenant, func(tx *memory.Tx) error {
+		var err error
+		plan, err = tx.ExplainMemoryCandidates(context.Background(), q)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(plan, func(l string) bool { return strings.Contains(l, "engram_hnsw_") })
+}
+
+func TestHNSWOwnerIndexLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	appURL := pgtest.URL(t)
+	pool, err := memory.Connect(ctx, appURL, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	app := memory.NewStore(pool)
+	opool, err := memory.ConnectOwner(ctx, pgtest.OwnerURLOf(t, appURL), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(opool.Close)
+	owner := memory.NewStore(opool)
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	seedVectors(t, app, "acme", "big", 300, rng)
+	seedVectors(t, app, "acme", "", 300, rng) // the tenant's global scope
+	seedVectors(t, app, "acme", "small", 20, rng)
+	seedVectors(t, app, "globex", "big", 20, rng) // same user id, other tenant, small
+	cfg := memory.HNSWConfig{Threshold: 200, EfSearch: 100}
+
+	// The application role cannot build: only the owner role's store may.
+	if _, err := app.MaintainHNSW(ctx, cfg, nil); err == nil {
+		t.Error("the application role built an index")
+	}
+	rep, err := owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var built []string
+	for _, ix := range rep.Built {
+		built = append(built, ix.Tenant+"/"+ix.UserID)
+	}
+	slices.Sort(built)
+	if !slices.Equal(built, []string{"acme/", "acme/big"}) {
+		t.Fatalf("built %v, want the global scope and big of acme", built)
+	}
+	if rep, err := owner.MaintainHNSW(ctx, cfg, nil); err != nil || len(rep.Built)+len(rep.Dropped) != 0 || rep.Kept != 2 {
+		t.Fatalf("second pass: %+v, %v; want both kept", rep, err)
+	}
+	// The registry is read-only for the application.
+	if err := execErr(pool, "acme", `DELETE FROM hnsw_owner_indexes`); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("the application role deleting registry rows: %v, want permission denied", err)
+	}
+
+	// Plans: the indexed owners search through their index, everyone else scans.
+	vec := make([]float32, 16)
+	for j := range vec {
+		vec[j] = float32(rng.NormFloat64())
+	}
+	for _, c := range []struct {
+		tenant, user string
+		want         bool
+	}{{"acme", "big", true}, {"acme", "", true}, {"acme", "small", false}, {"globex", "big", false}} {
+		if got := usesOwnerIndex(t, app, c.tenant, hnswSearch(c.user, vec)); got != c.want {
+			t.Errorf("%s/%q: plan uses an owner index %v, want %v", c.tenant, c.user, got, c.want)
+		}
+	}
+
+	// Results through the index: near-exact, and filtered inside the scan (an
+	// episodic-only search still fills its 10).
+	hits, total := 0, 0
+	for range 20 {
+		q := make([]float32, 16)
+		for j := range q {
+			q[j] = float32(rng.NormFloat64())
+		}
+		var exact, got []uuid.UUID
+		var used bool
+		err := app.InTx(ctx, "acme", func(tx *memory.Tx) error {
+			var err error
+			if exact, err = tx.ExactNearest(ctx, hnswModel, "big", q, 10); err != nil {
+				return err
+			}
+			got, used, err = tx.OwnerVectorSide(ctx, hnswModel, memory.ScopeUser, "big", q, 10)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !used {
+			t.Fatal("the vector side did not use the owner index")
+		}
+		for _, id := range exact {
+			if slices.Contains(got, id) {
+				hits++
+			}
+		}
+		total += len(exact)
+	}
+	if recall := float64(hits) / float64(total); recall < 0.9 {
+		t.Errorf("recall@10 through the owner index %.2f, want >= 0.9", recall)
+	}
+	q := hnswSearch("big", vec)
+	q.Types, q.VectorOnly = []string{"episodic"}, true
+	var cands []memory.MemoryHit
+	err = app.InTx(ctx, "acme", func(tx *memory.Tx) error {
+		var err error
+		cands, err = tx.MemoryCandidates(ctx, q)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 10 {
+		t.Errorf("episodic-only search through the index: %d candidates, want 10", len(cands))
+	}
+	for _, h := range cands {
+		if h.Memory.Type != memory.Episodic || h.Memory.UserID != "big" || h.VectorRank == 0 {
+			t.Errorf("candidate %+v passed the filters", h.Memory)
+		}
+	}
+
+	// An owner that shrinks below half the threshold loses its index; an orphan index
+	// (no registry row) and a build that died (a "building" row) are cleaned up.
+	pgtest.Exec(t, pool, "acme", `DELETE FROM memories WHERE user_id = 'big' AND id IN
+		(SELECT id FROM memories WHERE user_id = 'big' ORDER BY id LIMIT 250)`)
+	pgtest.OwnerExec(t, opool, "acme", `UPDATE hnsw_owner_indexes SET state = 'building' WHERE user_id = ''`)
+	if _, err := opool.Exec(ctx, `CREATE INDEX engram_hnsw_0123456789abcdef ON memory_embeddings (memory_id) WHERE false`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dropped) != 1 || rep.Dropped[0].UserID != "big" || len(rep.Built) != 1 || rep.Built[0].UserID != "" {
+		t.Fatalf("after shrinking: %+v; want big dropped and the global scope rebuilt", rep)
+	}
+	if usesOwnerIndex(t, app, "acme", hnswSearch("big", vec)) {
+		t.Error("the shrunk owner still searches through an index")
+	}
+	ixs, _, err := owner.HNSWIndexes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ixs) != 1 || ixs[0].UserID != "" || ixs[0].State != "ready" {
+		t.Errorf("registry %+v, want the global scope's ready index only", ixs)
+	}
+	if n := pgtest.OwnerCount(t, opool, "acme", `SELECT count(*)::int FROM pg_class WHERE relname LIKE 'engram\_hnsw\_%'`); n != 1 {
+		t.Errorf("%d owner indexes left, want 1", n)
+	}
+}
+
+// execErr runs sql in a transaction of tenant on pool and returns its error.
+func execErr(pool *pgxpool.Pool, tenant, sql string) error {
+	return pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(context.Background(), "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
+			return err
+		}
+		_, err := tx.Exec(context.Background(), sql)
+		return err
+	})
+}

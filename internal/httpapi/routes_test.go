@@ -31,7 +31,7 @@ func (s *stubs) fail() error { s.calls.Add(1); return errStub }
 
 type turnsStub struct{ *stubs }
 
-func (s turnsStub) IngestFor(context.Context, string, func(string) bool, []byte) (ingest.TurnsResult, error) {
+func (s turnsStub) IngestFrom(context.Context, string, func(string) bool, io.Reader) (ingest.TurnsResult, error) {
 	return ingest.TurnsResult{}, s.fail()
 }
 func (s turnsStub) Remember(context.Context, string, string, ingest.RememberRequest) (ingest.RememberResult, error) {

@@ -61,11 +61,12 @@ type Retriever interface {
 	GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (retriever.Retrieval, error)
 }
 
-// Tasks is working memory (*retriever.TaskStore).
+// Tasks is working memory (*retriever.TaskStore): a task of a user, or of the tenant
+// when userID is "".
 type Tasks interface {
-	Get(ctx context.Context, tenant, taskID string) (retriever.TaskState, error)
-	Put(ctx context.Context, tenant, taskID string, state json.RawMessage) (retriever.TaskState, error)
-	Delete(ctx context.Context, tenant, taskID string) error
+	GetFor(ctx context.Context, tenant, userID, taskID string) (retriever.TaskState, error)
+	PutFor(ctx context.Context, tenant, userID, taskID string, state json.RawMessage) (retriever.TaskState, error)
+	DeleteFor(ctx context.Context, tenant, userID, taskID string) error
 	// MaxBytes bounds a task state.
 	MaxBytes() int
 }

@@ -216,14 +216,20 @@ func (s *Service) ingestDecoded(ctx context.Context, tenant string, mayActFor fu
 	// for the whole batch: it needs only the ids.
 	hashes := s.storedHashes(ctx, tenant, decoded, valid)
 
-	// One deadline for every chunk: a JetStream that stops acknowledging fails the
-	// rest of the batch at once rather than chunk after chunk.
-	pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
-	defer cancel()
+	// Each chunk waits at most ackTimeout for its acks, so the redaction of a large
+	// batch (CPU work) never eats into the wait; a chunk whose wait ran out fails the
+	// rest of the batch at once rather than chunk after chunk: JetStream is not answering.
+	stalled := false
 	for len(valid) > 0 {
 		chunk := valid[:min(publishChunk, len(valid))]
 		valid = valid[len(chunk):]
-		s.publishChunk(ctx, pctx, tenant, decoded, chunk, hashes, &res)
+		if stalled {
+			for _, i := range chunk {
+				failTurn(&res.Results[i])
+			}
+		} else {
+			stalled = s.publishChunk(ctx, tenant, decoded, chunk, hashes, &res)
+		}
 		for _, i := range chunk {
 			decoded[i].Turn = memory.Turn{} // its content is on the stream now, or failed
 		}
@@ -244,10 +250,18 @@ func (s *Service) ingestDecoded(ctx context.Context, tenant string, mayActFor fu
 	return res, nil
 }
 
+// failTurn records that JetStream did not acknowledge a turn.
+func failTurn(out *TurnOutcome) {
+	out.Status, out.Retryable = StatusFailed, true
+	out.Error = &memory.FieldError{Code: CodeUnavailable,
+		Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+}
+
 // publishChunk redacts the turns decoded[i] for i in chunk, publishes those not stored
-// yet and records each outcome in res.
-func (s *Service) publishChunk(ctx, pctx context.Context, tenant string, decoded []TurnResult, chunk []int,
-	hashes map[string][]byte, res *TurnsResult) {
+// yet and records each outcome in res. It reports whether the wait for the acks ran
+// out.
+func (s *Service) publishChunk(ctx context.Context, tenant string, decoded []TurnResult, chunk []int,
+	hashes map[string][]byte, res *TurnsResult) (timedOut bool) {
 	evs := make([]streams.TurnEvent, 0, len(chunk))
 	at := make([]int, 0, len(chunk)) // evs[j] is the turn at res.Results[at[j]]
 	for _, i := range chunk {
@@ -277,8 +291,10 @@ func (s *Service) publishChunk(ctx, pctx context.Context, tenant string, decoded
 		at = append(at, i)
 	}
 	if len(evs) == 0 {
-		return
+		return false
 	}
+	pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
+	defer cancel()
 	pubs, err := streams.PublishTurns(pctx, s.pub, evs)
 	if err != nil {
 		s.log.WarnContext(ctx, "publishing turns", "tenant", tenant, "turns", len(evs), "err", err)
@@ -287,9 +303,7 @@ func (s *Service) publishChunk(ctx, pctx context.Context, tenant string, decoded
 		out := &res.Results[at[j]]
 		switch {
 		case pr.Err != nil:
-			out.Status, out.Retryable = StatusFailed, true
-			out.Error = &memory.FieldError{Code: CodeUnavailable,
-				Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+			failTurn(out)
 		case pr.Duplicate && s.originalDiffers(ctx, pr, evs[j]):
 			out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, evs[j].Turn.TurnID)
 		case pr.Duplicate:
@@ -298,6 +312,7 @@ func (s *Service) publishChunk(ctx, pctx context.Context, tenant string, decoded
 			out.Status = StatusAccepted
 		}
 	}
+	return pctx.Err() != nil
 }
 
 // RedactTurn replaces secrets in the turn's free text (content, tool name and error,

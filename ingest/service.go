@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/engramhq/engram/internal/redact"
@@ -182,10 +184,14 @@ func (s *Service) IngestFrom(ctx context.Context, tenant string, mayActFor func(
 	return s.ingestDecoded(ctx, tenant, mayActFor, decoded)
 }
 
-// publishChunk is how many turns are redacted, encoded and in flight to JetStream at
-// once: a batch's encoded messages (and the client's copies of them until each is
-// acknowledged) never add up to a second copy of the batch.
-const publishChunk = 128
+// publishChunk is how many turns are redacted, encoded and published together, and
+// publishDepth how many chunks may wait for their acks at once: a batch's encoded
+// messages (and the client's copies of them until each is acknowledged) never add up
+// to a second copy of the batch.
+const (
+	publishChunk = 128
+	publishDepth = 2
+)
 
 // ingestDecoded redacts and publishes the valid turns of decoded, chunk by chunk, and
 // drops each turn's content once its chunk is acknowledged.
@@ -216,24 +222,39 @@ func (s *Service) ingestDecoded(ctx context.Context, tenant string, mayActFor fu
 	// for the whole batch: it needs only the ids.
 	hashes := s.storedHashes(ctx, tenant, decoded, valid)
 
-	// Each chunk waits at most ackTimeout for its acks, so the redaction of a large
-	// batch (CPU work) never eats into the wait; a chunk whose wait ran out fails the
-	// rest of the batch at once rather than chunk after chunk: JetStream is not answering.
-	stalled := false
+	// Chunks are pipelined: while one waits for its acks the next is redacted (CPU
+	// work), at most publishDepth in flight. Each chunk waits at most ackTimeout, so
+	// the redaction of a large batch never eats into the wait; a chunk whose wait ran
+	// out fails the rest of the batch at once: JetStream is not answering.
+	var (
+		stalled  atomic.Bool
+		wg       sync.WaitGroup
+		inFlight = make(chan struct{}, publishDepth)
+	)
 	for len(valid) > 0 {
 		chunk := valid[:min(publishChunk, len(valid))]
 		valid = valid[len(chunk):]
-		if stalled {
+		if stalled.Load() {
 			for _, i := range chunk {
 				failTurn(&res.Results[i])
+				decoded[i].Turn = memory.Turn{}
 			}
-		} else {
-			stalled = s.publishChunk(ctx, tenant, decoded, chunk, hashes, &res)
+			continue
 		}
-		for _, i := range chunk {
-			decoded[i].Turn = memory.Turn{} // its content is on the stream now, or failed
-		}
+		evs, at := s.prepareChunk(ctx, tenant, decoded, chunk, hashes, &res)
+		inFlight <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-inFlight }()
+			if s.publishPrepared(ctx, tenant, decoded, evs, at, &res) {
+				stalled.Store(true)
+			}
+			// Each goroutine touches only its own chunk's entries.
+			for _, i := range chunk {
+				decoded[i].Turn = memory.Turn{} // its content is on the stream now, or failed
+			}
+		})
 	}
+	wg.Wait()
 
 	for _, out := range res.Results {
 		switch out.Status {
@@ -257,13 +278,13 @@ func failTurn(out *TurnOutcome) {
 		Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
 }
 
-// publishChunk redacts the turns decoded[i] for i in chunk, publishes those not stored
-// yet and records each outcome in res. It reports whether the wait for the acks ran
-// out.
-func (s *Service) publishChunk(ctx context.Context, tenant string, decoded []TurnResult, chunk []int,
-	hashes map[string][]byte, res *TurnsResult) (timedOut bool) {
-	evs := make([]streams.TurnEvent, 0, len(chunk))
-	at := make([]int, 0, len(chunk)) // evs[j] is the turn at res.Results[at[j]]
+// prepareChunk redacts the turns decoded[i] for i in chunk and returns those to
+// publish (evs[j] is the turn at res.Results[at[j]]); the others' outcomes (stored
+// already, or invalid) go into res.
+func (s *Service) prepareChunk(ctx context.Context, tenant string, decoded []TurnResult, chunk []int,
+	hashes map[string][]byte, res *TurnsResult) (evs []streams.TurnEvent, at []int) {
+	evs = make([]streams.TurnEvent, 0, len(chunk))
+	at = make([]int, 0, len(chunk))
 	for _, i := range chunk {
 		out := &res.Results[i]
 		t := decoded[i].Turn
@@ -290,6 +311,13 @@ func (s *Service) publishChunk(ctx context.Context, tenant string, decoded []Tur
 		evs = append(evs, ev)
 		at = append(at, i)
 	}
+	return evs, at
+}
+
+// publishPrepared publishes evs, records each outcome in res and reports whether the
+// wait for the acks ran out.
+func (s *Service) publishPrepared(ctx context.Context, tenant string, decoded []TurnResult, evs []streams.TurnEvent,
+	at []int, res *TurnsResult) (timedOut bool) {
 	if len(evs) == 0 {
 		return false
 	}

@@ -477,3 +477,28 @@ func ExampleClient_Metrics() {
 	// Output:
 	// true
 }
+
+func ExampleClient_PutUserTaskState() {
+	ctx := context.Background()
+	c := client.New(os.Getenv("ENGRAM_URL"), os.Getenv("ENGRAM_TOKEN"))
+	// A task of one user: erased with the user, and the only kind a token limited to
+	// users may touch. The tenant's task of the same id is another task.
+	if _, err := c.PutUserTaskState(ctx, "ana", "trip-44", map[string]any{"step": "search"}); err != nil {
+		log.Fatal(err)
+	}
+	st, err := c.UserTaskState(ctx, "ana", "trip-44")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, tenantErr := c.TaskState(ctx, "trip-44")
+	var apiErr *client.APIError
+	fmt.Println(st.UserID, string(st.State), errors.As(tenantErr, &apiErr) && apiErr.Status == 404)
+	if err := c.DeleteUserTaskState(ctx, "ana", "trip-44"); err != nil {
+		log.Fatal(err)
+	}
+	_, err = c.UserTaskState(ctx, "ana", "trip-44")
+	fmt.Println(errors.As(err, &apiErr), apiErr.Status)
+	// Output:
+	// ana {"step":"search"} true
+	// true 404
+}

@@ -275,7 +275,8 @@ type UserDeletion struct {
 	Turns            int    `json:"turns"`
 	Retrievals       int    `json:"retrievals"`
 	SessionSummaries int    `json:"session_summaries"`
-	TaskStates       int    `json:"task_states"`
+	TaskStates       int    `json:"task_states"`      // tenant tasks named by the user's turns
+	UserTaskStates   int    `json:"user_task_states"` // the user's own tasks
 	TurnMessages     int    `json:"turn_messages"`
 	CandidateMsgs    int    `json:"candidate_messages"`
 	DeadLetters      int    `json:"dead_letters"`

@@ -196,9 +196,10 @@ func (c *Client) History(ctx context.Context, memoryID string) ([]Version, error
 	return out.Versions, err
 }
 
-// TaskState is a task's working memory.
+// TaskState is a task's working memory: a user's task (UserID set) or the tenant's.
 type TaskState struct {
 	TaskID    string          `json:"task_id"`
+	UserID    string          `json:"user_id,omitempty"`
 	State     json.RawMessage `json:"state"`
 	Revision  uint64          `json:"revision"`
 	UpdatedAt time.Time       `json:"updated_at"`
@@ -226,4 +227,34 @@ func (c *Client) TaskState(ctx context.Context, taskID string) (TaskState, error
 // DeleteTaskState removes a task's working memory.
 func (c *Client) DeleteTaskState(ctx context.Context, taskID string) error {
 	return c.do(ctx, "DELETE", "/v1/tasks/"+url.PathEscape(taskID)+"/state", nil, nil)
+}
+
+// The task routes without a user act on tasks of the tenant, which a token limited to
+// users may not touch; with one, on the user's task, which is erased with the user and
+// which a context for the user shows (before a tenant task of the same id).
+
+func userTaskPath(userID, taskID string) string {
+	return "/v1/tasks/" + url.PathEscape(taskID) + "/state?user_id=" + url.QueryEscape(userID)
+}
+
+// PutUserTaskState replaces the working memory of a task of userID.
+func (c *Client) PutUserTaskState(ctx context.Context, userID, taskID string, state any) (TaskState, error) {
+	var out TaskState
+	if state == nil {
+		return out, fmt.Errorf("engram: task state must be a JSON object, not nil")
+	}
+	err := c.do(ctx, "PUT", userTaskPath(userID, taskID), state, &out)
+	return out, err
+}
+
+// UserTaskState reads the working memory of a task of userID.
+func (c *Client) UserTaskState(ctx context.Context, userID, taskID string) (TaskState, error) {
+	var out TaskState
+	err := c.do(ctx, "GET", userTaskPath(userID, taskID), nil, &out)
+	return out, err
+}
+
+// DeleteUserTaskState removes the working memory of a task of userID.
+func (c *Client) DeleteUserTaskState(ctx context.Context, userID, taskID string) error {
+	return c.do(ctx, "DELETE", userTaskPath(userID, taskID), nil, nil)
 }

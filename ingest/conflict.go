@@ -56,16 +56,16 @@ func conflictError(path, turnID string) *memory.FieldError {
 		Message: fmt.Sprintf("%q already stored with different content", turnID)}
 }
 
-// storedHashes looks up which of evs are already stored. A failed lookup (PostgreSQL
+// storedHashes looks up which of the valid decoded turns are already stored. A failed lookup (PostgreSQL
 // away) returns nil: ingest keeps accepting, and the stream and InsertTurn checks
 // still hold.
-func (s *Service) storedHashes(ctx context.Context, tenant string, evs []streams.TurnEvent) map[string][]byte {
-	if s.stored == nil || len(evs) == 0 {
+func (s *Service) storedHashes(ctx context.Context, tenant string, decoded []TurnResult, valid []int) map[string][]byte {
+	if s.stored == nil || len(valid) == 0 {
 		return nil
 	}
-	ids := make([]string, len(evs))
-	for i, ev := range evs {
-		ids[i] = ev.Turn.TurnID
+	ids := make([]string, len(valid))
+	for j, i := range valid {
+		ids[j] = decoded[i].Turn.TurnID
 	}
 	// Bounded: a PostgreSQL that hangs must not hold up ingest, which only needs NATS.
 	lctx, cancel := context.WithTimeout(ctx, storedLookupTimeout)

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/engramhq/engram/internal/redact"
@@ -165,6 +168,34 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 	if ferr != nil {
 		return TurnsResult{}, ferr
 	}
+	return s.ingestDecoded(ctx, tenant, mayActFor, decoded)
+}
+
+// IngestFrom is IngestFor reading the body from r as it arrives (DecodeTurnsFrom), so
+// that neither the raw body nor the JSON of each turn is held beside the decoded
+// turns. Everything is still decoded and checked before the first turn is published: a
+// body that fails as a whole (malformed at its last byte, one turn too many, a turn for
+// a user the caller may not act for) publishes nothing.
+func (s *Service) IngestFrom(ctx context.Context, tenant string, mayActFor func(userID string) bool, r io.Reader) (TurnsResult, error) {
+	decoded, ferr := DecodeTurnsFrom(r, s.limits, s.now())
+	if ferr != nil {
+		return TurnsResult{}, ferr
+	}
+	return s.ingestDecoded(ctx, tenant, mayActFor, decoded)
+}
+
+// publishChunk is how many turns are redacted, encoded and published together, and
+// publishDepth how many chunks may wait for their acks at once: a batch's encoded
+// messages (and the client's copies of them until each is acknowledged) never add up
+// to a second copy of the batch.
+const (
+	publishChunk = 128
+	publishDepth = 2
+)
+
+// ingestDecoded redacts and publishes the valid turns of decoded, chunk by chunk, and
+// drops each turn's content once its chunk is acknowledged.
+func (s *Service) ingestDecoded(ctx context.Context, tenant string, mayActFor func(userID string) bool, decoded []TurnResult) (TurnsResult, error) {
 	if mayActFor != nil {
 		for _, tr := range decoded {
 			if tr.Err == nil && !mayActFor(tr.Turn.UserID) {
@@ -175,8 +206,7 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 	}
 
 	res := TurnsResult{Results: make([]TurnOutcome, len(decoded))}
-	evs := make([]streams.TurnEvent, 0, len(decoded))
-	at := make([]int, 0, len(decoded)) // evs[j] is the turn at res.Results[at[j]]
+	valid := make([]int, 0, len(decoded)) // indexes of the valid turns
 	for i, tr := range decoded {
 		out := &res.Results[i]
 		out.Index = tr.Index
@@ -184,67 +214,47 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 			out.Status, out.Error = StatusRejected, tr.Err
 			continue
 		}
-		t := tr.Turn
-		out.TurnID = t.TurnID
-		t.Tenant = tenant
-		if kinds := RedactTurn(s.redactor, &t); len(kinds) > 0 {
-			s.log.InfoContext(ctx, "redacted secrets from a turn", "tenant", tenant, "turn_id", t.TurnID, "kinds", kinds)
-		}
-		ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
-		if err := ev.Validate(); err != nil {
-			// DecodeTurns already enforces the same rules; this guards against the
-			// two drifting apart, which would otherwise surface as endless 503s.
-			out.Status = StatusRejected
-			out.Error = &memory.FieldError{Code: memory.CodeInvalidField, Message: err.Error()}
+		out.TurnID = tr.Turn.TurnID
+		valid = append(valid, i)
+	}
+	// Turns already stored are not published again: the same content is a duplicate,
+	// a different one a conflict (conflict.go says where the truth is). One look-up
+	// for the whole batch: it needs only the ids.
+	hashes := s.storedHashes(ctx, tenant, decoded, valid)
+
+	// Chunks are pipelined: while one waits for its acks the next is redacted (CPU
+	// work), at most publishDepth in flight. Each chunk waits at most ackTimeout, so
+	// the redaction of a large batch never eats into the wait; a chunk whose wait ran
+	// out fails the rest of the batch at once: JetStream is not answering.
+	var (
+		stalled  atomic.Bool
+		wg       sync.WaitGroup
+		inFlight = make(chan struct{}, publishDepth)
+	)
+	for len(valid) > 0 {
+		chunk := valid[:min(publishChunk, len(valid))]
+		valid = valid[len(chunk):]
+		if stalled.Load() {
+			for _, i := range chunk {
+				failTurn(&res.Results[i])
+				decoded[i].Turn = memory.Turn{}
+			}
 			continue
 		}
-		evs = append(evs, ev)
-		at = append(at, i)
-	}
-
-	// Turns already stored are not published again: the same content is a duplicate,
-	// a different one a conflict (conflict.go says where the truth is).
-	if hashes := s.storedHashes(ctx, tenant, evs); len(hashes) > 0 {
-		keep, keepAt := evs[:0:0], at[:0:0]
-		for j, ev := range evs {
-			h, ok := hashes[ev.Turn.TurnID]
-			if !ok {
-				keep, keepAt = append(keep, ev), append(keepAt, at[j])
-				continue
+		evs, at := s.prepareChunk(ctx, tenant, decoded, chunk, hashes, &res)
+		inFlight <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-inFlight }()
+			if s.publishPrepared(ctx, tenant, decoded, evs, at, &res) {
+				stalled.Store(true)
 			}
-			out := &res.Results[at[j]]
-			if bytes.Equal(h, memory.ContentHash(ev.Turn.Content)) {
-				out.Status = StatusDuplicate
-			} else {
-				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, ev.Turn.TurnID)
+			// Each goroutine touches only its own chunk's entries.
+			for _, i := range chunk {
+				decoded[i].Turn = memory.Turn{} // its content is on the stream now, or failed
 			}
-		}
-		evs, at = keep, keepAt
+		})
 	}
-
-	if len(evs) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
-		pubs, err := streams.PublishTurns(pctx, s.pub, evs)
-		cancel()
-		if err != nil {
-			s.log.WarnContext(ctx, "publishing turns", "tenant", tenant, "turns", len(evs), "err", err)
-		}
-		for j, pr := range pubs {
-			out := &res.Results[at[j]]
-			switch {
-			case pr.Err != nil:
-				out.Status, out.Retryable = StatusFailed, true
-				out.Error = &memory.FieldError{Code: CodeUnavailable,
-					Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
-			case pr.Duplicate && s.originalDiffers(ctx, pr, evs[j]):
-				out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, evs[j].Turn.TurnID)
-			case pr.Duplicate:
-				out.Status = StatusDuplicate
-			default:
-				out.Status = StatusAccepted
-			}
-		}
-	}
+	wg.Wait()
 
 	for _, out := range res.Results {
 		switch out.Status {
@@ -259,6 +269,78 @@ func (s *Service) IngestFor(ctx context.Context, tenant string, mayActFor func(u
 		}
 	}
 	return res, nil
+}
+
+// failTurn records that JetStream did not acknowledge a turn.
+func failTurn(out *TurnOutcome) {
+	out.Status, out.Retryable = StatusFailed, true
+	out.Error = &memory.FieldError{Code: CodeUnavailable,
+		Message: "JetStream did not acknowledge the turn; resend it with the same turn_id"}
+}
+
+// prepareChunk redacts the turns decoded[i] for i in chunk and returns those to
+// publish (evs[j] is the turn at res.Results[at[j]]); the others' outcomes (stored
+// already, or invalid) go into res.
+func (s *Service) prepareChunk(ctx context.Context, tenant string, decoded []TurnResult, chunk []int,
+	hashes map[string][]byte, res *TurnsResult) (evs []streams.TurnEvent, at []int) {
+	evs = make([]streams.TurnEvent, 0, len(chunk))
+	at = make([]int, 0, len(chunk))
+	for _, i := range chunk {
+		out := &res.Results[i]
+		t := decoded[i].Turn
+		t.Tenant = tenant
+		if kinds := RedactTurn(s.redactor, &t); len(kinds) > 0 {
+			s.log.InfoContext(ctx, "redacted secrets from a turn", "tenant", tenant, "turn_id", t.TurnID, "kinds", kinds)
+		}
+		ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
+		if err := ev.Validate(); err != nil {
+			// DecodeTurns already enforces the same rules; this guards against the
+			// two drifting apart, which would otherwise surface as endless 503s.
+			out.Status = StatusRejected
+			out.Error = &memory.FieldError{Code: memory.CodeInvalidField, Message: err.Error()}
+			continue
+		}
+		if h, ok := hashes[t.TurnID]; ok {
+			if bytes.Equal(h, memory.ContentHash(t.Content)) {
+				out.Status = StatusDuplicate
+			} else {
+				out.Status, out.Error = StatusRejected, conflictError(decoded[i].Path, t.TurnID)
+			}
+			continue
+		}
+		evs = append(evs, ev)
+		at = append(at, i)
+	}
+	return evs, at
+}
+
+// publishPrepared publishes evs, records each outcome in res and reports whether the
+// wait for the acks ran out.
+func (s *Service) publishPrepared(ctx context.Context, tenant string, decoded []TurnResult, evs []streams.TurnEvent,
+	at []int, res *TurnsResult) (timedOut bool) {
+	if len(evs) == 0 {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, s.ackTimeout)
+	defer cancel()
+	pubs, err := streams.PublishTurns(pctx, s.pub, evs)
+	if err != nil {
+		s.log.WarnContext(ctx, "publishing turns", "tenant", tenant, "turns", len(evs), "err", err)
+	}
+	for j, pr := range pubs {
+		out := &res.Results[at[j]]
+		switch {
+		case pr.Err != nil:
+			failTurn(out)
+		case pr.Duplicate && s.originalDiffers(ctx, pr, evs[j]):
+			out.Status, out.Error = StatusRejected, conflictError(decoded[at[j]].Path, evs[j].Turn.TurnID)
+		case pr.Duplicate:
+			out.Status = StatusDuplicate
+		default:
+			out.Status = StatusAccepted
+		}
+	}
+	return pctx.Err() != nil
 }
 
 // RedactTurn replaces secrets in the turn's free text (content, tool name and error,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -103,59 +104,260 @@ func isBatchField(key string) bool { return key == "turns" }
 // pointer: compare it with nil before storing it in an error interface.
 func DecodeTurns(body []byte, limits Limits, now time.Time) (turns []TurnResult, err *memory.FieldError) {
 	limits = limits.withDefaults()
-	now = now.UTC()
 	if int64(len(body)) > limits.MaxBodyBytes {
 		return nil, &memory.FieldError{Code: memory.CodeTooLarge,
 			Message: fmt.Sprintf("body is %d bytes, the limit is %d", len(body), limits.MaxBodyBytes)}
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
+	return DecodeTurnsFrom(bytes.NewReader(body), limits, now)
+}
+
+// errBodyTooLarge is what bodyReader returns past Limits.MaxBodyBytes.
+var errBodyTooLarge = errors.New("body too large")
+
+// bodyReader reads at most limit bytes of r and keeps the first error r returned, so
+// that a failed read is reported as what it was, not as the JSON it cut short.
+type bodyReader struct {
+	r     io.Reader
+	limit int64
+	n     int64
+	err   error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.n >= b.limit {
+		// One byte more than the limit tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if n, _ := io.ReadFull(b.r, one[:]); n > 0 {
+			b.err = errBodyTooLarge
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.limit-b.n {
+		p = p[:b.limit-b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// DecodeTurnsFrom is DecodeTurns reading the body from r as a stream: each turn is
+// decoded and validated as it arrives, and only the decoded turns are kept (not the
+// raw body, nor the raw JSON of each turn), so a batch costs about one copy of its
+// content in memory. A read error of r fails the body as a whole with
+// memory.CodeMalformedJSON (memory.CodeTooLarge past Limits.MaxBodyBytes); callers
+// that know better what a read error means (an HTTP MaxBytesError) check it first.
+func DecodeTurnsFrom(r io.Reader, limits Limits, now time.Time) (turns []TurnResult, err *memory.FieldError) {
+	limits = limits.withDefaults()
+	body := &bodyReader{r: r, limit: limits.MaxBodyBytes}
+	turns, err = decodeStream(json.NewDecoder(body), limits, now.UTC())
+	if body.err != nil {
+		// The JSON error, if any, only says where the read stopped.
+		if errors.Is(body.err, errBodyTooLarge) {
+			return nil, &memory.FieldError{Code: memory.CodeTooLarge,
+				Message: fmt.Sprintf("body exceeds %d bytes", limits.MaxBodyBytes)}
+		}
+		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Message: "reading body: " + body.err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return turns, nil
+}
+
+// decodeStream reads the one JSON value of the body from dec: a turn, an array of turns
+// or {"turns": [...]}, then the end of the input.
+func decodeStream(dec *json.Decoder, l Limits, now time.Time) ([]TurnResult, *memory.FieldError) {
+	tok, err := dec.Token()
+	if err == io.EOF {
 		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Message: "body is empty"}
 	}
-	// Validate the syntax up front, so that later per-turn decoding only meets
-	// type errors, and trailing garbage after the value is caught.
-	if !json.Valid(body) {
-		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON, Message: syntaxMessage(body)}
+	if err != nil {
+		return nil, malformed(err)
 	}
-
-	var (
-		array  = body
-		prefix string
-	)
-	switch body[0] {
-	case '[':
-	case '{':
-		if !hasKey(body, "turns") {
-			return []TurnResult{decodeTurn(0, "", body, limits, now)}, nil
-		}
-		env, ferr := objectFields(body, "", isBatchField)
-		if ferr != nil {
-			return nil, ferr
-		}
-		prefix = "turns"
-		array, _ = env.get("turns")
-		if array[0] != '[' {
-			return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: prefix, Message: "must be an array"}
-		}
+	var turns []TurnResult
+	var ferr *memory.FieldError
+	switch tok {
+	case json.Delim('['):
+		turns, ferr = decodeElems(dec, "", l, now)
+	case json.Delim('{'):
+		turns, ferr = decodeObjectBody(dec, l, now)
 	default:
+		// Still read the value to the end: a syntax error is reported as one.
+		if _, err := dec.Token(); err != nil && err != io.EOF {
+			return nil, malformed(err)
+		}
 		return nil, &memory.FieldError{Code: memory.CodeMalformedJSON,
 			Message: `body must be a turn object, {"turns": [...]} or an array of turns`}
 	}
-	elems, ferr := arrayElems(array, prefix, limits.MaxBatch)
 	if ferr != nil {
 		return nil, ferr
 	}
-	turns = make([]TurnResult, len(elems))
-	for i, raw := range elems {
-		turns[i] = decodeTurn(i, prefix+"["+strconv.Itoa(i)+"]", raw, limits, now)
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return nil, &memory.FieldError{Code: memory.CodeMalformedJSON,
+				Message: fmt.Sprintf("invalid JSON at byte %d: data after the top-level value", dec.InputOffset())}
+		}
+		return nil, malformed(err)
 	}
 	return turns, nil
+}
+
+// decodeObjectBody reads a top-level object (its '{' already read): {"turns": [...]}
+// streams the batch; any other object is one turn. An object with a "turns" member is
+// an envelope wherever the member is, so that {"tenant": …, "turns": […]} is refused
+// for its tenant rather than read as a turn.
+func decodeObjectBody(dec *json.Decoder, l Limits, now time.Time) ([]TurnResult, *memory.FieldError) {
+	var (
+		obj     object             // the members of the single turn
+		objErr  *memory.FieldError // its first problem, as objectFields finds it
+		scratch json.RawMessage    // values skipped after objErr
+		first   string             // the first member's key
+	)
+	for n := 0; dec.More(); n++ {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, malformed(err)
+		}
+		key, _ := tok.(string) // inside an object, Token only returns strings here
+		if n == 0 {
+			first = key
+		}
+		if key == "turns" {
+			if n == 0 {
+				return decodeEnvelope(dec, l, now)
+			}
+			// An envelope whose first member is not "turns": that member is unknown.
+			return nil, unknownField("", first)
+		}
+		if objErr == nil {
+			if !isTurnField(key) {
+				objErr = unknownField("", key)
+			} else if _, dup := obj.get(key); dup {
+				objErr = &memory.FieldError{Code: memory.CodeInvalidField, Field: key, Message: "duplicate field"}
+			}
+		}
+		if objErr != nil {
+			// The turn is refused already; its other members are only read past, but
+			// still looked at for a "turns" that makes the body an envelope.
+			if err := dec.Decode(&scratch); err != nil {
+				return nil, malformed(err)
+			}
+			continue
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, malformed(err)
+		}
+		obj.keys = append(obj.keys, key)
+		obj.vals = append(obj.vals, v)
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, malformed(err)
+	}
+	if objErr != nil {
+		return []TurnResult{{Index: 0, Err: objErr}}, nil
+	}
+	return []TurnResult{decodeTurnObject(0, "", obj, l, now)}, nil
+}
+
+// decodeEnvelope reads the rest of {"turns": [...]} after its "turns" key.
+func decodeEnvelope(dec *json.Decoder, l Limits, now time.Time) ([]TurnResult, *memory.FieldError) {
+	const prefix = "turns"
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, malformed(err)
+	}
+	if tok != json.Delim('[') {
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: prefix, Message: "must be an array"}
+	}
+	turns, ferr := decodeElems(dec, prefix, l, now)
+	if ferr != nil {
+		return nil, ferr
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, malformed(err)
+		}
+		if key, _ := tok.(string); key == prefix {
+			return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: prefix, Message: "duplicate field"}
+		} else {
+			return nil, unknownField("", key)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, malformed(err)
+	}
+	return turns, nil
+}
+
+// decodeElems reads the elements of an array of turns (its '[' already read), decoding
+// and validating each as it arrives, and fails as soon as there are more than
+// MaxBatch so that an oversized batch is not decoded first.
+func decodeElems(dec *json.Decoder, prefix string, l Limits, now time.Time) ([]TurnResult, *memory.FieldError) {
+	var turns []TurnResult
+	var raw json.RawMessage // reused: a turn keeps nothing of its raw JSON
+	for dec.More() {
+		i := len(turns)
+		if i == l.MaxBatch {
+			return nil, &memory.FieldError{Code: memory.CodeTooLarge, Field: prefix,
+				Message: fmt.Sprintf("batch has more than %d turns", l.MaxBatch)}
+		}
+		raw = raw[:0]
+		if err := dec.Decode(&raw); err != nil {
+			return nil, malformed(err)
+		}
+		turns = append(turns, decodeTurn(i, prefix+"["+strconv.Itoa(i)+"]", raw, l, now))
+	}
+	if _, err := dec.Token(); err != nil { // the closing ']'
+		return nil, malformed(err)
+	}
+	if len(turns) == 0 {
+		return nil, &memory.FieldError{Code: memory.CodeInvalidField, Field: prefix, Message: "batch is empty"}
+	}
+	return turns, nil
+}
+
+// malformed describes a JSON syntax error met while decoding, with its byte offset.
+func malformed(err error) *memory.FieldError {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return &memory.FieldError{Code: memory.CodeMalformedJSON, Message: fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, se.Error())}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &memory.FieldError{Code: memory.CodeMalformedJSON, Message: "invalid JSON: unexpected end of body"}
+	}
+	return &memory.FieldError{Code: memory.CodeMalformedJSON, Message: "invalid JSON: " + err.Error()}
+}
+
+func unknownField(path, key string) *memory.FieldError {
+	msg := "unknown field"
+	if key == "tenant" {
+		msg = "unknown field: the tenant comes from the API token, not the body"
+	}
+	return &memory.FieldError{Code: memory.CodeUnknownField, Field: joinPath(path, truncate(key, 64)), Message: msg}
 }
 
 // decodeTurn decodes and validates one turn; path is its JSON path ("" for a
 // single-turn body, "turns[3]" in a batch).
 func decodeTurn(index int, path string, raw []byte, limits Limits, now time.Time) TurnResult {
-	t, ferr := parseTurn(path, raw, limits, now)
+	if len(raw) == 0 || raw[0] != '{' {
+		return TurnResult{Index: index, Path: path, Err: &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "a turn must be a JSON object"}}
+	}
+	obj, ferr := objectFields(raw, path, isTurnField)
+	if ferr != nil {
+		return TurnResult{Index: index, Path: path, Err: ferr}
+	}
+	return decodeTurnObject(index, path, obj, limits, now)
+}
+
+// decodeTurnObject is decodeTurn for a turn already split into its members.
+func decodeTurnObject(index int, path string, obj object, limits Limits, now time.Time) TurnResult {
+	t, ferr := parseTurn(path, obj, limits, now)
 	if ferr == nil {
 		// The store's own rules, shared with every other entry point (turns published
 		// straight onto NATS are checked by the same function when consumed).
@@ -167,15 +369,8 @@ func decodeTurn(index int, path string, raw []byte, limits Limits, now time.Time
 	return TurnResult{Index: index, Path: path, Turn: t}
 }
 
-func parseTurn(path string, raw []byte, l Limits, now time.Time) (memory.Turn, *memory.FieldError) {
+func parseTurn(path string, obj object, l Limits, now time.Time) (memory.Turn, *memory.FieldError) {
 	var t memory.Turn
-	if len(raw) == 0 || raw[0] != '{' {
-		return t, &memory.FieldError{Code: memory.CodeInvalidField, Field: path, Message: "a turn must be a JSON object"}
-	}
-	obj, ferr := objectFields(raw, path, isTurnField)
-	if ferr != nil {
-		return t, ferr
-	}
 	p := func(name string) string { return joinPath(path, name) }
 
 	// Fields are checked in a fixed order so that the reported error is stable.
@@ -424,11 +619,7 @@ func objectFields(raw []byte, path string, allowed func(string) bool) (object, *
 			return o, &memory.FieldError{Code: memory.CodeMalformedJSON, Field: path, Message: "object key is not a string"}
 		}
 		if !allowed(key) {
-			msg := "unknown field"
-			if key == "tenant" {
-				msg = "unknown field: the tenant comes from the API token, not the body"
-			}
-			return o, &memory.FieldError{Code: memory.CodeUnknownField, Field: joinPath(path, truncate(key, 64)), Message: msg}
+			return o, unknownField(path, key)
 		}
 		if _, dup := o.get(key); dup {
 			return o, &memory.FieldError{Code: memory.CodeInvalidField, Field: joinPath(path, key), Message: "duplicate field"}

@@ -381,6 +381,10 @@ func FuzzDecodeTurns(f *testing.F) {
 			}
 			return
 		}
+		// Decoding streams the body: it must still refuse whatever is not one JSON value.
+		if !json.Valid([]byte(body)) {
+			t.Fatalf("accepted a body that is not valid JSON: %q", body)
+		}
 		if len(res) == 0 || len(res) > limits.MaxBatch {
 			t.Fatalf("%d results", len(res))
 		}

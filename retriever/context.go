@@ -86,7 +86,7 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 	// Reads outside the database come first, so no connection waits on them.
 	var task *TaskState
 	if req.TaskID != "" && r.cfg.Tasks != nil {
-		st, err := r.cfg.Tasks.Get(ctx, tenant, req.TaskID)
+		st, err := r.cfg.Tasks.ContextTask(ctx, tenant, req.UserID, req.TaskID)
 		switch {
 		case errors.Is(err, ErrTaskNotFound):
 		case err != nil:

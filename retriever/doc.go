@@ -31,7 +31,7 @@
 //
 //	POST   /v1/search                 SearchRequest  -> SearchResponse
 //	POST   /v1/context                ContextRequest -> ContextResponse
-//	PUT    /v1/tasks/{task_id}/state  JSON object    -> TaskState
+//	PUT    /v1/tasks/{task_id}/state  JSON object    -> TaskState  (?user_id=: a task of that user)
 //	GET    /v1/tasks/{task_id}/state                 -> TaskState (404 when none)
 //	DELETE /v1/tasks/{task_id}/state                 -> 204
 //	GET    /v1/retrievals/{id}                       -> Retrieval

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,9 +21,12 @@ const DefaultTaskBucket = "ENGRAM_TASKS"
 // ErrTaskNotFound is returned when a task has no state (never set, deleted or expired).
 var ErrTaskNotFound = errors.New("retriever: task state not found")
 
-// TaskState is the working memory of one task: a JSON object the agent owns.
+// TaskState is the working memory of one task: a JSON object the agent owns. A task
+// belongs to a user when it was written with one (TaskStore.PutFor), else to the
+// tenant; the two are different tasks even under one task id.
 type TaskState struct {
 	TaskID    string          `json:"task_id"`
+	UserID    string          `json:"user_id,omitempty"`
 	State     json.RawMessage `json:"state"`
 	Revision  uint64          `json:"revision"`
 	UpdatedAt time.Time       `json:"updated_at"`
@@ -31,7 +35,10 @@ type TaskState struct {
 
 // TaskStateReader reads working memory; context assembly uses it.
 type TaskStateReader interface {
-	Get(ctx context.Context, tenant, taskID string) (TaskState, error)
+	// ContextTask reads the state a context for userID shows for taskID: the user's
+	// own task, else the tenant's task of that id (shared state, as global memories
+	// are), never another user's.
+	ContextTask(ctx context.Context, tenant, userID, taskID string) (TaskState, error)
 }
 
 // TaskStoreConfig configures the working-memory bucket.
@@ -42,15 +49,22 @@ type TaskStoreConfig struct {
 	Replicas int           // default 1; 3 on a cluster
 	// Memory keeps the bucket in memory instead of on disk (tests, dev).
 	Memory bool
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
 }
 
-// TaskStore keeps per-task state in a NATS KV bucket. Keys are the encoded tenant and
-// task id, so one tenant can never read or overwrite another's task, whatever ids they
-// choose.
+// TaskStore keeps per-task state in a NATS KV bucket. Keys are the encoded tenant,
+// user (for a user's task) and task id: "<tenant>.<task>" for the tenant's tasks,
+// "<tenant>.<user>.<task>" for a user's, so one tenant can never read or overwrite
+// another's task, nor one user another's, whatever ids they choose, and a user's tasks
+// are found by one key filter when the user is erased.
 type TaskStore struct {
 	kv       jetstream.KeyValue
+	stream   jetstream.Stream // the bucket's stream, for secure deletes
+	secure   bool             // the stream allows message deletes (see NewTaskStore)
 	ttl      time.Duration
 	maxBytes int
+	log      *slog.Logger
 }
 
 // NewTaskStore creates (or updates) the bucket and returns a store on it.
@@ -74,38 +88,87 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 	if cfg.Memory {
 		storage = jetstream.MemoryStorage
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      cfg.Bucket,
-		Description: "engram working memory: per-task state, expiring after the TTL",
-		History:     1,
-		TTL:         cfg.TTL,
+	// The bucket's stream is made here, as nats.go's CreateKeyValue would make it but
+	// for DenyDelete: a KV stream denies message deletes, and erasure must delete a
+	// user's states with JetStream's secure delete (overwriting their bytes in the
+	// block files), not only purge them, which leaves the bytes until the block expires.
+	dup := min(2*time.Minute, cfg.TTL)
+	scfg := jetstream.StreamConfig{
+		Name:              "KV_" + cfg.Bucket,
+		Description:       "engram working memory: per-task state, expiring after the TTL",
+		Subjects:          []string{"$KV." + cfg.Bucket + ".>"},
+		MaxMsgsPerSubject: 1,
+		MaxBytes:          -1,
+		MaxAge:            cfg.TTL,
 		// Room for the JSON plus NATS headers.
-		MaxValueSize: int32(cfg.MaxBytes + 1024),
+		MaxMsgSize:   int32(cfg.MaxBytes + 1024),
 		Storage:      storage,
 		Replicas:     cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the %s bucket: %w", cfg.Bucket, err)
+		AllowRollup:  true,
+		Duplicates:   dup,
+		MaxMsgs:      -1,
+		MaxConsumers: -1,
+		AllowDirect:  true,
+		Discard:      jetstream.DiscardNew,
 	}
-	return &TaskStore{kv: kv, ttl: cfg.TTL, maxBytes: cfg.MaxBytes}, nil
+	secure := true
+	stream, err := js.CreateOrUpdateStream(ctx, scfg)
+	if err != nil {
+		// A bucket made by an earlier engram denies deletes, and JetStream cannot
+		// lift that: keep using it, purging on erasure (NewTaskStore's caller is told
+		// through PurgeUser's report), until it is deleted and made again.
+		old, serr := js.Stream(ctx, scfg.Name)
+		if serr != nil || !old.CachedInfo().Config.DenyDelete {
+			return nil, fmt.Errorf("creating the %s bucket: %w", cfg.Bucket, err)
+		}
+		scfg.DenyDelete, secure = true, false
+		if stream, err = js.CreateOrUpdateStream(ctx, scfg); err != nil {
+			return nil, fmt.Errorf("updating the %s bucket: %w", cfg.Bucket, err)
+		}
+	}
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s bucket: %w", cfg.Bucket, err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if !secure {
+		log.Warn("the working-memory bucket was made by an earlier engram and denies message deletes: erasing a user "+
+			"purges their task states, whose bytes stay in the bucket's files until they expire; delete the bucket to make it again",
+			"bucket", cfg.Bucket)
+	}
+	return &TaskStore{kv: kv, stream: stream, secure: secure, ttl: cfg.TTL, maxBytes: cfg.MaxBytes, log: log}, nil
 }
 
 // MaxBytes is the largest state document accepted.
 func (s *TaskStore) MaxBytes() int { return s.maxBytes }
 
-func taskKey(tenant, taskID string) (string, error) {
+func taskKey(tenant, userID, taskID string) (string, error) {
 	if err := memory.CheckTenant(tenant); err != nil {
 		return "", err
 	}
 	if err := streams.ValidateID("task_id", taskID); err != nil {
 		return "", memory.Invalid("task_id", "%s", err.Error())
 	}
-	return streams.EncodeToken(tenant) + "." + streams.EncodeToken(taskID), nil
+	if userID == "" {
+		return streams.EncodeToken(tenant) + "." + streams.EncodeToken(taskID), nil
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return "", memory.Invalid("user_id", "%s", err.Error())
+	}
+	return streams.EncodeToken(tenant) + "." + streams.EncodeToken(userID) + "." + streams.EncodeToken(taskID), nil
 }
 
-// Put replaces a task's state with a JSON object.
+// Put replaces the state of a task of the tenant with a JSON object.
 func (s *TaskStore) Put(ctx context.Context, tenant, taskID string, state json.RawMessage) (TaskState, error) {
-	key, err := taskKey(tenant, taskID)
+	return s.PutFor(ctx, tenant, "", taskID, state)
+}
+
+// PutFor replaces the state of a task of userID ("": of the tenant).
+func (s *TaskStore) PutFor(ctx context.Context, tenant, userID, taskID string, state json.RawMessage) (TaskState, error) {
+	key, err := taskKey(tenant, userID, taskID)
 	if err != nil {
 		return TaskState{}, err
 	}
@@ -121,12 +184,29 @@ func (s *TaskStore) Put(ctx context.Context, tenant, taskID string, state json.R
 		return TaskState{}, fmt.Errorf("storing the state of task %s: %w", taskID, err)
 	}
 	now := time.Now().UTC()
-	return TaskState{TaskID: taskID, State: trimmed, Revision: rev, UpdatedAt: now, ExpiresAt: now.Add(s.ttl)}, nil
+	return TaskState{TaskID: taskID, UserID: userID, State: trimmed, Revision: rev, UpdatedAt: now, ExpiresAt: now.Add(s.ttl)}, nil
 }
 
-// Get reads a task's state; ErrTaskNotFound when there is none.
+// Get reads the state of a task of the tenant; ErrTaskNotFound when there is none.
 func (s *TaskStore) Get(ctx context.Context, tenant, taskID string) (TaskState, error) {
-	key, err := taskKey(tenant, taskID)
+	return s.GetFor(ctx, tenant, "", taskID)
+}
+
+// ContextTask is the user's task, else the tenant's (TaskStateReader).
+func (s *TaskStore) ContextTask(ctx context.Context, tenant, userID, taskID string) (TaskState, error) {
+	if userID != "" {
+		st, err := s.GetFor(ctx, tenant, userID, taskID)
+		if !errors.Is(err, ErrTaskNotFound) {
+			return st, err
+		}
+	}
+	return s.GetFor(ctx, tenant, "", taskID)
+}
+
+// GetFor reads the state of a task of userID ("": of the tenant); ErrTaskNotFound
+// when there is none.
+func (s *TaskStore) GetFor(ctx context.Context, tenant, userID, taskID string) (TaskState, error) {
+	key, err := taskKey(tenant, userID, taskID)
 	if err != nil {
 		return TaskState{}, err
 	}
@@ -138,19 +218,94 @@ func (s *TaskStore) Get(ctx context.Context, tenant, taskID string) (TaskState, 
 		return TaskState{}, fmt.Errorf("reading the state of task %s: %w", taskID, err)
 	}
 	at := e.Created().UTC()
-	return TaskState{TaskID: taskID, State: json.RawMessage(e.Value()), Revision: e.Revision(),
+	return TaskState{TaskID: taskID, UserID: userID, State: json.RawMessage(e.Value()), Revision: e.Revision(),
 		UpdatedAt: at, ExpiresAt: at.Add(s.ttl)}, nil
 }
 
-// Delete removes a task's state; deleting a missing task is not an error.
+// Delete removes the state of a task of the tenant; deleting a missing task is not an
+// error.
 func (s *TaskStore) Delete(ctx context.Context, tenant, taskID string) error {
-	key, err := taskKey(tenant, taskID)
+	return s.DeleteFor(ctx, tenant, "", taskID)
+}
+
+// DeleteFor removes the state of a task of userID ("": of the tenant).
+func (s *TaskStore) DeleteFor(ctx context.Context, tenant, userID, taskID string) error {
+	key, err := taskKey(tenant, userID, taskID)
 	if err != nil {
 		return err
 	}
-	// Purge rather than Delete: no tombstone history of the state is kept.
-	if err := s.kv.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := s.remove(ctx, key); err != nil {
 		return fmt.Errorf("deleting the state of task %s: %w", taskID, err)
 	}
 	return nil
+}
+
+// remove deletes key's state: with a secure delete of its message where the bucket
+// allows it, else with a purge (no tombstone history of the state is kept either way).
+func (s *TaskStore) remove(ctx context.Context, key string) error {
+	if !s.secure {
+		if err := s.kv.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+		return nil
+	}
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// An entry's revision is its stream sequence.
+	if err := s.stream.SecureDeleteMsg(ctx, e.Revision()); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return err
+	}
+	return nil
+}
+
+// TaskPurge reports what PurgeUser removed.
+type TaskPurge struct {
+	States int // task states deleted
+	// Secure is false when the bucket denies message deletes (made by an earlier
+	// engram): the states were purged and their bytes stay in the bucket's files until
+	// they expire.
+	Secure bool
+}
+
+// PurgeUser deletes the state of every task of userID (the user's erasure), with a
+// secure delete that overwrites its bytes in the bucket's files. A state overwritten
+// earlier (the bucket keeps one revision per key) was dropped by JetStream without
+// being overwritten, and its bytes stay in the files until their block is compacted
+// or expires with the TTL.
+func (s *TaskStore) PurgeUser(ctx context.Context, tenant, userID string) (TaskPurge, error) {
+	rep := TaskPurge{Secure: s.secure}
+	if err := memory.CheckTenant(tenant); err != nil {
+		return rep, err
+	}
+	if err := streams.ValidateID("user_id", userID); err != nil {
+		return rep, memory.Invalid("user_id", "%s", err.Error())
+	}
+	filter := streams.EncodeToken(tenant) + "." + streams.EncodeToken(userID) + ".>"
+	// A state written while the keys were listed is caught by the next round.
+	for range 3 {
+		lister, err := s.kv.ListKeysFiltered(ctx, filter)
+		if err != nil {
+			return rep, fmt.Errorf("listing the task states of user %s: %w", userID, err)
+		}
+		var keys []string
+		for k := range lister.Keys() {
+			keys = append(keys, k)
+		}
+		_ = lister.Stop() // the lister stops itself once every key is listed; this only frees it
+		if len(keys) == 0 {
+			break
+		}
+		for _, k := range keys {
+			if err := s.remove(ctx, k); err != nil {
+				return rep, fmt.Errorf("deleting the task states of user %s: %w", userID, err)
+			}
+			rep.States++
+		}
+	}
+	return rep, nil
 }

@@ -58,7 +58,7 @@ func TestErasureReachesTheDisk(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	marks := func(user string) []string {
 		var m []string
-		for i := range 6 {
+		for i := range 8 {
 			m = append(m, fmt.Sprintf("%szq%03dx", user, i))
 		}
 		return m
@@ -84,9 +84,14 @@ func TestErasureReachesTheDisk(t *testing.T) {
 			Content: "The user likes the " + u.marks[5] + " cafe near the office"}); err != nil {
 			t.Fatal(err)
 		}
-		// Working memory: purged by the erasure, but its bytes stay in the KV bucket's
-		// files until they expire (see DeleteUser), so its string is not among the marks.
-		if _, err := c.PutTaskState(ctx, "task-"+u.id, map[string]any{"step": "booking", "where": u.id + "-desk"}); err != nil {
+		// Working memory: the tenant's task the user's turns name, and a task of the
+		// user's own; the erasure deletes both with a secure delete. Each is written
+		// once: a state overwritten earlier is dropped by JetStream without being
+		// overwritten (see DeleteUser).
+		if _, err := c.PutTaskState(ctx, "task-"+u.id, map[string]any{"step": "booking", "where": u.marks[6]}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutUserTaskState(ctx, u.id, "inbox", map[string]any{"step": "triage", "label": u.marks[7]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,9 +131,13 @@ func TestErasureReachesTheDisk(t *testing.T) {
 		Compacted      []string `json:"compacted"`
 		CompactSeconds float64  `json:"compact_seconds"`
 		TurnMessages   int      `json:"turn_messages"`
+		TaskStates     int      `json:"task_states"`
+		UserTaskStates int      `json:"user_task_states"`
+		Skipped        []string `json:"skipped"`
 	}
-	if err := json.Unmarshal(body, &rep); err != nil || len(rep.Compacted) == 0 || rep.TurnMessages == 0 {
-		t.Fatalf("deletion report %s (%v): want compacted tables and turn messages", body, err)
+	if err := json.Unmarshal(body, &rep); err != nil || len(rep.Compacted) == 0 || rep.TurnMessages == 0 ||
+		rep.TaskStates != 1 || rep.UserTaskStates != 1 || len(rep.Skipped) != 0 {
+		t.Fatalf("deletion report %s (%v): want compacted tables, turn messages, both task states and nothing skipped", body, err)
 	}
 	t.Logf("before: the user's strings in %d table files; erasure compacted %d tables in %.2fs", len(before), len(rep.Compacted), rep.CompactSeconds)
 

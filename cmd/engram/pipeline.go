@@ -76,7 +76,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	res := consolidator.NewResolver(app.Store, emb, judge, consolidator.DefaultResolverConfig(), app.Logger)
 	ops := lifecycle.NewOps(app.Store, emb)
 	ops.SetRedactor(r)
-	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas})
+	tasks, err := retriever.NewTaskStore(ctx, app.JS, retriever.TaskStoreConfig{Replicas: app.Config.StreamReplicas, Logger: app.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the task-state bucket: %w", err)
 	}

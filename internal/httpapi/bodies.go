@@ -23,9 +23,15 @@ func newBodyBudget(total int64) *bodyBudget {
 	return &bodyBudget{sem: semaphore.NewWeighted(total), total: total}
 }
 
+// reservation is the room one request body holds in a bodyBudget.
+type reservation struct {
+	b *bodyBudget
+	n int64
+}
+
 // reserve takes room for r's body, at most limit bytes; release gives it back once the
 // body (and what was decoded from it) is no longer needed.
-func (b *bodyBudget) reserve(r *http.Request, limit int64) (release func(), err error) {
+func (b *bodyBudget) reserve(r *http.Request, limit int64) (*reservation, error) {
 	n := limit
 	if r.ContentLength >= 0 && r.ContentLength < limit {
 		n = r.ContentLength
@@ -35,7 +41,26 @@ func (b *bodyBudget) reserve(r *http.Request, limit int64) (release func(), err 
 		p := newProblem(http.StatusServiceUnavailable, ingest.CodeUnavailable,
 			fmt.Sprintf("too many large request bodies in flight (limit %d bytes); retry later", b.total), "")
 		p.header = retryAfter()
-		return func() {}, p
+		return &reservation{}, p
 	}
-	return func() { b.sem.Release(n) }, nil
+	return &reservation{b: b, n: n}, nil
+}
+
+// keep gives back all but n bytes of the reservation: a body of unknown length
+// reserved the whole limit and turned out to be n bytes long.
+func (r *reservation) keep(n int64) {
+	n = max(n, 1)
+	if r.b == nil || n >= r.n {
+		return
+	}
+	r.b.sem.Release(r.n - n)
+	r.n = n
+}
+
+// release gives the whole reservation back; it may be called more than once.
+func (r *reservation) release() {
+	if r.b != nil {
+		r.b.sem.Release(r.n)
+		r.b = nil
+	}
 }

@@ -135,6 +135,9 @@ var (
 )
 
 // operations is every operation of the API, in the order of routes.go.
+// taskUserParam names the user whose task a working-memory route acts on.
+var taskUserParam = param{name: "user_id", description: "the user the task belongs to; omitted: a task of the tenant", schema: schemaStr}
+
 func operations() []operation {
 	jsonObject := map[string]any{"type": "object", "description": "a JSON object; it replaces the task's state"}
 	return []operation{
@@ -273,15 +276,19 @@ func operations() []operation {
 			errors:    []int{400, 404}},
 		{method: "PUT", path: "/v1/tasks/{task_id}/state", id: "putTaskState", tag: "working memory",
 			summary: "Replace a task's working memory", body: jsonObject,
-			description: "Kept in a NATS KV bucket; it expires after the TTL without writes.",
-			responses:   []response{{status: 200, description: "the stored state", body: retriever.TaskState{}}},
-			errors:      []int{400, 413}},
+			description: "Kept in a NATS KV bucket; it expires after the TTL without writes. With user_id the task " +
+				"is the user's (erased with the user); without, the tenant's, which a token limited to users may not touch (403).",
+			query:     []param{taskUserParam},
+			responses: []response{{status: 200, description: "the stored state", body: retriever.TaskState{}}},
+			errors:    []int{400, 413}},
 		{method: "GET", path: "/v1/tasks/{task_id}/state", id: "getTaskState", tag: "working memory",
 			summary:   "Read a task's working memory",
+			query:     []param{taskUserParam},
 			responses: []response{{status: 200, description: "the state", body: retriever.TaskState{}}},
 			errors:    []int{400, 404}},
 		{method: "DELETE", path: "/v1/tasks/{task_id}/state", id: "deleteTaskState", tag: "working memory",
 			summary:   "Delete a task's working memory",
+			query:     []param{taskUserParam},
 			responses: []response{{status: 204, description: "deleted"}},
 			errors:    []int{400, 404}},
 

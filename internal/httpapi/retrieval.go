@@ -74,13 +74,31 @@ func (e *edge) getRetrieval(w http.ResponseWriter, r *http.Request, p Principal)
 	return nil
 }
 
+// taskOwner is the user a task route acts for: the user_id query parameter, or ""
+// for a task of the tenant. A token limited to users may act only on its users' tasks:
+// without a user_id, a tenant task could be any user's working memory.
+func taskOwner(r *http.Request, p Principal) (string, error) {
+	userID := r.URL.Query().Get("user_id")
+	if err := checkIDs(textField{name: "user_id", v: userID}); err != nil {
+		return "", err
+	}
+	if err := forbidUser(p, "user_id", userID); err != nil {
+		return "", err
+	}
+	return userID, nil
+}
+
 // putTask serves PUT /v1/tasks/{task_id}/state.
 func (e *edge) putTask(w http.ResponseWriter, r *http.Request, p Principal) error {
+	userID, err := taskOwner(r, p)
+	if err != nil {
+		return err
+	}
 	var state json.RawMessage
 	if pr := decodeJSON(w, r, int64(e.tasks.MaxBytes()), &state); pr != nil {
 		return pr
 	}
-	st, err := e.tasks.Put(r.Context(), p.Tenant, r.PathValue("task_id"), state)
+	st, err := e.tasks.PutFor(r.Context(), p.Tenant, userID, r.PathValue("task_id"), state)
 	if err != nil {
 		return err
 	}
@@ -90,7 +108,11 @@ func (e *edge) putTask(w http.ResponseWriter, r *http.Request, p Principal) erro
 
 // getTask serves GET /v1/tasks/{task_id}/state.
 func (e *edge) getTask(w http.ResponseWriter, r *http.Request, p Principal) error {
-	st, err := e.tasks.Get(r.Context(), p.Tenant, r.PathValue("task_id"))
+	userID, err := taskOwner(r, p)
+	if err != nil {
+		return err
+	}
+	st, err := e.tasks.GetFor(r.Context(), p.Tenant, userID, r.PathValue("task_id"))
 	if err != nil {
 		return err
 	}
@@ -100,7 +122,11 @@ func (e *edge) getTask(w http.ResponseWriter, r *http.Request, p Principal) erro
 
 // deleteTask serves DELETE /v1/tasks/{task_id}/state.
 func (e *edge) deleteTask(w http.ResponseWriter, r *http.Request, p Principal) error {
-	if err := e.tasks.Delete(r.Context(), p.Tenant, r.PathValue("task_id")); err != nil {
+	userID, err := taskOwner(r, p)
+	if err != nil {
+		return err
+	}
+	if err := e.tasks.DeleteFor(r.Context(), p.Tenant, userID, r.PathValue("task_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

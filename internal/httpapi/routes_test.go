@@ -31,7 +31,7 @@ func (s *stubs) fail() error { s.calls.Add(1); return errStub }
 
 type turnsStub struct{ *stubs }
 
-func (s turnsStub) IngestFor(context.Context, string, func(string) bool, []byte) (ingest.TurnsResult, error) {
+func (s turnsStub) IngestFrom(context.Context, string, func(string) bool, io.Reader) (ingest.TurnsResult, error) {
 	return ingest.TurnsResult{}, s.fail()
 }
 func (s turnsStub) Remember(context.Context, string, string, ingest.RememberRequest) (ingest.RememberResult, error) {
@@ -100,14 +100,14 @@ func (s retrieverStub) GetRetrieval(context.Context, string, uuid.UUID) (retriev
 
 type tasksStub struct{ *stubs }
 
-func (s tasksStub) Get(context.Context, string, string) (retriever.TaskState, error) {
+func (s tasksStub) GetFor(context.Context, string, string, string) (retriever.TaskState, error) {
 	return retriever.TaskState{}, s.fail()
 }
-func (s tasksStub) Put(context.Context, string, string, json.RawMessage) (retriever.TaskState, error) {
+func (s tasksStub) PutFor(context.Context, string, string, string, json.RawMessage) (retriever.TaskState, error) {
 	return retriever.TaskState{}, s.fail()
 }
-func (s tasksStub) Delete(context.Context, string, string) error { return s.fail() }
-func (s tasksStub) MaxBytes() int                                { return 1 << 10 }
+func (s tasksStub) DeleteFor(context.Context, string, string, string) error { return s.fail() }
+func (s tasksStub) MaxBytes() int                                           { return 1 << 10 }
 
 type healthStub struct{ *stubs }
 

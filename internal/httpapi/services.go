@@ -19,9 +19,10 @@ import (
 
 // Turns is the write path (*ingest.Service).
 type Turns interface {
-	// IngestFor validates, redacts and publishes a body of turns; mayActFor (nil:
-	// every user) refuses the whole body when a turn is for another user.
-	IngestFor(ctx context.Context, tenant string, mayActFor func(userID string) bool, body []byte) (ingest.TurnsResult, error)
+	// IngestFrom validates, redacts and publishes a body of turns, decoding it as it
+	// is read from r; mayActFor (nil: every user) refuses the whole body when a turn
+	// is for another user.
+	IngestFrom(ctx context.Context, tenant string, mayActFor func(userID string) bool, r io.Reader) (ingest.TurnsResult, error)
 	// Remember publishes an explicit memory.
 	Remember(ctx context.Context, tenant, actor string, req ingest.RememberRequest) (ingest.RememberResult, error)
 	// MaxBodyBytes bounds a turns body.
@@ -60,11 +61,12 @@ type Retriever interface {
 	GetRetrieval(ctx context.Context, tenant string, id uuid.UUID) (retriever.Retrieval, error)
 }
 
-// Tasks is working memory (*retriever.TaskStore).
+// Tasks is working memory (*retriever.TaskStore): a task of a user, or of the tenant
+// when userID is "".
 type Tasks interface {
-	Get(ctx context.Context, tenant, taskID string) (retriever.TaskState, error)
-	Put(ctx context.Context, tenant, taskID string, state json.RawMessage) (retriever.TaskState, error)
-	Delete(ctx context.Context, tenant, taskID string) error
+	GetFor(ctx context.Context, tenant, userID, taskID string) (retriever.TaskState, error)
+	PutFor(ctx context.Context, tenant, userID, taskID string, state json.RawMessage) (retriever.TaskState, error)
+	DeleteFor(ctx context.Context, tenant, userID, taskID string) error
 	// MaxBytes bounds a task state.
 	MaxBytes() int
 }

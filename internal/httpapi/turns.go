@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,20 +31,37 @@ const maxRememberBody = 64 << 10
 // (413 when every problem is a size limit, 409 when every turn reuses a stored turn
 // id with other content) when no turn was valid.
 func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) error {
-	release, err := e.bodies.reserve(r, e.turns.MaxBodyBytes())
-	defer release()
+	limit := e.turns.MaxBodyBytes()
+	if r.ContentLength > limit {
+		return newProblem(http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
+			fmt.Sprintf("body is %d bytes, the limit is %d", r.ContentLength, limit), "")
+	}
+	rsv, err := e.bodies.reserve(r, limit)
+	defer rsv.release()
 	if err != nil {
 		return err
 	}
-	body, err := e.readBody(w, r, e.turns.MaxBodyBytes())
-	if err != nil {
-		return err
-	}
+	// The body is decoded as it is read (ingest.Service.IngestFrom): what the request
+	// holds is the decoded turns, about as many bytes as were read, so a body of unknown
+	// length gives back the rest of its reservation once its end is reached.
+	body := &countingBody{r: http.MaxBytesReader(w, r.Body, limit), atEOF: rsv.keep}
 	var mayActFor func(string) bool
 	if p.Scoped() {
 		mayActFor = p.MayActFor
 	}
-	res, err := e.turns.IngestFor(r.Context(), p.Tenant, mayActFor, body)
+	res, err := e.turns.IngestFrom(r.Context(), p.Tenant, mayActFor, body)
+	if body.err != nil {
+		// The read failed, not the JSON it cut short.
+		var mbe *http.MaxBytesError
+		if errors.As(body.err, &mbe) {
+			return newProblem(http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
+				fmt.Sprintf("body exceeds %d bytes", limit), "")
+		}
+		if !errors.Is(body.err, io.ErrUnexpectedEOF) {
+			e.log.DebugContext(r.Context(), "reading request body", "err", body.err)
+		}
+		return newProblem(http.StatusBadRequest, memory.CodeMalformedJSON, "reading body: "+body.err.Error(), "")
+	}
 	var fe *memory.FieldError
 	if errors.As(err, &fe) {
 		// ingest's answers show its FieldErrors as they are, as in per-turn results.
@@ -105,28 +121,26 @@ func (e *edge) postTurns(w http.ResponseWriter, r *http.Request, p Principal) er
 	return nil
 }
 
-// readBody reads the whole body, bounded by limit.
-func (e *edge) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, newProblem(http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
-			fmt.Sprintf("body is %d bytes, the limit is %d", r.ContentLength, limit), "")
+// countingBody counts the bytes read, keeps the first read error other than EOF and
+// calls atEOF with the count when the end is reached.
+type countingBody struct {
+	r     io.Reader
+	n     int64
+	err   error
+	atEOF func(n int64)
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	switch {
+	case err == io.EOF && c.atEOF != nil:
+		c.atEOF(c.n)
+		c.atEOF = nil
+	case err != nil && err != io.EOF && c.err == nil:
+		c.err = err
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, newProblem(http.StatusRequestEntityTooLarge, memory.CodeTooLarge,
-				fmt.Sprintf("body exceeds %d bytes", limit), "")
-		}
-		if !errors.Is(err, io.ErrUnexpectedEOF) {
-			e.log.DebugContext(r.Context(), "reading request body", "err", err)
-		}
-		return nil, newProblem(http.StatusBadRequest, memory.CodeMalformedJSON, "reading body: "+err.Error(), "")
-	}
-	return buf.Bytes(), nil
+	return n, err
 }
 
 // remember serves POST /v1/memories: 202 once JetStream has acknowledged the

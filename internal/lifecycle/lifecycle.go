@@ -16,12 +16,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/retriever"
 	"github.com/engramhq/engram/streams"
 )
 
 // TaskStates is what user deletion needs of working memory (retriever.TaskStore fits).
 type TaskStates interface {
+	// Delete removes the state of a task of the tenant.
 	Delete(ctx context.Context, tenant, taskID string) error
+	// PurgeUser deletes the state of every task of the user, overwriting its bytes.
+	PurgeUser(ctx context.Context, tenant, userID string) (retriever.TaskPurge, error)
 }
 
 // Compactor rewrites the tables an erasure deleted from, so the deleted rows' bytes
@@ -152,7 +156,8 @@ type UserDeletion struct {
 	Turns            int    `json:"turns"`
 	Retrievals       int    `json:"retrievals"`
 	SessionSummaries int    `json:"session_summaries"`
-	TaskStates       int    `json:"task_states"` // task ids of the user's turns whose working memory was purged
+	TaskStates       int    `json:"task_states"`      // tenant tasks named by the user's turns whose working memory was deleted
+	UserTaskStates   int    `json:"user_task_states"` // the user's own tasks' working memory, securely deleted
 	TurnMessages     int    `json:"turn_messages"`
 	CandidateMsgs    int    `json:"candidate_messages"`
 	DeadLetters      int    `json:"dead_letters"`
@@ -189,10 +194,13 @@ type UserDeletion struct {
 // later checkpoints recycle them; and any WAL archive or replica), JetStream's
 // replication log on a clustered stream until its next snapshot, the freed blocks of
 // the rewritten files in the filesystem, which are not overwritten, and the working
-// memory's earlier revisions in the KV bucket's files: a KV stream denies message
-// deletion (and the bucket keeps one revision per key, dropping older ones without
-// overwriting), so a task's state is purged, unreadable at once, and its bytes leave
-// the disk when the bucket's block expires with its TTL (24 h by default).
+// memory's earlier revisions in the KV bucket's files: the user's task states (and the
+// tenant's tasks their turns name) are securely deleted like stream messages, but the
+// bucket keeps one revision per key and drops an overwritten one without overwriting
+// it, so an earlier revision's bytes leave the disk when its block is compacted or
+// expires with the TTL (24 h by default). A bucket made by an earlier engram denies
+// message deletes: there states are purged, and the report lists
+// "task_states_secure_delete" as skipped.
 func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string) (UserDeletion, error) {
 	rep := UserDeletion{Tenant: tenant, UserID: userID}
 	if err := checkUser(tenant, userID); err != nil {
@@ -225,6 +233,14 @@ func (l *Lifecycle) DeleteUser(ctx context.Context, tenant, userID, actor string
 				return rep, fmt.Errorf("deleting user %s: working memory of task %s: %w", userID, t, err)
 			}
 			rep.TaskStates++
+		}
+		p, err := l.tasks.PurgeUser(ctx, tenant, userID)
+		if err != nil {
+			return rep, fmt.Errorf("deleting user %s: %w", userID, err)
+		}
+		rep.UserTaskStates = p.States
+		if !p.Secure {
+			rep.Skipped = append(rep.Skipped, "task_states_secure_delete")
 		}
 	}
 	var again UserDeletion

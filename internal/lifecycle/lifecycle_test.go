@@ -94,6 +94,12 @@ func (e *lifecycleEnv) seedUser(user string) {
 	if _, err := e.tasks.Put(e.ctx, "acme", "task-"+user, json.RawMessage(`{"step":2}`)); err != nil {
 		e.t.Fatal(err)
 	}
+	// Two tasks of the user's own (no turn names them) under ids every user has.
+	for _, task := range []string{"inbox", "draft"} {
+		if _, err := e.tasks.PutFor(e.ctx, "acme", user, task, json.RawMessage(`{"step":3}`)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	e.exec("acme", `INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids)
 		SELECT 'acme', $1, 'search', '\x00', $2, 's1', array_agg(id) FROM memories WHERE user_id = $2`, uuid.New(), user)
 	e.exec("acme", `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
@@ -184,7 +190,7 @@ func TestDeleteUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.Memories != 8 || rep.Turns != 7 || rep.Versions < 13 || rep.Embeddings != 8 || rep.Ledger != 1 ||
-		rep.ForeignLineage != 2 || rep.Retrievals != 1 || rep.SessionSummaries != 1 || rep.TaskStates != 1 ||
+		rep.ForeignLineage != 2 || rep.Retrievals != 1 || rep.SessionSummaries != 1 || rep.TaskStates != 1 || rep.UserTaskStates != 2 ||
 		rep.TurnMessages != 2 || rep.CandidateMsgs != 1 || rep.DeadLetters != 3 || len(rep.Skipped) != 0 ||
 		!slices.Contains(rep.Compacted, "turns") || !slices.Contains(rep.Compacted, "memories") {
 		t.Fatalf("report %+v", rep)
@@ -213,6 +219,14 @@ func TestDeleteUser(t *testing.T) {
 	}
 	if _, err := e.tasks.Get(e.ctx, "acme", "task-u1"); !errors.Is(err, retriever.ErrTaskNotFound) {
 		t.Errorf("u1's task state: %v", err)
+	}
+	for _, task := range []string{"inbox", "draft"} {
+		if _, err := e.tasks.GetFor(e.ctx, "acme", "u1", task); !errors.Is(err, retriever.ErrTaskNotFound) {
+			t.Errorf("u1's own task %s: %v", task, err)
+		}
+		if _, err := e.tasks.GetFor(e.ctx, "acme", "u2", task); err != nil {
+			t.Errorf("u2's own task %s: %v", task, err)
+		}
 	}
 	if n := e.count("acme", `SELECT count(*) FROM audit_log WHERE action = 'delete_user' AND subject = 'u1'`); n != 1 {
 		t.Errorf("%d delete_user audit rows", n)

@@ -60,6 +60,7 @@ type TaskStoreConfig struct {
 // are found by one key filter when the user is erased.
 type TaskStore struct {
 	kv       jetstream.KeyValue
+	bucket   string
 	stream   jetstream.Stream // the bucket's stream, for secure deletes
 	secure   bool             // the stream allows message deletes (see NewTaskStore)
 	ttl      time.Duration
@@ -111,6 +112,10 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 		AllowDirect:  true,
 		Discard:      jetstream.DiscardNew,
 	}
+	// Two revisions per key: a put keeps the one it replaces, so PutFor can delete that
+	// one securely instead of leaving JetStream to drop it (a drop leaves its bytes in
+	// the block files until the block is compacted or expires).
+	scfg.MaxMsgsPerSubject = 2
 	secure := true
 	stream, err := js.CreateOrUpdateStream(ctx, scfg)
 	if err != nil {
@@ -121,7 +126,7 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 		if serr != nil || !old.CachedInfo().Config.DenyDelete {
 			return nil, fmt.Errorf("creating the %s bucket: %w", cfg.Bucket, err)
 		}
-		scfg.DenyDelete, secure = true, false
+		scfg.DenyDelete, secure, scfg.MaxMsgsPerSubject = true, false, 1
 		if stream, err = js.CreateOrUpdateStream(ctx, scfg); err != nil {
 			return nil, fmt.Errorf("updating the %s bucket: %w", cfg.Bucket, err)
 		}
@@ -139,7 +144,7 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 			"purges their task states, whose bytes stay in the bucket's files until they expire; delete the bucket to make it again",
 			"bucket", cfg.Bucket)
 	}
-	return &TaskStore{kv: kv, stream: stream, secure: secure, ttl: cfg.TTL, maxBytes: cfg.MaxBytes, log: log}, nil
+	return &TaskStore{kv: kv, bucket: cfg.Bucket, stream: stream, secure: secure, ttl: cfg.TTL, maxBytes: cfg.MaxBytes, log: log}, nil
 }
 
 // MaxBytes is the largest state document accepted.
@@ -179,9 +184,26 @@ func (s *TaskStore) PutFor(ctx context.Context, tenant, userID, taskID string, s
 	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
 		return TaskState{}, fieldErr("state", "must be a JSON object")
 	}
+	var prev uint64
+	if s.secure {
+		switch e, err := s.kv.Get(ctx, key); {
+		case err == nil:
+			prev = e.Revision()
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return TaskState{}, fmt.Errorf("reading the state of task %s before replacing it: %w", taskID, err)
+		}
+	}
 	rev, err := s.kv.Put(ctx, key, trimmed)
 	if err != nil {
 		return TaskState{}, fmt.Errorf("storing the state of task %s: %w", taskID, err)
+	}
+	if prev != 0 {
+		// The replaced state is overwritten on disk now, not left to the TTL. Should this
+		// fail, the new state is still stored; the old one goes with the key's next put
+		// or its deletion (remove deletes every revision it finds).
+		if err := s.stream.SecureDeleteMsg(ctx, prev); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			s.log.Warn("the replaced task state was not securely deleted", "task", taskID, "revision", prev, "err", err)
+		}
 	}
 	now := time.Now().UTC()
 	return TaskState{TaskID: taskID, UserID: userID, State: trimmed, Revision: rev, UpdatedAt: now, ExpiresAt: now.Add(s.ttl)}, nil
@@ -249,16 +271,19 @@ func (s *TaskStore) remove(ctx context.Context, key string) error {
 		}
 		return nil
 	}
-	e, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	// An entry's revision is its stream sequence.
-	if err := s.stream.SecureDeleteMsg(ctx, e.Revision()); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return err
+	// Every revision the key still has (two at most, see NewTaskStore), newest first.
+	subject := "$KV." + s.bucket + "." + key
+	for range 3 {
+		m, err := s.stream.GetLastMsgForSubject(ctx, subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.stream.SecureDeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return err
+		}
 	}
 	return nil
 }
@@ -273,10 +298,8 @@ type TaskPurge struct {
 }
 
 // PurgeUser deletes the state of every task of userID (the user's erasure), with a
-// secure delete that overwrites its bytes in the bucket's files. A state overwritten
-// earlier (the bucket keeps one revision per key) was dropped by JetStream without
-// being overwritten, and its bytes stay in the files until their block is compacted
-// or expires with the TTL.
+// secure delete that overwrites its bytes in the bucket's files. A state replaced
+// earlier was securely deleted by the put that replaced it (PutFor).
 func (s *TaskStore) PurgeUser(ctx context.Context, tenant, userID string) (TaskPurge, error) {
 	rep := TaskPurge{Secure: s.secure}
 	if err := memory.CheckTenant(tenant); err != nil {

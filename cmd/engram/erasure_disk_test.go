@@ -58,7 +58,7 @@ func TestErasureReachesTheDisk(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	marks := func(user string) []string {
 		var m []string
-		for i := range 8 {
+		for i := range 9 {
 			m = append(m, fmt.Sprintf("%szq%03dx", user, i))
 		}
 		return m
@@ -85,9 +85,11 @@ func TestErasureReachesTheDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Working memory: the tenant's task the user's turns name, and a task of the
-		// user's own; the erasure deletes both with a secure delete. Each is written
-		// once: a state overwritten earlier is dropped by JetStream without being
-		// overwritten (see DeleteUser).
+		// user's own, written twice: the put that replaces a state deletes the old one
+		// securely, and the erasure deletes the rest.
+		if _, err := c.PutUserTaskState(ctx, u.id, "inbox", map[string]any{"step": "draft", "label": u.marks[8]}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := c.PutTaskState(ctx, "task-"+u.id, map[string]any{"step": "booking", "where": u.marks[6]}); err != nil {
 			t.Fatal(err)
 		}
@@ -109,8 +111,12 @@ func TestErasureReachesTheDisk(t *testing.T) {
 	rewrite(t, ctx, owner)
 	waitFor(t, ctx, func() bool {
 		files := streamFiles(t, ns.StoreDir())
-		return allIn(files, gone) && allIn(files, kept)
+		return allIn(files, gone[:8]) && allIn(files, kept[:8])
 	}, "both users' strings in the JetStream store")
+	// The replaced task state (mark 8) was deleted securely by the put that replaced it.
+	for _, f := range scanFiles(t, streamFiles(t, ns.StoreDir()), kept[8:]) {
+		t.Errorf("a replaced task state is still in the JetStream store: %s", f)
+	}
 	before := scanFiles(t, relationFiles(t, ctx, owner, dataDir), gone)
 	if len(before) == 0 {
 		t.Fatal("before the erasure, no table file holds the user's strings: the scan would prove nothing")
@@ -153,7 +159,7 @@ func TestErasureReachesTheDisk(t *testing.T) {
 	if got := scanFiles(t, rel, kept); len(got) == 0 {
 		t.Error("after the erasure, no table file holds the other user's strings either: the scan reads nothing")
 	}
-	if !allIn(streamFiles(t, ns.StoreDir()), kept) {
+	if !allIn(streamFiles(t, ns.StoreDir()), kept[:8]) {
 		t.Error("after the erasure, the JetStream store lost the other user's strings")
 	}
 	// What the database directory holds beyond the table files (statistics, WAL is

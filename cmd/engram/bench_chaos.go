@@ -59,18 +59,10 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if err := processBench("chaos", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
 	}
-	cfg.Progress = stderr
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Progress, cfg.Logger = stderr, benchLogger(stderr)
 	res, err := bench.RunChaos(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("bench chaos: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench chaos: writing the result: %w", err)
-		}
-	} else {
-		printBenchChaos(stdout, res)
+	if err := printBench("chaos", stdout, *asJSON, res, err, printBenchChaos); err != nil {
+		return err
 	}
 	if !res.OK {
 		return fmt.Errorf("bench chaos: %d lost, %d duplicated, %d dead-lettered, %d of %d turns stored",
@@ -132,15 +124,12 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if err := processBench("flood", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
 	}
-	cfg.Progress = stderr
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Progress, cfg.Logger = stderr, benchLogger(stderr)
 	res, err := bench.RunFlood(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("bench flood: %w", err)
-	}
-	if *asJSON {
-		return writeJSON(stdout, res)
-	}
+	return printBench("flood", stdout, *asJSON, res, err, func(w io.Writer, r bench.FloodResult) { printBenchFlood(w, r, cfg.DrainTimeout) })
+}
+
+func printBenchFlood(stdout io.Writer, res bench.FloodResult, drainTimeout time.Duration) {
 	fmt.Fprintf(stdout, "flood: %d turns, %.0f MB, accepted in %s (%d requests resent)\n",
 		res.FloodTurns, float64(res.FloodBytes)/(1<<20), res.FloodSend.Round(time.Millisecond), res.FloodResent)
 	fmt.Fprintf(stdout, "other tenant's turn → memory: %s (turn stored after %s), with %d flood turns still queued\n",
@@ -148,9 +137,30 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if res.Drained {
 		fmt.Fprintf(stdout, "flood extracted %s after that\n", res.DrainTime.Round(time.Millisecond))
 	} else {
-		fmt.Fprintf(stdout, "flood NOT extracted within %s\n", cfg.DrainTimeout)
+		fmt.Fprintf(stdout, "flood NOT extracted within %s\n", drainTimeout)
 	}
 	fmt.Fprintf(stdout, "peak RSS: API %.0f MB, worker %.0f MB\n", float64(res.APIPeakRSS)/(1<<20), float64(res.WorkerPeakRSS)/(1<<20))
+}
+
+// benchLogger is a process benchmark's logger: warnings and errors on stderr, beside
+// its progress lines.
+func benchLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// printBench reports a benchmark's run: its error, or its result on stdout as JSON or
+// through print.
+func printBench[R any](name string, stdout io.Writer, asJSON bool, res R, err error, print func(io.Writer, R)) error {
+	if err != nil {
+		return fmt.Errorf("bench %s: %w", name, err)
+	}
+	if asJSON {
+		if err := writeJSON(stdout, res); err != nil {
+			return fmt.Errorf("bench %s: writing the result: %w", name, err)
+		}
+		return nil
+	}
+	print(stdout, res)
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -45,20 +44,10 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 		return nil
 	}
 	cfg.Progress = stderr
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = benchLogger(stderr)
 
 	res, err := bench.RunIngest(ctx, js, cfg)
-	if err != nil {
-		return fmt.Errorf("bench ingest: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench ingest: writing the result: %w", err)
-		}
-		return nil
-	}
-	printBenchIngest(stdout, res)
-	return nil
+	return printBench("ingest", stdout, *asJSON, res, err, printBenchIngest)
 }
 
 func printBenchIngest(w io.Writer, r bench.IngestResult) {

@@ -74,17 +74,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	}
 	cfg.Progress = stderr
 	res, err := bench.RunLarge(ctx, app, owner, cfg)
-	if err != nil {
-		return fmt.Errorf("bench large: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench large: writing the result: %w", err)
-		}
-		return nil
-	}
-	printBenchLarge(stdout, res, cfg.EfSearch)
-	return nil
+	return printBench("large", stdout, *asJSON, res, err, func(w io.Writer, r bench.LargeResult) { printBenchLarge(w, r, cfg.EfSearch) })
 }
 
 func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/engramhq/engram/internal/bench"
@@ -87,18 +86,10 @@ func benchLatencyCommand(ctx context.Context, dbURL string, args []string, stdou
 	if err := processBench("latency", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
 	}
-	cfg.Progress = stderr
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Progress, cfg.Logger = stderr, benchLogger(stderr)
 	res, err := bench.RunLatency(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("bench latency: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench latency: writing the result: %w", err)
-		}
-	} else {
-		printBenchLatency(stdout, res)
+	if err := printBench("latency", stdout, *asJSON, res, err, printBenchLatency); err != nil {
+		return err
 	}
 	if res.Missing > 0 {
 		return fmt.Errorf("bench latency: %d of %d turns' memories did not appear within %s", res.Missing, res.Turns, cfg.Timeout)

@@ -57,17 +57,7 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	}
 	cfg.Progress = stderr
 	res, err := bench.RunResolve(ctx, pool, cfg)
-	if err != nil {
-		return fmt.Errorf("bench resolve: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench resolve: writing the result: %w", err)
-		}
-		return nil
-	}
-	printBenchResolve(stdout, res)
-	return nil
+	return printBench("resolve", stdout, *asJSON, res, err, printBenchResolve)
 }
 
 func printBenchResolve(w io.Writer, r bench.ResolveResult) {

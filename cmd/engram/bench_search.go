@@ -79,17 +79,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		cfg.CPUProfile = f
 	}
 	res, err := bench.RunSearch(ctx, pool, cfg)
-	if err != nil {
-		return fmt.Errorf("bench search: %w", err)
-	}
-	if *asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return fmt.Errorf("bench search: writing the result: %w", err)
-		}
-		return nil
-	}
-	printBenchSearch(stdout, res)
-	return nil
+	return printBench("search", stdout, *asJSON, res, err, printBenchSearch)
 }
 
 func printBenchSearch(w io.Writer, r bench.SearchResult) {

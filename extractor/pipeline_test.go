@@ -446,8 +446,10 @@ func only(t *testing.T, cands []memory.Candidate, f func(memory.Candidate) bool)
 func TestAbandonedBatchIsNotProcessed(t *testing.T) {
 	t.Parallel()
 	// A long quiet period: the batch must not flush between the turn being stored and
-	// the cancellation below, however slow a loaded CI machine is.
-	h := newHarness(t, harnessOpts{batchQuiet: 2 * time.Second})
+	// the cancellation below, however slow a loaded CI machine is (under -race, with
+	// other packages' tests beside it, a 2 s window was seen to pass in between).
+	const quiet = 6 * time.Second
+	h := newHarness(t, harnessOpts{batchQuiet: quiet})
 	h.fake.SetChatFunc(echoUserTurns(t))
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
@@ -458,7 +460,7 @@ func TestAbandonedBatchIsNotProcessed(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the handler's cancellation", err)
 	}
-	time.Sleep(2500 * time.Millisecond) // past BatchQuiet
+	time.Sleep(quiet + 500*time.Millisecond) // past BatchQuiet: the abandoned batch's timer is stopped
 	if n := h.fake.ChatCalls(); n != 0 {
 		t.Errorf("%d LLM calls for an abandoned batch", n)
 	}

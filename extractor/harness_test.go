@@ -148,9 +148,17 @@ func (h *harness) handleAll(turns ...memory.Turn) []error {
 	ctx := testCtx(h.t)
 	errs := make([]error, len(turns))
 	var wg sync.WaitGroup
+	base := h.p.Stats().TurnsReceived
 	for i, tr := range turns {
 		m := h.msg(tr, 1)
 		wg.Go(func() { errs[i] = h.p.Handle(ctx, m) })
+		// Handlers start in stream order, as the TURNS worker starts them: each one has
+		// announced its turn before the next starts, so a batch never flushes for want
+		// of a goroutine the scheduler has not run yet (what batches then hold follows
+		// the pipeline's rules, not the machine's load).
+		for h.p.Stats().TurnsReceived < base+int64(i)+1 {
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	wg.Wait()
 	return errs

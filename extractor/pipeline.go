@@ -160,11 +160,29 @@ type Pipeline struct {
 	// of the session runs only after it, so a session's candidates are published in
 	// conversation order.
 	running map[sessionKey]*microBatch
-	// arriving counts, per session, handlers between receiving a turn and adding it to a
-	// batch (storing it takes a database round trip): a batch waits for them rather than
-	// flushing without a turn that came with it, which would separate a tool's failure,
-	// its fix and its retry into batches that each see only part of the story.
-	arriving map[sessionKey]int
+	// arriving holds, per session, the turns whose handlers are between receiving them
+	// and adding them to a batch (storing a turn takes a database round trip): a batch
+	// waits for them rather than flushing without a turn that came with it, which would
+	// separate a tool's failure, its fix and its retry into batches that each see only
+	// part of the story; and a batch that closed full waits, before it reads its windows,
+	// for those earlier in the conversation than its own turns (see awaitEarlier).
+	arriving map[sessionKey][]arrival
+	// departed is closed, and dropped, whenever a turn of the session stops arriving.
+	departed map[sessionKey]chan struct{}
+}
+
+// arrival is a turn being stored: its place in the conversation.
+type arrival struct {
+	at  time.Time
+	seq uint64
+}
+
+// before reports whether a comes before q in conversation order.
+func (a arrival) before(q queuedTurn) bool {
+	if c := a.at.Compare(q.turn.OccurredAt); c != 0 {
+		return c < 0
+	}
+	return a.seq < q.seq
 }
 
 // maxArrivalWait bounds how long a quiet batch waits for a turn of its session that is
@@ -230,7 +248,8 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		log:         cfg.Logger.With("component", "extractor.pipeline", "extractor", cfg.Extractor.Name()),
 		pending:     map[sessionKey]*microBatch{},
 		running:     map[sessionKey]*microBatch{},
-		arriving:    map[sessionKey]int{},
+		arriving:    map[sessionKey][]arrival{},
+		departed:    map[sessionKey]chan struct{}{},
 		placeholder: placeholderPattern(),
 		perTurn:     !callsModel(cfg.Extractor),
 		txSlots:     make(chan struct{}, cfg.MaxTransactions),
@@ -290,26 +309,31 @@ func (p *Pipeline) Stats() Stats {
 // (beyond it) drop the repeats. That is what makes a crash between storing and
 // publishing lose nothing.
 func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
-	p.c.received.Add(1)
 	ev, err := streams.DecodeTurnEvent(m.Data)
 	if err != nil {
+		p.c.received.Add(1)
 		return streams.Permanent(err)
 	}
 	if sub := m.Tenant(); sub == "" || sub != ev.Tenant {
+		p.c.received.Add(1)
 		// The subject is what NATS authorised; a body naming another tenant is forged.
 		return streams.Permanent(fmt.Errorf("turn %s names tenant %q but arrived on subject %s", ev.Turn.TurnID, ev.Tenant, m.Subject))
 	}
 	turn := ev.Turn
 	turn.Tenant = ev.Tenant
 	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
+	arr := arrival{at: turn.OccurredAt, seq: m.StreamSeq}
 	p.mu.Lock()
-	p.arriving[key]++
+	p.arriving[key] = append(p.arriving[key], arr)
+	// Counted once the turn is arriving: a caller that sees the count knows a batch of the
+	// session will wait for this turn (its tests launch handlers in stream order so).
+	p.c.received.Add(1)
 	p.mu.Unlock()
 	queued := false
 	defer func() {
 		if !queued { // enqueue counts the arrival off itself
 			p.mu.Lock()
-			p.arrivedLocked(key)
+			p.arrivedLocked(key, arr)
 			p.mu.Unlock()
 		}
 	}()
@@ -349,10 +373,7 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.arriving[key]-- // counted off without the re-check arrivedLocked makes: it follows below
-	if p.arriving[key] <= 0 {
-		delete(p.arriving, key)
-	}
+	p.departLocked(key, arrival{at: turn.OccurredAt, seq: seq}) // without arrivedLocked's re-check: it follows below
 	b := p.pending[key]
 	if b == nil {
 		// The batch outlives any one handler's context; it is cancelled only when every
@@ -375,15 +396,38 @@ func (p *Pipeline) enqueue(ctx context.Context, turn memory.Turn, seq uint64) (*
 		b.due = true
 	}
 	p.tryCloseLocked(b)
-	return b, func() { stop() }
+	// A waiter that leaves before its context's AfterFunc has run (it saw ctx.Done first)
+	// counts itself off here: stopping the AfterFunc alone would leave the batch waited
+	// for by nobody and processed anyway.
+	return b, func() {
+		if stop() {
+			p.abandon(b)
+		}
+	}
 }
 
-// arrivedLocked counts one arrival of key off and lets the session's open batch flush
-// if it only waited for that turn. p.mu must be held.
-func (p *Pipeline) arrivedLocked(key sessionKey) {
-	if p.arriving[key]--; p.arriving[key] <= 0 {
-		delete(p.arriving, key)
+// departLocked takes arr off key's arriving turns and wakes whoever waits on them.
+// p.mu must be held.
+func (p *Pipeline) departLocked(key sessionKey, arr arrival) {
+	list := p.arriving[key]
+	if i := slices.Index(list, arr); i >= 0 {
+		list = slices.Delete(list, i, i+1)
 	}
+	if len(list) == 0 {
+		delete(p.arriving, key)
+	} else {
+		p.arriving[key] = list
+	}
+	if ch := p.departed[key]; ch != nil {
+		close(ch)
+		delete(p.departed, key)
+	}
+}
+
+// arrivedLocked takes arr off key's arriving turns and lets the session's open batch
+// flush if it only waited for that turn. p.mu must be held.
+func (p *Pipeline) arrivedLocked(key sessionKey, arr arrival) {
+	p.departLocked(key, arr)
 	if b := p.pending[key]; b != nil {
 		p.tryCloseLocked(b)
 	}
@@ -421,7 +465,7 @@ func (p *Pipeline) tryCloseLocked(b *microBatch) {
 		if !b.due {
 			return // the quiet timer re-checks
 		}
-		if p.arriving[b.key] > 0 {
+		if len(p.arriving[b.key]) > 0 {
 			if wait := maxArrivalWait - time.Since(b.opened); wait > 0 {
 				p.armLocked(b, wait) // the arrival re-checks sooner
 				return
@@ -482,6 +526,7 @@ func (p *Pipeline) run(b *microBatch) {
 		case <-b.ctx.Done(): // abandoned: process fails at once below
 		}
 	}
+	p.awaitEarlier(b, turns)
 	err := p.process(b.ctx, b.key, turns)
 	if err != nil {
 		p.log.Warn("batch failed", "tenant", b.key.tenant, "user", b.key.user, "session", b.key.session,
@@ -500,6 +545,49 @@ func (p *Pipeline) run(b *microBatch) {
 	}
 	if next := p.pending[b.key]; next != nil {
 		p.tryCloseLocked(next)
+	}
+}
+
+// awaitEarlier waits, up to maxArrivalWait since b opened, until no turn of b's session
+// that comes before one of turns in the conversation is still being stored. A batch that
+// closed full (or after waiting its longest) may be ahead of handlers that received
+// earlier turns but took longer to store them; its windows would then miss those turns
+// and its candidates would follow the machine's timing rather than the conversation.
+func (p *Pipeline) awaitEarlier(b *microBatch, turns []queuedTurn) {
+	if len(turns) == 0 {
+		return
+	}
+	last := slices.MaxFunc(turns, func(x, y queuedTurn) int {
+		if c := x.turn.OccurredAt.Compare(y.turn.OccurredAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
+	for {
+		p.mu.Lock()
+		earlier := slices.ContainsFunc(p.arriving[b.key], func(a arrival) bool { return a.before(last) })
+		var ch chan struct{}
+		if earlier {
+			if ch = p.departed[b.key]; ch == nil {
+				ch = make(chan struct{})
+				p.departed[b.key] = ch
+			}
+		}
+		p.mu.Unlock()
+		wait := maxArrivalWait - time.Since(b.opened)
+		if !earlier || wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ch:
+			t.Stop()
+		case <-t.C:
+			return
+		case <-b.ctx.Done():
+			t.Stop()
+			return
+		}
 	}
 }
 

@@ -731,7 +731,7 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 	}
 	deprecated := memory.StatusDeprecated
 	for _, n := range ns {
-		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !dietRulesOut(c, n.mem) {
+		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !rulesOut(c, n.mem) {
 			continue
 		}
 		if !c.ValidFrom.IsZero() && c.ValidFrom.Before(n.mem.ValidFrom) {

@@ -3,6 +3,7 @@ package consolidator
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -88,11 +89,99 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 	return dietVegan.MatchString(c.Content) && animalProducts.MatchString(what)
 }
 
+// A restriction on something to eat or drink ("can't eat spicy food anymore", "对花生过敏",
+// "不能吃辣了") names what it rules out: the object of the negated verb of eating or
+// drinking, or of an allergy. Any liking that names that object then goes to history.
+var (
+	restrictEN = regexp.MustCompile(`(?i)\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|(?:shouldn't|should not|mustn't|must not|won't|will not)(?:\s+be)?|no longer|not\s+(?:eat|drink)(?:ing)?\s+any\s+more|(?:gave|give|giving)\s+up|quit|(?:am|'m|is|are|became|become|got)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to)\s+(?:(?:eat|eating|drink|drinking|have|having|touch|digest)\s+)?(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
+	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)(\p{Han}{1,4}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
+	// restrictStop are words the English pattern can take for the object that are not one.
+	restrictStop = map[string]bool{"anymore": true, "any": true, "more": true, "it": true, "that": true, "this": true, "them": true, "now": true, "food": true, "foods": true, "things": true, "stuff": true, "because": true, "since": true, "for": true, "last": true, "next": true, "every": true, "in": true, "on": true, "at": true, "after": true, "ago": true, "today": true, "these": true, "days": true, "lately": true, "either": true, "again": true, "the": true, "a": true, "an": true, "my": true, "much": true}
+)
+
+// restricted is the thing a restriction candidate names (a word for English, the
+// characters for Chinese), or "" when it names none.
+func restricted(content string) string {
+	if m := restrictZH.FindStringSubmatch(content); m != nil {
+		if m[1] != "" {
+			return m[1]
+		}
+		return m[2]
+	}
+	m := restrictEN.FindStringSubmatch(content)
+	if m == nil {
+		return ""
+	}
+	// The head of the object: its last word before a stop word ("raw fish anymore").
+	head := ""
+	for _, w := range strings.Fields(strings.ToLower(m[1])) {
+		if restrictStop[w] {
+			break
+		}
+		head = w
+	}
+	return head
+}
+
+// restrictionRulesOut reports that c, a believed restriction on eating or drinking a
+// thing, rules out m, a liking that names that thing: "loves spicy hotpot" once the
+// user "can't eat spicy food anymore".
+func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
+	if c.Category != memory.CatConstraint || !foodKey(c.Key) || !likingOf(m) {
+		return false
+	}
+	what := restricted(c.Content)
+	if what == "" {
+		return false
+	}
+	content := strings.ToLower(m.Content)
+	if han(what) {
+		return strings.Contains(content, what)
+	}
+	for _, w := range wordsOf(content) {
+		if w == what || w == what+"s" || w+"s" == what || w == what+"es" {
+			return true
+		}
+	}
+	return false
+}
+
+// foodKey reports the keys of eating and drinking.
+func foodKey(k string) bool {
+	return strings.HasPrefix(k, "food.") || strings.HasPrefix(k, "taste.") || strings.HasPrefix(k, "drink.")
+}
+
+// likingOf reports a memory of liking something to eat or drink.
+func likingOf(m memory.Memory) bool {
+	return m.Category == memory.CatPreference && (tasteSlot(m.Key) || strings.HasPrefix(m.Key, "drink.") || strings.HasPrefix(m.Key, "food."))
+}
+
+func han(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func wordsOf(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' })
+}
+
+// rulesOut reports that c, once believed, retires m: a diet or a restriction excluding
+// what m likes.
+func rulesOut(c memory.Candidate, m memory.Memory) bool {
+	return dietRulesOut(c, m) || restrictionRulesOut(c, m)
+}
+
 // relatedPrefixes are the key prefixes whose memories c may rule out beyond its own slot.
 func relatedPrefixes(c memory.Candidate) []string {
 	switch {
 	case c.Key == "food.diet":
 		return []string{"taste.", "food.cuisine.", "food.ingredient."}
+	case c.Category == memory.CatConstraint && foodKey(c.Key):
+		return []string{"taste.", "food.", "drink."}
 	case thingOf(c.Key) != "":
 		// The other families' keys about the same thing (sameSlot picks them out).
 		return thingFamilies

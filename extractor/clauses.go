@@ -74,7 +74,7 @@ func newClauseRules() *clauseRules {
 		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
-		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:moved|relocated|moving|relocating)(?:\s+back)?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
+		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:(?:packed\s+up|sold\s+(?:the|our|my)\s+\w+|gave\s+notice|quit\s+(?:my|our)\s+\w+)\s+and\s+)?(?:moved|relocated|moving|relocating)(?:\s+(?:back|down|up|out|over|away|all\s+the\s+way))?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
 		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
@@ -339,12 +339,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
 			// A move changes the clock the speaker lives by: the time zone stated
 			// before it no longer holds. An explicit new zone in the same sentence wins.
-			if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) {
+			if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) && zoneOf(s) == "" {
 				profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
 			}
 		}
 		if m := c.tzEN.FindStringSubmatch(s); m != nil && (selfish || strings.Contains(lowerText(s), "my")) {
 			profile("user.timezone", "The user's time zone is now "+m[1])
+		}
+		if z := zoneOf(s); z != "" {
+			profile("user.timezone", "The user's time zone is "+z)
 		}
 		for _, m := range c.relNameEN.FindAllStringSubmatch(s, 4) {
 			who := c.rel(m[1])
@@ -388,7 +391,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
 			}
 			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
-			if !c.tzZH.MatchString(s) {
+			if !c.tzZH.MatchString(s) && zoneOf(s) == "" {
 				profile("user.timezone", "用户搬到了"+m[2]+"，时区现在以"+m[2]+"当地时间为准")
 			}
 		} else if m := c.liveZH.FindStringSubmatch(s); m != nil && isPlace(m[1]) {
@@ -426,6 +429,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				v = m[2]
 			}
 			profile("user.timezone", "用户的时区现在是"+strings.TrimSuffix(v, "了"))
+		}
+		if z := zoneOf(s); z != "" {
+			profile("user.timezone", "用户的时区是"+z)
 		}
 		for _, m := range c.relNameZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")

@@ -497,6 +497,8 @@ func newIdentRules() []identRule {
 	re := regexp.MustCompile
 	const zhVal = `([^，。,!！?？；;\s]{1,20})`
 	const enVal = `([^,;!?]{2,60})`
+	// placeName is a capitalised place name of up to three words ("Salt Lake City").
+	const placeName = `(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2})`
 	return []identRule{
 		{re: re(`我叫(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
 		{re: re(`我的名字(?:是|叫)(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
@@ -517,6 +519,17 @@ func newIdentRules() []identRule {
 		// work as an SRE over at Halcyon"): the capitalised name is the employer.
 		{re: re(`(?i:\bi\b[^,;.!?]{0,60}?\b(?:work|working|job|engineer|developer|designer|manager|analyst|nurse|teacher|consultant|scientist|lead)\s+(?:over\s+|out\s+|down\s+|up\s+)?(?:at|for|with))\s+(\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3})`), kind: "employer", value: 1},
 		{re: re(`(?i:\b(?:i|we) live in|\b(?:i'm|i am|we're|we are) based in|\b(?:i|we) currently live in|\b(?:i|we) now live in|\bi reside in|\bi moved to)\s+` + enVal), kind: "location", value: 1},
+		// Living somewhere told with a particle or an aspect ("we live out in …", "I've been
+		// living down in …", "I'm based out of …"): the place is a capitalised name.
+		{re: re(`(?i:\b(?:i|we)(?:'ve|\s+have)?\s+(?:been\s+)?(?:still\s+|now\s+|currently\s+|actually\s+)?(?:live|living|lived)\s+(?:up|down|out|over|right|all the way)\s+(?:in|near)|\b(?:i'm|i am|we're|we are)\s+(?:now\s+|currently\s+)?(?:based|living|settled)\s+(?:out of|in|down in|up in|over in|out in)|\b(?:i|we)\s+(?:settled|settled down)\s+in)\s+` + placeName), kind: "location", value: 1},
+		// Being somewhere stated as lasting ("I'm in … now", "we're in … for good"): a visit
+		// is told with a span or a purpose and is not this.
+		{re: re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+|finally\s+)?(?:in|out in|over in|down in|up in))\s+` + placeName + `(?i:\s+(?:now|for good|these days|permanently|full[- ]time)\b)`), kind: "location", value: 1},
+		// A home named by where it is ("my flat in …", "our house in …").
+		{re: re(`(?i:\b(?:my|our)\s+(?:(?:new|little|rented|tiny)\s+)?(?:flat|apartment|house|place|home|condo|studio)\s+(?:here\s+)?(?:in|near))\s+` + placeName), kind: "location", value: 1},
+		// 在某地安家、定居、租房、买房，人在某地。
+		{re: re(`我(?:们)?(?:现在|目前|如今|已经|人)*在(\p{Han}{2,6}?)(?:定居|安家|落户|租(?:了|的)?房|买(?:了|的)?房|租的|买的|住下)`), kind: "location", value: 1},
+		{re: re(`我(?:们)?人(?:现在|目前)?在(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`), kind: "location", value: 1},
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},

@@ -1,0 +1,55 @@
+package consolidator
+
+import (
+	"testing"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestRestricted(t *testing.T) {
+	tests := []struct{ content, want string }{
+		{"The user can't eat peanuts anymore", "peanuts"},
+		{"The user is severely allergic to shellfish", "shellfish"},
+		{"The user cannot drink raw milk anymore, the clinic said", "milk"},
+		{"The user gave up sugar last month", "sugar"},
+		{"用户以后不能吃甜了", "甜"},
+		{"用户对芒果过敏", "芒果"},
+		{"用户戒了喝酒", "酒"},
+		{"The user prefers tea", ""},
+	}
+	for _, tt := range tests {
+		if got := restricted(tt.content); got != tt.want {
+			t.Errorf("restricted(%q) = %q, want %q", tt.content, got, tt.want)
+		}
+	}
+}
+
+func TestRestrictionRulesOut(t *testing.T) {
+	constraint := func(key, content string) memory.Candidate {
+		return memory.Candidate{Key: key, Category: memory.CatConstraint, Content: content}
+	}
+	liking := func(key, content string) memory.Memory {
+		return memory.Memory{Key: key, Category: memory.CatPreference, Content: content}
+	}
+	tests := []struct {
+		name string
+		c    memory.Candidate
+		m    memory.Memory
+		want bool
+	}{
+		{"english liking named", constraint("taste.peanut", "The user can't eat peanuts anymore"), liking("taste.snack", "The user loves peanut butter cookies"), true},
+		{"chinese liking named", constraint("food.sweet", "用户以后不能吃甜了"), liking("food.cuisine.dessert", "用户最喜欢甜点，越甜越好"), true},
+		{"other liking kept", constraint("taste.peanut", "The user can't eat peanuts anymore"), liking("taste.tea", "The user loves green tea"), false},
+		{"not a liking", constraint("taste.peanut", "The user can't eat peanuts anymore"), memory.Memory{Key: "pet.dog.name", Category: memory.CatFact, Content: "The user's dog Peanut"}, false},
+		{"not a restriction", memory.Candidate{Key: "taste.peanut", Category: memory.CatPreference, Content: "The user likes peanuts"}, liking("taste.snack", "The user loves peanut butter"), false},
+		{"not about food", constraint("work.meetings", "The user can't attend meetings on Friday"), liking("taste.friday", "The user loves Friday meetings"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := restrictionRulesOut(tt.c, tt.m); got != tt.want {
+				t.Errorf("restrictionRulesOut = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -53,3 +53,37 @@ func TestRestrictionRulesOut(t *testing.T) {
 		})
 	}
 }
+
+func TestSameShapeID(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"Q4471", "Q4417", true},
+		{"ZX-90812", "ZX-90821", true},
+		{"7731", "7713", true},
+		{"R1234", "R4321", true},
+		{"R1234", "S1234", false},
+		{"R1234", "R12345", false},
+		{"R1234", "R1234", false},
+		{"10203040", "50607080", false},
+	}
+	for _, tt := range tests {
+		if got := sameShapeID(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameShapeID(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestCorrectsID(t *testing.T) {
+	c := memory.Candidate{Content: "The user's badge is Q4417", Metadata: map[string]any{"corrects_like": "Q4417"}}
+	if !correctsID(c, memory.Memory{Content: "The user's badge number is Q4471"}) {
+		t.Error("the swapped badge number is not corrected")
+	}
+	if correctsID(c, memory.Memory{Content: "The user's flight is QF12"}) {
+		t.Error("an identifier of another shape is corrected")
+	}
+	if correctsID(memory.Candidate{Content: "The user's badge is Q4417"}, memory.Memory{Content: "badge Q4471"}) {
+		t.Error("a candidate that is no correction corrects")
+	}
+}

@@ -3,6 +3,7 @@ package consolidator
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -276,8 +277,53 @@ func correctedValue(c memory.Candidate) string {
 // corrects reports a correction c of the value memory m holds: m names the wrong value
 // and c does not repeat it.
 func corrects(c memory.Candidate, m memory.Memory) bool {
-	v := correctedValue(c)
-	return v != "" && holdsValue(m.Content, v) && !holdsValue(c.Content, v)
+	if v := correctedValue(c); v != "" && holdsValue(m.Content, v) && !holdsValue(c.Content, v) {
+		return true
+	}
+	// A correction giving only the right identifier ("it's actually B2213") corrects the
+	// memory holding a different identifier of its shape (B2231): the same letters, the
+	// same length, a few digits apart or swapped.
+	return correctsID(c, m)
+}
+
+// idTokens are the identifiers in text: runs of letters, digits and dashes holding a digit.
+func idTokens(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-'))
+	}) {
+		if strings.ContainsAny(w, "0123456789") && len(w) >= 3 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// sameShapeID reports identifiers a and b that differ but share letters and length and
+// differ in at most two digit positions or by the same digits in another order: the
+// mistakes people make copying a number.
+func sameShapeID(a, b string) bool {
+	if strings.EqualFold(a, b) || len(a) != len(b) {
+		return false
+	}
+	diff := 0
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x < '0' || x > '9' || y < '0' || y > '9' {
+			return false // a letter differs: another kind of identifier
+		}
+		diff++
+	}
+	if diff <= 2 {
+		return true
+	}
+	sa, sb := []byte(a), []byte(b)
+	slices.Sort(sa)
+	slices.Sort(sb)
+	return string(sa) == string(sb)
 }
 
 // holdsValue reports text naming v: as a word in Latin script, as a substring in Han.

@@ -172,7 +172,22 @@ func wordsOf(s string) []string {
 // rulesOut reports that c, once believed, retires m: a diet or a restriction excluding
 // what m likes.
 func rulesOut(c memory.Candidate, m memory.Memory) bool {
-	return dietRulesOut(c, m) || restrictionRulesOut(c, m)
+	return dietRulesOut(c, m) || restrictionRulesOut(c, m) || correctsID(c, m)
+}
+
+// correctsID reports c, a correction giving the right identifier, of memory m holding
+// one of its shape: every memory that copied the wrong number is wrong.
+func correctsID(c memory.Candidate, m memory.Memory) bool {
+	right, _ := c.Metadata["corrects_like"].(string)
+	if right == "" {
+		return false
+	}
+	for _, w := range idTokens(m.Content) {
+		if sameShapeID(w, right) {
+			return true
+		}
+	}
+	return false
 }
 
 // relatedPrefixes are the key prefixes whose memories c may rule out beyond its own slot.

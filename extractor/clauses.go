@@ -75,7 +75,7 @@ func newClauseRules() *clauseRules {
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
 		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:(?:packed\s+up|sold\s+(?:the|our|my)\s+\w+|gave\s+notice|quit\s+(?:my|our)\s+\w+)\s+and\s+)?(?:moved|relocated|moving|relocating)(?:\s+(?:back|down|up|out|over|away|all\s+the\s+way))?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
-		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
+		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到|外派到|派驻到|派到|调去|调往)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
 		tzOnEN:       re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
@@ -894,7 +894,7 @@ func (o *Offline) habitKey(s string) string {
 	// The direct object, if any: determiners are skipped, a preposition or an adverb ends it.
 	for _, w := range strings.Fields(strings.ToLower(obj)) {
 		switch w {
-		case "a", "an", "the", "my", "our", "some", "any", "more", "much":
+		case "a", "an", "the", "my", "our", "his", "her", "their", "your", "its", "some", "any", "more", "much":
 			continue
 		case "to", "every", "each", "on", "in", "at", "with", "for", "before", "after", "anymore", "now", "again",
 			"often", "daily", "regularly", "together", "it", "them", "that", "this", "when", "because", "since", "and", "but",

@@ -245,6 +245,19 @@ func containsString(list []string, s string) bool {
 // splitSentences cuts text at sentence ends (。！？!?；; newlines, and a full stop followed
 // by a space, so 19.9 stays whole) and folds a sentence that only gives a reason ("因为…",
 // "Because …") into the one before it.
+// titleAbbrevs end with a full stop that does not end the sentence ("Mr. Okafor").
+var titleAbbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "prof": true, "st": true,
+	"mt": true, "jr": true, "sr": true, "vs": true, "e.g": true, "i.e": true, "approx": true, "no": false}
+
+// abbreviationEnd reports text ending in a title or a Latin abbreviation.
+func abbreviationEnd(rs []rune) bool {
+	j := len(rs)
+	for j > 0 && (unicode.IsLetter(rs[j-1]) || rs[j-1] == '.') {
+		j--
+	}
+	return titleAbbrevs[strings.ToLower(string(rs[j:]))]
+}
+
 func splitSentences(text string) []string {
 	var parts []string
 	var b strings.Builder
@@ -256,7 +269,7 @@ func splitSentences(text string) []string {
 		case '。', '！', '？', '!', '?', '；', ';', '\n', '…':
 			end = true
 		case '.':
-			end = i+1 == len(rs) || unicode.IsSpace(rs[i+1])
+			end = (i+1 == len(rs) || unicode.IsSpace(rs[i+1])) && !abbreviationEnd(rs[:i])
 		}
 		if end && i+1 < len(rs) && strings.ContainsRune("。！？!?；;…", rs[i+1]) {
 			end = false // keep "?!" and "。。。" together
@@ -340,6 +353,10 @@ func lowerFirst(s string) string {
 	}
 	// Keep acronyms and names that are all capitals ("API", "I").
 	if r2, _ := utf8.DecodeRuneInString(s[n:]); unicode.IsUpper(r2) || (r == 'I' && (len(s) == 1 || !unicode.IsLetter(r2))) {
+		return s
+	}
+	// A title before a name ("Dr. Okafor") stays as written: the name follows.
+	if i := strings.IndexByte(s, '.'); i > 0 && i <= 4 && titleAbbrevs[strings.ToLower(s[:i])] {
 		return s
 	}
 	return string(unicode.ToLower(r)) + s[n:]

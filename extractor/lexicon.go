@@ -440,7 +440,7 @@ func (l *lexicon) dropDenied(s string) string {
 // corrected are the parts of a correction that name the value it replaces: "…, not the
 // 12th", "不是周三，是周四" (→ "是周四").
 var (
-	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?[\w:./' -]{1,24}[.!]?$`)
+	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[\w-]*\d[\w-]*)\s*,)`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
 )
 
@@ -454,7 +454,7 @@ func correctedValue(s string) string {
 			v = m[1]
 		}
 	} else if m := correctedValueEN.FindStringSubmatch(s); m != nil {
-		v = m[1] + m[2]
+		v = m[1] + m[2] + m[3]
 	}
 	v = strings.Trim(strings.TrimSpace(v), `"'“”‘’`)
 	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) {
@@ -464,16 +464,46 @@ func correctedValue(s string) string {
 }
 
 var (
-	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
+	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[\w-]*\d[\w-]*))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
 	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
 )
+
+// A correction that gives only the right identifier ("sorry, it's actually B2213, I
+// swapped two digits", "其实是 K5512，我记错了"): the memory it corrects holds an
+// identifier of the same shape (see the resolver's sameShapeID).
+var (
+	correctedIDEN = regexp.MustCompile(`(?i)\b(?:actually|sorry|oops|i meant|correction|typo|wrong)\b[^.!?]{0,40}?\b((?-i:[A-Z]{0,5})-?\d[\dA-Za-z-]{2,15})\b`)
+	correctedIDZH = regexp.MustCompile(`(?:其实|应该|实际上|正确的|更正|抱歉|不好意思|说错|记错|写错|搞错)[^。！？]{0,12}?([A-Za-z]{0,5}-?\d[\dA-Za-z-]{2,15})`)
+	correctionCue = regexp.MustCompile(`(?i)\b(?:actually|sorry|oops|i meant|correction|typo|wrong|mixed up|swapped)\b|其实|应该是|更正|说错|记错|写错|搞错|弄错|记反`)
+)
+
+// correctedID is the identifier a correction gives as the right one, or "".
+func correctedID(s string) string {
+	if !correctionCue.MatchString(s) {
+		return ""
+	}
+	re := correctedIDEN
+	if hasHan(s) {
+		re = correctedIDZH
+	}
+	if m := re.FindStringSubmatch(s); m != nil && strings.ContainsAny(m[1], "0123456789") {
+		return m[1]
+	}
+	return ""
+}
 
 // dropCorrected removes from a correction the value it replaces.
 func dropCorrected(s string) string {
 	if hasHan(s) {
 		return correctedZH.ReplaceAllString(s, "是")
 	}
-	return correctedEN.ReplaceAllString(s, "")
+	// Mid-sentence the clause after the dropped value stays: its comma does too.
+	return correctedEN.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasSuffix(m, ",") {
+			return ","
+		}
+		return ""
+	})
 }
 
 // identityFact reports whether an identity rule of the extractor matches s.

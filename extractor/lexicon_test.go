@@ -59,3 +59,18 @@ func TestCorrectionsAndDenials(t *testing.T) {
 		}
 	}
 }
+
+func TestCorrectedID(t *testing.T) {
+	tests := []struct{ s, want string }{
+		{"Oops, the gate code is actually 8842, not what I said.", "8842"},
+		{"Sorry, my desk is D-417 really.", "D-417"},
+		{"The gate code is 8842.", ""},
+		{"更正一下，车位号应该是 P203。", "P203"},
+		{"我的车位号是 P230。", ""},
+	}
+	for _, tt := range tests {
+		if got := correctedID(tt.s); got != tt.want {
+			t.Errorf("correctedID(%q) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}

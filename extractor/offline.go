@@ -227,7 +227,7 @@ func firstNonEmpty(a, b string) string {
 // episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	var story, corrected []string
+	var story, corrected, correctedIDs []string
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
@@ -237,6 +237,10 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if v := correctedValue(s); v != "" {
 			corrected = append(corrected, v)
 		}
+		newID := correctedID(s)
+		if newID != "" {
+			correctedIDs = append(correctedIDs, newID)
+		}
 		s = dropNegatedHave(o.lex.speakerPart(restoreSubjectZH(s)))
 		if s == "" {
 			continue
@@ -244,7 +248,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
 		}
-		fixes := correctedValue(orig) != ""
+		fixes := correctedValue(orig) != "" || newID != ""
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
@@ -279,6 +283,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	}
 	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)
+	}
+	if len(correctedIDs) > 0 {
+		// The right identifier: the resolver retires the memory holding one of its shape.
+		for i := range out {
+			if out[i].meta == nil {
+				out[i].meta = map[string]any{}
+			}
+			out[i].meta["corrects_like"] = correctedIDs[0]
+		}
 	}
 	if len(corrected) > 0 {
 		// The value a correction replaces: the resolver retires the memory that holds it.

@@ -17,6 +17,10 @@ func TestRestricted(t *testing.T) {
 		{"用户对芒果过敏", "芒果"},
 		{"用户戒了喝酒", "酒"},
 		{"The user prefers tea", ""},
+		{"The user found out they have a sesame allergy", "sesame"},
+		{"Tests showed an intolerance to lactose", "lactose"},
+		{"医生说以后甜的一口都不能碰了", "甜"},
+		{"用户咖啡也不能喝了", "咖啡"},
 	}
 	for _, tt := range tests {
 		if got := restricted(tt.content); got != tt.want {
@@ -44,6 +48,9 @@ func TestRestrictionRulesOut(t *testing.T) {
 		{"not a liking", constraint("taste.peanut", "The user can't eat peanuts anymore"), memory.Memory{Key: "pet.dog.name", Category: memory.CatFact, Content: "The user's dog Peanut"}, false},
 		{"not a restriction", memory.Candidate{Key: "taste.peanut", Category: memory.CatPreference, Content: "The user likes peanuts"}, liking("taste.snack", "The user loves peanut butter"), false},
 		{"not about food", constraint("work.meetings", "The user can't attend meetings on Friday"), liking("taste.friday", "The user loves Friday meetings"), false},
+		{"keyed otherwise", constraint("habit.developed", "The user has developed a sesame allergy"), liking("taste.bagel", "The user loves sesame bagels"), true},
+		{"a liking filed as a constraint", constraint("food.sweet", "用户以后不能吃甜了"), memory.Memory{Key: "", Category: memory.CatConstraint, Content: "用户最爱吃甜的，每顿必须有甜点"}, true},
+		{"a liking of its own", memory.Candidate{Key: "taste.tea", Category: memory.CatPreference, Content: "The user loves tea"}, liking("taste.tea", "The user loves tea"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,8 +93,14 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 // "不能吃辣了") names what it rules out: the object of the negated verb of eating or
 // drinking, or of an allergy. Any liking that names that object then goes to history.
 var (
-	restrictEN = regexp.MustCompile(`(?i)\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|(?:shouldn't|should not|mustn't|must not|won't|will not)(?:\s+be)?|no longer|not\s+(?:eat|drink)(?:ing)?\s+any\s+more|(?:gave|give|giving)\s+up|quit|(?:am|'m|is|are|became|become|got)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to)\s+(?:(?:eat|eating|drink|drinking|have|having|touch|digest)\s+)?(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
-	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)(\p{Han}{1,4}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
+	restrictEN = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
+	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
+	// The object told before the verb ("甜的一口都不能碰了") or as an allergy ("a shellfish
+	// allergy", "花生过敏").
+	restrictTopicZH   = regexp.MustCompile(`(\p{Han}{1,4})的?(?:东西|食物)?(?:一口|一点|一滴)?(?:都|也)?(?:不能|不可以|不敢|不许)(?:再)?(?:吃|碰|喝)`)
+	restrictAllergyTo = regexp.MustCompile(`(?i)\b(?:allergy|intolerance|allergic reaction)\s+to\s+([a-z-]+)`)
+	restrictAllergyEN = regexp.MustCompile(`(?i)\b(?:an?\s+)?((?:[a-z-]+\s+)?[a-z-]+)\s+(?:allergy|intolerance)\b`)
+	restrictLeadZH    = []string{"用户", "医生说", "以后", "今后", "现在", "从此", "从今往后", "说", "后", "再"}
 	// restrictStop are words the English pattern can take for the object that are not one.
 	restrictStop = map[string]bool{"anymore": true, "any": true, "more": true, "it": true, "that": true, "this": true, "them": true, "now": true, "food": true, "foods": true, "things": true, "stuff": true, "because": true, "since": true, "for": true, "last": true, "next": true, "every": true, "in": true, "on": true, "at": true, "after": true, "ago": true, "today": true, "these": true, "days": true, "lately": true, "either": true, "again": true, "the": true, "a": true, "an": true, "my": true, "much": true}
 )
@@ -108,8 +114,30 @@ func restricted(content string) string {
 		}
 		return m[2]
 	}
+	if m := restrictTopicZH.FindStringSubmatch(content); m != nil {
+		v := m[1]
+		for trimmed := true; trimmed; {
+			trimmed = false
+			for _, lead := range restrictLeadZH {
+				if strings.HasPrefix(v, lead) && len(v) > len(lead) {
+					v, trimmed = v[len(lead):], true
+				}
+			}
+		}
+		return v
+	}
 	m := restrictEN.FindStringSubmatch(content)
 	if m == nil {
+		a := restrictAllergyTo.FindStringSubmatch(content)
+		if a == nil {
+			a = restrictAllergyEN.FindStringSubmatch(content)
+		}
+		if a != nil {
+			words := strings.Fields(strings.ToLower(a[1]))
+			if head := words[len(words)-1]; !restrictStop[head] && head != "food" && head != "severe" && head != "mild" {
+				return head
+			}
+		}
 		return ""
 	}
 	// The head of the object: its last word before a stop word ("raw fish anymore").
@@ -127,7 +155,9 @@ func restricted(content string) string {
 // thing, rules out m, a liking that names that thing: "loves spicy hotpot" once the
 // user "can't eat spicy food anymore".
 func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
-	if c.Category != memory.CatConstraint || !foodKey(c.Key) || !likingOf(m) {
+	// The key is not required: what the extractor keyed a restriction by varies with its
+	// wording, what it restricts does not.
+	if (c.Category != memory.CatConstraint && c.Category != memory.CatPreference) || !likingOf(m) || sameLiking(c, m) {
 		return false
 	}
 	what := restricted(c.Content)
@@ -146,15 +176,29 @@ func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
 	return false
 }
 
+// sameLiking reports c restating m's own liking (not a restriction of it): a candidate
+// that is itself a liking of the thing.
+func sameLiking(c memory.Candidate, m memory.Memory) bool {
+	return c.Key != "" && c.Key == m.Key && !restrictEN.MatchString(c.Content) && restrictZH.FindString(c.Content) == ""
+}
+
 // foodKey reports the keys of eating and drinking.
 func foodKey(k string) bool {
 	return strings.HasPrefix(k, "food.") || strings.HasPrefix(k, "taste.") || strings.HasPrefix(k, "drink.")
 }
 
 // likingOf reports a memory of liking something to eat or drink.
+// A liking may be told with a demand beside it ("loves it so much the hot one is a must")
+// and be filed as a constraint: its verb says what it is.
 func likingOf(m memory.Memory) bool {
-	return m.Category == memory.CatPreference && (tasteSlot(m.Key) || strings.HasPrefix(m.Key, "drink.") || strings.HasPrefix(m.Key, "food."))
+	if m.Category == memory.CatPreference && (tasteSlot(m.Key) || strings.HasPrefix(m.Key, "drink.") || strings.HasPrefix(m.Key, "food.")) {
+		return true
+	}
+	return (m.Category == memory.CatPreference || m.Category == memory.CatConstraint || m.Category == memory.CatFact) &&
+		likeWords.MatchString(m.Content) && !restrictEN.MatchString(m.Content) && restrictZH.FindString(m.Content) == ""
 }
+
+var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
 
 func han(s string) bool {
 	for _, r := range s {
@@ -195,8 +239,8 @@ func relatedPrefixes(c memory.Candidate) []string {
 	switch {
 	case c.Key == "food.diet":
 		return []string{"taste.", "food.cuisine.", "food.ingredient."}
-	case c.Category == memory.CatConstraint && foodKey(c.Key):
-		return []string{"taste.", "food.", "drink."}
+	case (c.Category == memory.CatConstraint || c.Category == memory.CatPreference) && restricted(c.Content) != "":
+		return []string{"taste.", "food.", "drink.", "habit."}
 	case thingOf(c.Key) != "":
 		// The other families' keys about the same thing (sameSlot picks them out).
 		return thingFamilies

@@ -547,6 +547,9 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
 
 // subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
+// droppedSubjectEN opens a story sentence with a past verb and no subject.
+var droppedSubjectEN = regexp.MustCompile(`^(?:(?:Just|Finally|Recently|Also)\s+)?(?:just\s+|finally\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up)\b`)
+
 var subjectlessEN = regexp.MustCompile(`(?i)^(?:just\s+|finally\s+|recently\s+)?(?:switched|moved|relocated|started|joined|bought|got|quit|left|adopted|signed up)\b`)
 
 var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
@@ -1148,6 +1151,10 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 			zh = true
 			parts = append(parts, o.thirdPersonZH(s, memory.CatEvent, "event"))
 			continue
+		}
+		if droppedSubjectEN.MatchString(s) {
+			// "Just got back from …": the subject dropped is the speaker.
+			s = "I " + lowerFirst(s)
 		}
 		parts = append(parts, upperFirst(o.pronounsEN(s, false)))
 	}

@@ -105,7 +105,7 @@ func newLexicon() *lexicon {
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
 		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
-		event:       re(`\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|am (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|'m (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
+		event:       re(`^(?:just |finally |recently |also |so |and |then )?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|ran|met|won|lost|adopted|sold|picked up)\b|\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|am (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|'m (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
 		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
 		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
 		interject:   re(`^(?:(?:wow|yeah|yes|yep|aw+|oh|hey|haha|omg|thanks|thank you|totally|absolutely|definitely|cool|great|nice|so|well)\b[,!. ]*)+`),
@@ -280,6 +280,10 @@ func stayDays(lower string) int {
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
 	s = strings.TrimSpace(clipSentence(s))
+	if loc := labelLead.FindStringIndex(s); loc != nil && loc[1] < len(s) {
+		// "Quick rule for releases: always …": the label announces the statement.
+		s = upperFirst(strings.TrimSpace(s[loc[1]:]))
+	}
 	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""
@@ -293,6 +297,10 @@ func (l *lexicon) statement(s string) (string, bool) {
 	}
 	return s, s != ""
 }
+
+// labelLead is a short label announcing what follows it: "Quick rule for releases:",
+// "Note to self:", "提醒一下：".
+var labelLead = regexp.MustCompile(`(?i)^(?:[\w'-]+\s+){0,3}(?:rule|rules|note|notes|reminder|tip|fyi|heads[- ]up|important|psa|policy|convention|规则|规矩|提醒|注意|备注|说明)(?:\s+[\w'-]+){0,4}\s*[:：]\s*|^(?:提醒一下|注意一下|说一下|顺便说一下)[:：，,]\s*`)
 
 // hypothetical reports a sentence about a world that is not the speaker's: a condition
 // on the speaker ("if I ever …", "要是以后…") whose main clause is a wish or a would ("I'd
@@ -352,7 +360,7 @@ func (l *lexicon) selfStory(ss []string) []string {
 	}
 	var out []string
 	for _, s := range ss {
-		lower := lowerText(s)
+		lower := listenerAside.ReplaceAllString(lowerText(s), "")
 		if l.aboutSelf(s) {
 			out = append(out, s)
 			continue
@@ -378,7 +386,7 @@ func (l *lexicon) selfStory(ss []string) []string {
 // event, a plan, a feeling, something they have or do): first person, long enough to hold
 // a fact, not small talk and not a stock phrase ("I see", "我知道了").
 func (l *lexicon) aboutSelf(s string) bool {
-	lower := lowerText(s)
+	lower := listenerAside.ReplaceAllString(lowerText(s), "")
 	if !l.firstPerson.MatchString(lower) || l.isSmallTalk(s) {
 		return false
 	}
@@ -397,6 +405,10 @@ func (l *lexicon) aboutSelf(s string) bool {
 	}
 	return han >= 5 || len(strings.Fields(lower)) >= 4
 }
+
+// listenerAside is the listener named inside a description, not addressed: "the
+// lumpiest bowl you've ever seen", "a view you wouldn't believe", "you know".
+var listenerAside = regexp.MustCompile(`\b(?:that |which )?you(?:'ve| have|'d| would| will|'ll| could| can)?(?: ever| never| not|n't)?\s+(?:seen|see|met|meet|heard|hear|tasted|taste|imagine|believe|guess|laugh at|love|like|want to see)\b|,?\s*\byou know\b,?|(?:,\s*)?\bmind you\b,?`)
 
 // deniedClause is a clause that says a former state no longer holds: "I'm not in Lyon
 // anymore", "I no longer work at Initrode", "我已经不在厦门了", "不再住宿舍".

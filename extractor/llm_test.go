@@ -233,6 +233,11 @@ func TestLLMSecretsInReplies(t *testing.T) {
 		{"placeholder only", "用户的 GitHub token 是 [REDACTED:github_token]", ""},
 		{"sentence around a secret", "The user deploys with the token " + ghToken + " every Friday after the code review.",
 			"The user deploys with the token [REDACTED:github_token] every Friday after the code review."},
+		// Mostly secret, but a clause beside it is worth keeping: only that clause is.
+		{"clause beside the secrets", "The user's CI runs on Woodpecker, token " + ghToken + ", password hunter2hunter2",
+			"The user's CI runs on Woodpecker"},
+		{"chinese clause beside the secrets", "用户的报销卡是招商银行的，卡号 6225 8812 3456 7890，密码 918273",
+			"用户的报销卡是招商银行的"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
@@ -805,12 +806,27 @@ func (p *Pipeline) finish(b Batch, cands []memory.Candidate) []memory.Candidate 
 		c.ExtractorVersion = cmp.Or(c.ExtractorVersion, p.cfg.Extractor.Version())
 		c.Model = cmp.Or(c.Model, p.cfg.Extractor.Model())
 		if p.isSecret(c.Content) {
+			// The clauses beside the secret may hold what is worth keeping ("my salary
+			// card is with X bank, number …, PIN …"): they are kept, the secret is not.
+			if rest := p.withoutSecretClauses(c.Content); rest != "" && !p.isSecret(rest) {
+				c.Content = rest
+				c.Content, _ = p.cfg.Redactor.Redact(c.Content)
+				out = append(out, c)
+				continue
+			}
 			p.c.dropped.Add(1)
 			p.log.Info("candidate dropped: essentially a secret", "tenant", b.Tenant, "session", b.SessionID,
 				"source_turns", c.SourceTurnIDs)
 			continue
 		}
 		c.Content, _ = p.cfg.Redactor.Redact(c.Content)
+		if p.placeholder.MatchString(c.Content) {
+			// Clauses that held only a secret say nothing once it is gone ("card number
+			// [REDACTED]"); the others stay. A sentence built around one keeps it redacted.
+			if rest := p.withoutSecretClauses(c.Content); rest != "" {
+				c.Content = rest
+			}
+		}
 		out = append(out, c)
 	}
 	out = boundPerTurn(out, MaxCandidatesPerTurn)
@@ -837,6 +853,34 @@ func (p *Pipeline) isSecret(content string) bool {
 	content = p.placeholder.ReplaceAllLiteralString(content, secretStandIn)
 	return p.cfg.Redactor.IsSecret(content)
 }
+
+// withoutSecretClauses is content without its clauses that hold a secret or a
+// placeholder of one, or "" when too little is left to be a statement.
+func (p *Pipeline) withoutSecretClauses(content string) string {
+	var kept []string
+	for _, cl := range secretClauseSplit.Split(content, -1) {
+		cl = strings.TrimSpace(cl)
+		if cl == "" || p.placeholder.MatchString(cl) {
+			continue
+		}
+		if _, found := p.cfg.Redactor.Redact(cl); len(found) > 0 {
+			continue
+		}
+		kept = append(kept, cl)
+	}
+	sep := ", "
+	if hasHan(content) {
+		sep = "，"
+	}
+	rest := strings.Join(kept, sep)
+	if utf8.RuneCountInString(rest) < 6 {
+		return ""
+	}
+	return rest
+}
+
+// secretClauseSplit cuts content into clauses: at commas, semicolons and dashes.
+var secretClauseSplit = regexp.MustCompile(`\s*(?:[,;，；、]|\s[—–-]{1,2}\s|——)\s*`)
 
 // secretStandIn is a private-key block the redactor always recognises; IsSecret counts a
 // finding's weight up to a cap, so which stand-in is used barely matters.

@@ -306,6 +306,22 @@ func builtinSpecs() []ruleSpec {
 		{kind: kindPassword,
 			pattern: `(?i)(?:密码|口令|验证码|pin[ \t]*码)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
 			hints:   []string{"密码", "口令", "验证码", "码"}},
+		{kind: kindPassword,
+			// Typed after the label with only a space ("密码 918273", "取款密码 8812"): a
+			// value with a digit, so that "密码 忘了" stays.
+			pattern: `(?:密码|口令|验证码)[ \t]+` + cjkValue,
+			hints:   []string{"密码", "口令", "验证码"}, validate: hasDigit},
+		{kind: kindPassword,
+			// Prose without a verb: "password hunter2hunter2", "passcode 4471". Only a value
+			// with a digit, so that "password manager" stays.
+			pattern: `(?i)\b(?:password|passwd|passcode|pin)[ \t]+(?P<v1>[^\s,;]*\d[^\s,;]*)`,
+			hints:   []string{"pass", "pin"}, validate: hasDigit, trimPunct: true},
+		{kind: kindCardNumber,
+			// A number told as a card or account number is one whether or not its check
+			// digit is right (people mistype them, and a wrong one still names the card).
+			pattern:   `(?i)(?:卡号|card number|card no\.?|card #|account number|账号)[ \t]*(?:是|为|[:：=#])?[ \t]*(?P<v1>\d(?:[ -]?\d){11,18})`,
+			hints:     []string{"卡号", "card", "account", "账号"},
+			minDigits: 12},
 		{kind: kindSecret,
 			pattern: `(?:密钥|秘钥)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,
 			hints:   []string{"密钥", "秘钥"}},

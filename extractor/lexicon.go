@@ -280,6 +280,24 @@ func stayDays(lower string) int {
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
 	s = strings.TrimSpace(clipSentence(s))
+	// A request to remember, told as a clause of its own ("…，你帮我记着点"), asks to keep
+	// the rest: the rest is the statement.
+	if loc := rememberClause.FindStringIndex(s); loc != nil && loc[0] > 0 {
+		sep := ""
+		if loc[1] < len(s) {
+			sep = ", "
+			if strings.HasSuffix(s[:loc[1]], "，") {
+				sep = "，"
+			}
+		}
+		rest := strings.TrimSpace(s[:loc[0]] + sep + s[loc[1]:])
+		// Told first, as the remember rules expect it.
+		if hasHan(s) {
+			s = "记住：" + rest
+		} else {
+			s = "Remember: " + rest
+		}
+	}
 	if loc := labelLead.FindStringIndex(s); loc != nil && loc[1] < len(s) {
 		// "Quick rule for releases: always …": the label announces the statement.
 		s = upperFirst(strings.TrimSpace(s[loc[1]:]))
@@ -297,6 +315,9 @@ func (l *lexicon) statement(s string) (string, bool) {
 	}
 	return s, s != ""
 }
+
+// rememberClause is a clause asking the listener to remember what the sentence says.
+var rememberClause = regexp.MustCompile(`[，,]\s*(?:你|请|麻烦)?(?:帮我|给我|替我)?(?:记着点?|记住(?:了|啊|哦)?|记一下|记下来?|别忘了|备注一下)(?:啊|哦|吧|呀|哈)?(?:[，,]|[。.!！]?$)|(?i),?\s*(?:please\s+)?(?:remember|note|keep in mind)\s+(?:that|this)(?:\s+for me)?\s*[.!]?$`)
 
 // labelLead is a short label announcing what follows it: "Quick rule for releases:",
 // "Note to self:", "提醒一下：".
@@ -614,9 +635,15 @@ const (
 // where no clause is the speaker's (its rules decide).
 func (l *lexicon) speakerPart(s string) string {
 	var parts []string
-	start := 0
+	start, bracket := 0, 0
 	for i, r := range s {
-		if strings.ContainsRune(clauseMarks, r) {
+		switch r {
+		case '[':
+			bracket++ // a redaction placeholder ("[REDACTED:card_number]") is one word
+		case ']':
+			bracket = max(0, bracket-1)
+		}
+		if bracket == 0 && strings.ContainsRune(clauseMarks, r) {
 			parts = append(parts, s[start:i])
 			start = i + utf8.RuneLen(r)
 		}

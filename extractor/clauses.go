@@ -140,7 +140,7 @@ func newClauseRules() *clauseRules {
 		// "I'm with Corvid now", said where work is the topic ("I don't work at X anymore, …").
 		atNowEN: re(`(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
 		// "I drive an old pickup": the speaker's vehicle.
-		vehicleEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride)\s+(?:an?|the|my|our)\s+)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
+		vehicleEN: re(`(?i:\b(?:i|we)(?:'m|\s+am|'re|\s+are|'ve been|\s+have been)?\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride|driving|riding)\s+(?:an?|the|my|our)\s+(?:new\s+|brand[- ]new\s+)?)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
 		// "no more sweets for me": the end of a taste, told without a verb.
 		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
 		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),
@@ -299,6 +299,13 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
+		}
+		if m := ownCarEN.FindStringSubmatch(s); m != nil && carTalk.MatchString(s) && !c.notName[strings.Fields(m[1])[0]] {
+			// "My old Fiat Panda keeps stalling at lights": a named car the speaker has, told
+			// by what cars do. The slot is the same as "I drive …", so a new car replaces it.
+			add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
+		}
+		if selfish {
 			// Where the speaker works now comes before where they no longer do: the same
 			// slot, and the new value is the one to keep.
 			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]] {
@@ -547,8 +554,15 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
 
 // subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
+// ownCarEN is a named thing of the speaker's ("my old Fiat Panda"), carTalk what is
+// said only of cars.
+var (
+	ownCarEN = regexp.MustCompile(`\b[Mm]y\s+(?:old\s+|new\s+|trusty\s+|little\s+|beloved\s+)?(\p{Lu}[\p{L}-]+(?:\s(?:\p{Lu}[\p{L}\d-]*|\d[\w-]*)){1,2})\b`)
+	carTalk  = regexp.MustCompile(`(?i)\b(?:brakes?|braking|engine|tyres?|tires?|mileage|mechanic|oil change|transmission|clutch|gearbox|dashboard|parked|parking|windshield|windscreen|exhaust|mpg|test drive|car wash|fill(?:ed)? up|charging|chargers?|road trip)\b`)
+)
+
 // droppedSubjectEN opens a story sentence with a past verb and no subject.
-var droppedSubjectEN = regexp.MustCompile(`^(?:(?:Just|Finally|Recently|Also)\s+)?(?:just\s+|finally\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up)\b`)
+var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up)\b`)
 
 var subjectlessEN = regexp.MustCompile(`(?i)^(?:just\s+|finally\s+|recently\s+)?(?:switched|moved|relocated|started|joined|bought|got|quit|left|adopted|signed up)\b`)
 

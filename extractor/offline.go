@@ -853,7 +853,11 @@ func thirdSingular(w string) string {
 		"must", "mustn't", "may", "might", "shall", "did", "didn't", "was", "wasn't", "were", "had", "hadn't", "is",
 		"went", "got", "made", "took", "said", "found", "left", "bought", "ate", "came", "saw", "knew", "thought",
 		"told", "broke", "chose", "sent", "spent", "felt", "lost", "met", "paid", "ran", "wrote", "built", "began",
-		"became", "forgot", "gave", "kept", "heard", "put", "set", "read", "let", "cut", "hit", "quit", "and", "or", "to":
+		"became", "forgot", "gave", "kept", "heard", "put", "set", "read", "let", "cut", "hit", "quit", "and", "or", "to",
+		// The other common irregular pasts: a past verb takes no -s.
+		"sold", "won", "flew", "drove", "rode", "swam", "sang", "threw", "caught", "brought", "taught", "fought", "held",
+		"stood", "understood", "wore", "tore", "woke", "spoke", "stole", "froze", "grew", "drew", "slept",
+		"meant", "dealt", "lent", "sat", "shot", "led", "fed", "fell", "hung", "dug", "stuck", "struck", "bit":
 		return w
 	}
 	if strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {

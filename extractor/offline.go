@@ -973,6 +973,11 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 			return draft{}, false
 		}
 		key = o.relationNameKey(key, attr, m[0], v)
+		if key == "" && cat == memory.CatFact && !strings.Contains(lowerText(m[0]), " are ") {
+			// "My locker number is …", "我的工号是…": one value per attribute, so a later
+			// value (or a correction) replaces the earlier one.
+			key = attrSlot(attr)
+		}
 		d := draft{typ: memory.Semantic, cat: cat, key: key, importance: impIdentity, confidence: confExplicit}
 		switch cat {
 		case memory.CatPreference:
@@ -1095,6 +1100,35 @@ func attrKey(attr string) (key string, cat memory.Category, ok bool) {
 	}
 	return "", memory.CatFact, true
 }
+
+// attrSlot is the slot of an attribute of the speaker's, or "" for a phrase too long to
+// name one.
+func attrSlot(attr string) string {
+	if planNoun.MatchString(strings.ToLower(attr)) {
+		return "" // a dated plan has slots of its own (plan.<kind>.<what>)
+	}
+	if hasHan(attr) {
+		if n := utf8.RuneCountInString(attr); n >= 2 && n <= 6 {
+			return "user.attr." + attr
+		}
+		return ""
+	}
+	f := strings.Fields(strings.ToLower(attr))
+	if len(f) == 0 || len(f) > 3 {
+		return ""
+	}
+	switch f[0] {
+	case "own", "whole", "only", "last", "first", "next", "new", "old", "biggest", "main", "other":
+		return "" // "my last trip was …": an event, not a standing attribute
+	}
+	if s := slugify(attr); s != "" {
+		return "user.attr." + s
+	}
+	return ""
+}
+
+// planNoun names a planned event: its slots are the plan rules'.
+var planNoun = regexp.MustCompile(`\b(?:appointments?|meetings?|flights?|trips?|interviews?|deadlines?|reservations?|bookings?|calls?|class(?:es)?|exams?|surgery|visit|party|wedding|concert|game|match)\b|预约|会议|航班|面试|考试|手术|课|聚会|婚礼|约会|行程`)
 
 // topicLexicon derives a key from what a preference or constraint is about. Only single
 // valued slots get keys; "likes spicy food" and "likes sushi" must not supersede each other,

@@ -453,6 +453,17 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(strings.TrimPrefix(m[1], "小")) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
 		}
+		if m := gotNewZH.FindStringSubmatch(s); m != nil && (strings.Contains(s, "我") || strings.HasPrefix(s, "换") || strings.Contains(s, "旧")) {
+			// "换了台…": what the speaker uses now, in the slot of its kind, so that it
+			// replaces the one before.
+			what := strings.TrimSpace(m[2])
+			add(fact{key: deviceSlotZH(m[1], what), content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+		} else if m := ownDeviceZH.FindStringSubmatch(s); m != nil && deviceTalkZH.MatchString(s) {
+			// "我那台…用了好几年，屏幕都黄了": a device of the speaker's, told by what
+			// devices do.
+			what := strings.TrimSpace(m[2])
+			add(fact{key: deviceSlotZH(m[1], what), content: "用户用的是" + what, cat: memory.CatFact, imp: impPreference})
+		}
 		if m := c.ownZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			key := "user.owns." + m[2]
 			if m[1] == "辆" {
@@ -554,6 +565,25 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
 
 // subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
+// Devices and cars of the speaker's in Chinese, by their measure word: 辆 a vehicle, 部 a
+// phone, 台 a computer (unless its name says phone).
+var (
+	gotNewZH     = regexp.MustCompile(`(?:换了|换成了|换成|新买了|入手了|买了)(?:一)?(台|部|辆)([^，。,.!！；;]{2,30}?)(?:[，。,.!！；;]|$)`)
+	ownDeviceZH  = regexp.MustCompile(`我(?:的|家)?(?:那|这)?(台|部|辆)([^，。,.!！；;]{2,20}?)(?:用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机)`)
+	deviceTalkZH = regexp.MustCompile(`用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机|续航`)
+)
+
+// deviceSlotZH is the slot of a device or car named with measure word mw.
+func deviceSlotZH(mw, what string) string {
+	switch {
+	case mw == "辆":
+		return "user.vehicle"
+	case mw == "部", deviceKind(what) == "phone":
+		return "user.device.phone"
+	}
+	return "user.device." + deviceKind(what)
+}
+
 // ownCarEN is a named thing of the speaker's ("my old Fiat Panda"), carTalk what is
 // said only of cars.
 var (

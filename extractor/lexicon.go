@@ -280,7 +280,7 @@ func stayDays(lower string) int {
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
 	s = strings.TrimSpace(clipSentence(s))
-	// A request to remember, told as a clause of its own ("…，你帮我记着点"), asks to keep
+	// A request to remember, told as a clause of its own ("…，帮我记一下哈"), asks to keep
 	// the rest: the rest is the statement.
 	if loc := rememberClause.FindStringIndex(s); loc != nil && loc[0] > 0 {
 		sep := ""
@@ -299,7 +299,7 @@ func (l *lexicon) statement(s string) (string, bool) {
 		}
 	}
 	if loc := labelLead.FindStringIndex(s); loc != nil && loc[1] < len(s) {
-		// "Quick rule for releases: always …": the label announces the statement.
+		// "House rule for merges: always …": the label announces the statement.
 		s = upperFirst(strings.TrimSpace(s[loc[1]:]))
 	}
 	if loc := l.requestEN.FindStringIndex(s); loc != nil && loc[1] > 0 {
@@ -319,7 +319,7 @@ func (l *lexicon) statement(s string) (string, bool) {
 // rememberClause is a clause asking the listener to remember what the sentence says.
 var rememberClause = regexp.MustCompile(`[，,]\s*(?:你|请|麻烦)?(?:帮我|给我|替我)?(?:记着点?|记住(?:了|啊|哦)?|记一下|记下来?|别忘了|备注一下)(?:啊|哦|吧|呀|哈)?(?:[，,]|[。.!！]?$)|(?i),?\s*(?:please\s+)?(?:remember|note|keep in mind)\s+(?:that|this)(?:\s+for me)?\s*[.!]?$`)
 
-// labelLead is a short label announcing what follows it: "Quick rule for releases:",
+// labelLead is a short label announcing what follows it: "House rule for merges:",
 // "Note to self:", "提醒一下：".
 var labelLead = regexp.MustCompile(`(?i)^(?:[\w'-]+\s+){0,3}(?:rule|rules|note|notes|reminder|tip|fyi|heads[- ]up|important|psa|policy|convention|规则|规矩|提醒|注意|备注|说明)(?:\s+[\w'-]+){0,4}\s*[:：]\s*|^(?:提醒一下|注意一下|说一下|顺便说一下)[:：，,]\s*`)
 

@@ -276,11 +276,11 @@ func stayDays(lower string) int {
 	}
 }
 
-// statement turns a polite request into its content ("can you remember that …?" →
+// statement turns a polite request into its content ("could you keep in mind …?" →
 // "remember that …") and rejects questions, which state nothing.
 func (l *lexicon) statement(s string) (string, bool) {
 	s = strings.TrimSpace(clipSentence(s))
-	// A request to remember, told as a clause of its own ("…，帮我记一下哈"), asks to keep
+	// A request to remember, told as a clause of its own ("…，麻烦记着点"), asks to keep
 	// the rest: the rest is the statement.
 	if loc := rememberClause.FindStringIndex(s); loc != nil && loc[0] > 0 {
 		sep := ""

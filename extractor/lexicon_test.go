@@ -15,7 +15,7 @@ func TestGateLetsThroughWhatTheExtractorKnows(t *testing.T) {
 	// Short on purpose: long first-person statements pass the gate weakly anyway.
 	for _, text := range []string{
 		"我目前在银行上班",
-		"我现在住在成都",
+		"我现在住在洛阳",
 		"I currently live in Porto",
 		"I now live in Leeds",
 		"我目前就职于华为",

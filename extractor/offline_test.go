@@ -49,7 +49,7 @@ func TestOfflineExtract(t *testing.T) {
 		{"zh name", userTurn("1", "我叫刘洋"), []wantCand{{sem, memory.CatProfile, "user.name", "用户的名字是刘洋", ""}}},
 		{"zh location", userTurn("1", "我住在南京鼓楼"), []wantCand{{sem, memory.CatProfile, "user.location", "用户住在南京鼓楼", ""}}},
 		{"zh employer", userTurn("1", "我在美团工作"), []wantCand{{sem, memory.CatProfile, "user.employer", "用户在美团工作", ""}}},
-		{"zh allergy", userTurn("1", "我对花生过敏"), []wantCand{{sem, memory.CatConstraint, "allergy.peanut", "用户对花生过敏", ""}}},
+		{"zh allergy", userTurn("1", "我对花生严重过敏"), []wantCand{{sem, memory.CatConstraint, "allergy.peanut", "用户对花生严重过敏", ""}}},
 		{"zh remember birthday", userTurn("1", "记住我的生日是9月12日"), []wantCand{{sem, memory.CatProfile, "user.birthday", "用户的生日是9月12日", ""}}},
 		{"zh decision with reason", userTurn("1", "我们最终决定用MySQL，因为运维更省心"),
 			[]wantCand{{sem, memory.CatDecision, "", "用户最终决定用MySQL，因为运维更省心", ""}}},

@@ -226,7 +226,7 @@ func TestMicroBatching(t *testing.T) {
 	burst := []memory.Turn{
 		userTurn("b1", "s1", 0, "I prefer window seats on flights."),
 		userTurn("b2", "s1", 1, "My manager is Alice Chen."),
-		userTurn("b3", "s1", 2, "我对花生过敏"),
+		userTurn("b3", "s1", 2, "我对花生严重过敏"),
 		userTurn("b4", "s1", 3, "以后周报用中文写"),
 		userTurn("b5", "s1", 4, "We decided to ship the beta on April 2."),
 	}

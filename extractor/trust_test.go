@@ -48,7 +48,7 @@ func TestTrustAssistantClaim(t *testing.T) {
 		{"confirmation before the claim", Batch{New: []memory.Turn{
 			{TurnID: "u0", Role: memory.RoleUser, Content: "对", OccurredAt: at(0)}, claim}}, false, []string{"a1"}},
 		{"only the direct reply counts", Batch{New: []memory.Turn{claim,
-			{TurnID: "u2", Role: memory.RoleUser, Content: "帮我查一下天气", OccurredAt: at(2)},
+			{TurnID: "u2", Role: memory.RoleUser, Content: "帮我看看天气", OccurredAt: at(2)},
 			{TurnID: "u3", Role: memory.RoleUser, Content: "对", OccurredAt: at(3)}}}, false, []string{"a1"}},
 		{"tool result backs the number", Batch{
 			Window: []memory.Turn{{TurnID: "t0", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "pricing", Status: "success"},

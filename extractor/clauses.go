@@ -93,7 +93,7 @@ func newClauseRules() *clauseRules {
 		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
 		deviceEN:     re(`(?i:(?:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)|^(?:just\s+|finally\s+)?(?:switched (?:over )?to|got|bought))\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
 		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
-		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
+		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|(?:can't|cannot|can no longer|don't|do not|won't|shouldn't|no longer)\s+have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
 		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		// habitFoodZH: what a habit eats or drinks ("每天早上都喝一杯豆浆"), in the taste slot.
 		habitFoodZH:   re(`(?:吃|喝)(?:一杯|一碗|一份|一点|一个|点|杯|碗)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
@@ -363,6 +363,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			add(fact{key: "relation." + slugify(who) + ".name", content: "The user's " + strings.ToLower(m[1]) + " is named " + m[2], cat: memory.CatRelationship})
 		}
+		if m := relTurnsEN.FindStringSubmatch(s); m != nil {
+			// "My niece Ada turns nine on Friday": the relation's birthday, dated.
+			add(fact{key: "relation." + slugify(c.rel(m[1])) + ".birthday", content: o.finish(upperFirst(trimEnd(o.pronounsEN(s, false))), ref), cat: memory.CatRelationship})
+		}
 		for _, m := range c.relJobEN.FindAllStringSubmatch(s, 4) {
 			if !validJob(m[2]) {
 				continue
@@ -584,6 +588,9 @@ func deviceSlotZH(mw, what string) string {
 	return "user.device." + deviceKind(what)
 }
 
+// relTurnsEN is a relation's coming birthday ("my son turns six next week").
+var relTurnsEN = regexp.MustCompile(`(?i:\bmy\s+(?:(?:little|older|younger|big|baby|eldest|youngest|oldest)\s+)?(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?:turns|will turn|is turning|'s turning)\s+)(\w+)`)
+
 // ownCarEN is a named thing of the speaker's ("my old Fiat Panda"), carTalk what is
 // said only of cars.
 var (
@@ -730,7 +737,7 @@ func article(v string) string {
 
 func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
-		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟"} {
+		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了"} {
 		if strings.HasPrefix(v, w) {
 			return true
 		}

@@ -973,6 +973,12 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 			return draft{}, false
 		}
 		key = o.relationNameKey(key, attr, m[0], v)
+		if who, what, ok := strings.Cut(strings.ToLower(attr), "'s "); ok && key == "" {
+			// "My wife's birthday is …": an attribute of a relation of the speaker's.
+			if relWordEN.MatchString(who) && attrSlot(what) != "" {
+				key, cat = "relation."+slugify(o.lex.clauses.rel(who))+"."+strings.TrimPrefix(attrSlot(what), "user.attr."), memory.CatRelationship
+			}
+		}
 		if key == "" && cat == memory.CatFact && !strings.Contains(lowerText(m[0]), " are ") {
 			// "My locker number is …", "我的工号是…": one value per attribute, so a later
 			// value (or a correction) replaces the earlier one.
@@ -1101,6 +1107,9 @@ func attrKey(attr string) (key string, cat memory.Category, ok bool) {
 	return "", memory.CatFact, true
 }
 
+// relWordEN is a whole relation word ("wife", "best friend").
+var relWordEN = regexp.MustCompile(`^(?:` + relEN + `)$`)
+
 // attrSlot is the slot of an attribute of the speaker's, or "" for a phrase too long to
 // name one.
 func attrSlot(attr string) string {
@@ -1114,8 +1123,8 @@ func attrSlot(attr string) string {
 		return ""
 	}
 	f := strings.Fields(strings.ToLower(attr))
-	if len(f) == 0 || len(f) > 3 {
-		return ""
+	if len(f) == 0 || len(f) > 3 || relWordEN.MatchString(f[len(f)-1]) {
+		return "" // a relation ("my little sister is …") has the relation rules' slots
 	}
 	switch f[0] {
 	case "own", "whole", "only", "last", "first", "next", "new", "old", "biggest", "main", "other":

@@ -36,6 +36,10 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"phone zh", "我换了部一加12，充电很快。", "user.device.phone", "一加12", ""},
 		{"attribute", "My badge number is Q-5521.", "user.attr.badge_number", "Q-5521", ""},
 		{"attribute zh", "我的储物柜号是 C17。", "user.attr.储物柜号", "C17", ""},
+		{"relation's attribute", "My husband's shoe size is 44.", "relation.husband.shoe_size", "44", ""},
+		{"relation's birthday", "My nephew Jonas turns eleven next Saturday.", "relation.nephew.birthday", "Jonas", ""},
+		{"an appointment is no taste", "Keep my Thursdays clear, I have choir.", "", "", "taste.choir"},
+		{"a relation is no attribute", "My older brother is moving to Perth.", "", "", "user.attr.older_brother"},
 		{"plural attribute has none", "My cousins are Lena and Omar.", "", "", "user.attr.cousins"},
 	}
 	for _, tt := range tests {

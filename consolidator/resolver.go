@@ -729,6 +729,9 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 	if r.doubtful(c) {
 		return nil
 	}
+	if err := r.propagateCorrection(ctx, tx, c, ns, d); err != nil {
+		return err
+	}
 	deprecated := memory.StatusDeprecated
 	for _, n := range ns {
 		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !rulesOut(c, n.mem) {
@@ -742,6 +745,37 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
 			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
 			return fmt.Errorf("retiring memory %s ruled out by %s: %w", n.mem.ID, c.Key, err)
+		}
+	}
+	return nil
+}
+
+// propagateCorrection rewrites the wrong value a correction names ("it's Jayden, not
+// Jaden") in the other active memories that still hold it: the name was wrong wherever it
+// was written down. Each rewrite is a new version with its reason; the old text stays in
+// history.
+func (r *Resolver) propagateCorrection(ctx context.Context, tx *memory.Tx, c memory.Candidate, ns []scored, d Decision) error {
+	wrong, right := correctedValue(c), correctedTo(c)
+	if wrong == "" || right == "" || strings.EqualFold(wrong, right) {
+		return nil
+	}
+	for _, n := range ns {
+		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !holdsValue(n.mem.Content, wrong) {
+			continue
+		}
+		content := replaceValue(n.mem.Content, wrong, right)
+		vec, err := r.embed(ctx, content)
+		if err != nil {
+			return fmt.Errorf("embedding memory %s corrected by %s: %w", n.mem.ID, c.ID, err)
+		}
+		reason := fmt.Sprintf("corrected by candidate %s: %q, not %q", c.ID, right, wrong)
+		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeUpdate, Content: &content,
+			Embeddings: []memory.Embedding{{Model: r.emb.Model(), Vector: vec}},
+			Actor:      r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+			return fmt.Errorf("correcting memory %s by %s: %w", n.mem.ID, c.ID, err)
+		}
+		if err := tx.DropOtherEmbeddings(ctx, n.mem.ID, r.emb.Model()); err != nil {
+			return fmt.Errorf("correcting memory %s by %s: %w", n.mem.ID, c.ID, err)
 		}
 	}
 	return nil

@@ -94,3 +94,16 @@ func TestCorrectsID(t *testing.T) {
 		t.Error("a candidate that is no correction corrects")
 	}
 }
+
+func TestReplaceValue(t *testing.T) {
+	tests := []struct{ text, wrong, right, want string }{
+		{"The user's niece Marla turns nine on Friday", "Marla", "Marlo", "The user's niece Marlo turns nine on Friday"},
+		{"Marla, marla and Marlaine", "Marla", "Marlo", "Marlo, Marlo and Marlaine"},
+		{"用户的表妹叫小芸，小芸在读大学", "小芸", "小云", "用户的表妹叫小云，小云在读大学"},
+	}
+	for _, tt := range tests {
+		if got := replaceValue(tt.text, tt.wrong, tt.right); got != tt.want {
+			t.Errorf("replaceValue(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

@@ -274,6 +274,40 @@ func correctedValue(c memory.Candidate) string {
 	return strings.TrimSpace(v)
 }
 
+// correctedTo is the right value a correction gives ("it's Mira, not Myra" → Mira), or "".
+func correctedTo(c memory.Candidate) string {
+	v, _ := c.Metadata["corrected_to"].(string)
+	return strings.TrimSpace(v)
+}
+
+// replaceValue is text with every whole-word occurrence of wrong (any case; a substring
+// in Han) replaced by right.
+func replaceValue(text, wrong, right string) string {
+	if unicode.Is(unicode.Han, []rune(wrong)[0]) {
+		return strings.ReplaceAll(text, wrong, right)
+	}
+	var b strings.Builder
+	lt, lw := strings.ToLower(text), strings.ToLower(wrong)
+	last := 0
+	for i := 0; i+len(lw) <= len(lt); {
+		j := strings.Index(lt[i:], lw)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(lw)
+		before, _ := utf8.DecodeLastRuneInString(lt[:start])
+		after, _ := utf8.DecodeRuneInString(lt[end:])
+		if !isWordRune(before) && !isWordRune(after) {
+			b.WriteString(text[last:start])
+			b.WriteString(right)
+			last = end
+		}
+		i = end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
 // corrects reports a correction c of the value memory m holds: m names the wrong value
 // and c does not repeat it.
 func corrects(c memory.Candidate, m memory.Memory) bool {

@@ -1,6 +1,7 @@
 package consolidator_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +111,33 @@ func TestCorrectionRetiresTheWrongName(t *testing.T) {
 	}
 	if got := detail(t, s, kept.MemoryID).Memory; got.Status != memory.StatusActive {
 		t.Fatalf("an unrelated memory is %s", got.Status)
+	}
+}
+
+// TestCorrectionRewritesTheWrongNameElsewhere: the correction supersedes the memory it
+// meets, and the other active memories that wrote the wrong name down get the right one
+// in a new version (the old text stays in history).
+func TestCorrectionRewritesTheWrongNameElsewhere(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	day := time.Date(2026, 4, 6, 9, 0, 0, 0, time.UTC)
+	name := resolve(t, r, cand("u1", "The user's niece is named Marla", withKey("relation.niece.name"), validFrom(day)), consolidator.KindAdd)
+	bday := resolve(t, r, cand("u1", "The user's niece Marla turns nine on Friday", withKey("relation.niece.birthday"), validFrom(day)), consolidator.KindAdd)
+	kept := resolve(t, r, cand("u1", "The user plays padel on Sundays", validFrom(day)), consolidator.KindAdd)
+	fix := cand("u1", "The user's niece is named Marlo", withKey("relation.niece.name"), validFrom(day.AddDate(0, 0, 1)))
+	fix.Metadata = map[string]any{"corrects": "Marla", "corrected_to": "Marlo"}
+	d := resolve(t, r, fix, consolidator.KindSupersede)
+	if d.MemoryID != name.MemoryID {
+		t.Fatalf("the correction went to %s, want the name %s", d.MemoryID, name.MemoryID)
+	}
+	got := detail(t, s, bday.MemoryID)
+	if got.Memory.Content != "The user's niece Marlo turns nine on Friday" || got.Memory.Status != memory.StatusActive {
+		t.Fatalf("the birthday memory is %q (%s), want the right name", got.Memory.Content, got.Memory.Status)
+	}
+	if len(got.Versions) < 2 || !strings.Contains(got.Versions[len(got.Versions)-1].Content+got.Versions[0].Content, "Marla") {
+		t.Fatalf("the wrong name is not in the birthday memory's history: %+v", got.Versions)
+	}
+	if got := detail(t, s, kept.MemoryID).Memory; got.Content != "The user plays padel on Sundays" {
+		t.Fatalf("an unrelated memory became %q", got.Content)
 	}
 }

@@ -501,6 +501,30 @@ var (
 	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
 )
 
+// correctedTo is the right value a correction gives beside the wrong one ("it's Mira,
+// not Myra" → Mira; "不是叫阿梅，是叫阿玫" → 阿玫), or "": a name or a word, as
+// correctedValue.
+func correctedTo(s string) string {
+	var v string
+	if hasHan(s) {
+		if m := correctedToZH.FindStringSubmatch(s); m != nil {
+			v = m[1] + m[2]
+		}
+	} else if m := correctedToEN.FindStringSubmatch(s); m != nil {
+		v = m[1] + m[2]
+	}
+	v = strings.Trim(strings.TrimSpace(v), `"'“”‘’`)
+	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) {
+		return ""
+	}
+	return v
+}
+
+var (
+	correctedToEN = regexp.MustCompile(`(?i)\b(?:it's|it is|its|name is|called|spelled|spelt|that's|that is)\s+(?-i:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?|[\w-]*\d[\w-]*))\s*,?\s*(?:and\s+)?not\s+|\bnot\s+[\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?\s*,?\s*(?:but|it's|it is)\s+(?-i:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}\d'-]*)?|[\w-]*\d[\w-]*))`)
+	correctedToZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?[^，。,；;是]{1,8}[，,]\s*(?:而)?是(?:叫|姓|在|住在)?([^，。,；;！!]{1,8})|是(?:叫|姓)?([^，。,；;不]{1,8})[，,]\s*不是`)
+)
+
 // A correction that gives only the right identifier ("sorry, it's actually B2213, I
 // swapped two digits", "其实是 K5512，我记错了"): the memory it corrects holds an
 // identifier of the same shape (see the resolver's sameShapeID).

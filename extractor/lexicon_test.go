@@ -74,3 +74,22 @@ func TestCorrectedID(t *testing.T) {
 		}
 	}
 }
+
+func TestCorrectedTo(t *testing.T) {
+	tests := []struct{ s, wrong, right string }{
+		{"Oops, it's Marisa, not Melissa.", "Melissa", "Marisa"},
+		{"The venue is not Hall B, it's Hall C.", "", "Hall C"},
+		{"不是叫小芸，是叫小云。", "小芸", "小云"},
+		{"I said Tuesday but meant Thursday.", "", ""},
+	}
+	for _, tt := range tests {
+		if got := correctedTo(tt.s); got != tt.right {
+			t.Errorf("correctedTo(%q) = %q, want %q", tt.s, got, tt.right)
+		}
+		if tt.wrong != "" {
+			if got := correctedValue(tt.s); got != tt.wrong {
+				t.Errorf("correctedValue(%q) = %q, want %q", tt.s, got, tt.wrong)
+			}
+		}
+	}
+}

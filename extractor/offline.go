@@ -227,7 +227,7 @@ func firstNonEmpty(a, b string) string {
 // episodic memory of the turn.
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
-	var story, corrected, correctedIDs []string
+	var story, corrected, correctedTos, correctedIDs []string
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
@@ -236,6 +236,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		orig := s
 		if v := correctedValue(s); v != "" {
 			corrected = append(corrected, v)
+			correctedTos = append(correctedTos, correctedTo(s))
 		}
 		newID := correctedID(s)
 		if newID != "" {
@@ -300,6 +301,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 				out[i].meta = map[string]any{}
 			}
 			out[i].meta["corrects"] = corrected[0]
+			if correctedTos[0] != "" {
+				out[i].meta["corrected_to"] = correctedTos[0]
+			}
 		}
 	}
 	return out

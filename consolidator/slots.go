@@ -165,7 +165,7 @@ func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
 		return false
 	}
 	content := strings.ToLower(m.Content)
-	if han(what) {
+	if hasHan(what) {
 		return strings.Contains(content, what)
 	}
 	for _, w := range wordsOf(content) {
@@ -199,15 +199,6 @@ func likingOf(m memory.Memory) bool {
 }
 
 var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
-
-func han(s string) bool {
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) {
-			return true
-		}
-	}
-	return false
-}
 
 func wordsOf(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' })

@@ -247,7 +247,7 @@ func containsString(list []string, s string) bool {
 // "Because …") into the one before it.
 // titleAbbrevs end with a full stop that does not end the sentence ("Mr. Okafor").
 var titleAbbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "prof": true, "st": true,
-	"mt": true, "jr": true, "sr": true, "vs": true, "e.g": true, "i.e": true, "approx": true, "no": false}
+	"mt": true, "jr": true, "sr": true, "vs": true, "e.g": true, "i.e": true, "approx": true}
 
 // abbreviationEnd reports text ending in a title or a Latin abbreviation.
 func abbreviationEnd(rs []rune) bool {

@@ -805,27 +805,24 @@ func (p *Pipeline) finish(b Batch, cands []memory.Candidate) []memory.Candidate 
 		c.Extractor = cmp.Or(c.Extractor, p.cfg.Extractor.Name())
 		c.ExtractorVersion = cmp.Or(c.ExtractorVersion, p.cfg.Extractor.Version())
 		c.Model = cmp.Or(c.Model, p.cfg.Extractor.Model())
-		if p.isSecret(c.Content) {
-			// The clauses beside the secret may hold what is worth keeping ("my salary
-			// card is with X bank, number …, PIN …"): they are kept, the secret is not.
-			if rest := p.withoutSecretClauses(c.Content); rest != "" && !p.isSecret(rest) {
-				c.Content = rest
-				c.Content, _ = p.cfg.Redactor.Redact(c.Content)
-				out = append(out, c)
-				continue
-			}
+		secret := p.isSecret(c.Content)
+		c.Content, _ = p.cfg.Redactor.Redact(c.Content)
+		// Clauses that held a secret say nothing once it is gone ("card number
+		// [REDACTED]"); the clauses beside them may hold what is worth keeping ("the salary
+		// card is with X bank"). A sentence built around a secret keeps it redacted, unless
+		// it is essentially the secret.
+		rest := ""
+		if p.placeholder.MatchString(c.Content) {
+			rest = p.withoutSecretClauses(c.Content)
+		}
+		if secret && (rest == "" || p.isSecret(rest)) {
 			p.c.dropped.Add(1)
 			p.log.Info("candidate dropped: essentially a secret", "tenant", b.Tenant, "session", b.SessionID,
 				"source_turns", c.SourceTurnIDs)
 			continue
 		}
-		c.Content, _ = p.cfg.Redactor.Redact(c.Content)
-		if p.placeholder.MatchString(c.Content) {
-			// Clauses that held only a secret say nothing once it is gone ("card number
-			// [REDACTED]"); the others stay. A sentence built around one keeps it redacted.
-			if rest := p.withoutSecretClauses(c.Content); rest != "" {
-				c.Content = rest
-			}
+		if rest != "" {
+			c.Content = rest
 		}
 		out = append(out, c)
 	}
@@ -854,19 +851,14 @@ func (p *Pipeline) isSecret(content string) bool {
 	return p.cfg.Redactor.IsSecret(content)
 }
 
-// withoutSecretClauses is content without its clauses that hold a secret or a
-// placeholder of one, or "" when too little is left to be a statement.
+// withoutSecretClauses is redacted content without its clauses that hold a placeholder,
+// or "" when too little is left to be a statement.
 func (p *Pipeline) withoutSecretClauses(content string) string {
 	var kept []string
 	for _, cl := range secretClauseSplit.Split(content, -1) {
-		cl = strings.TrimSpace(cl)
-		if cl == "" || p.placeholder.MatchString(cl) {
-			continue
+		if cl = strings.TrimSpace(cl); cl != "" && !p.placeholder.MatchString(cl) {
+			kept = append(kept, cl)
 		}
-		if _, found := p.cfg.Redactor.Redact(cl); len(found) > 0 {
-			continue
-		}
-		kept = append(kept, cl)
 	}
 	sep := ", "
 	if hasHan(content) {

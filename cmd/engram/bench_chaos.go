@@ -113,13 +113,8 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}} {
-		if f.v <= 0 {
-			return usagef("bench flood: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench flood", []intFlag{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}}); err != nil {
+		return err
 	}
 	if err := processBench("flood", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
@@ -146,6 +141,32 @@ func printBenchFlood(stdout io.Writer, res bench.FloodResult, drainTimeout time.
 // its progress lines.
 func benchLogger(stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// intFlag is a count flag's name and value, for positiveFlags and nonNegativeFlags.
+type intFlag struct {
+	name string
+	v    int
+}
+
+// positiveFlags is a usage error naming the first of flags that is not positive.
+func positiveFlags(cmd string, flags []intFlag) error {
+	for _, f := range flags {
+		if f.v <= 0 {
+			return usagef("%s: --%s must be positive, got %d", cmd, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// nonNegativeFlags is a usage error naming the first of flags that is negative.
+func nonNegativeFlags(cmd string, flags []intFlag) error {
+	for _, f := range flags {
+		if f.v < 0 {
+			return usagef("%s: --%s must not be negative, got %d", cmd, f.name, f.v)
+		}
+	}
+	return nil
 }
 
 // printBench reports a benchmark's run: its error, or its result on stdout as JSON or

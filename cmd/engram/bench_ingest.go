@@ -32,13 +32,8 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", cfg.Turns}, {"batch", cfg.Batch}, {"concurrency", cfg.Concurrency}} {
-		if f.v <= 0 {
-			return usagef("bench ingest: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench ingest", []intFlag{{"turns", cfg.Turns}, {"batch", cfg.Batch}, {"concurrency", cfg.Concurrency}}); err != nil {
+		return err
 	}
 	if preflight(ctx) {
 		return nil

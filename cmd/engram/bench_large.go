@@ -54,14 +54,9 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 		}
 		cfg.Ladder = append(cfg.Ladder, n)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
-		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch}} {
-		if f.v <= 0 {
-			return usagef("bench large: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench large", []intFlag{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
+		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch}}); err != nil {
+		return err
 	}
 	if cfg.GlobalMemories < 0 {
 		return usagef("bench large: --global-memories must not be negative, got %d", cfg.GlobalMemories)

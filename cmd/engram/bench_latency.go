@@ -50,21 +50,11 @@ func benchLatencyCommand(ctx context.Context, dbURL string, args []string, stdou
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", cfg.Turns}, {"users", cfg.Users}, {"concurrency", cfg.Concurrency}} {
-		if f.v <= 0 {
-			return usagef("bench latency: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench latency", []intFlag{{"turns", cfg.Turns}, {"users", cfg.Users}, {"concurrency", cfg.Concurrency}}); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"bg-turns", cfg.BackgroundTurns}, {"bg-searches", cfg.BackgroundSearches}} {
-		if f.v < 0 {
-			return usagef("bench latency: --%s must not be negative, got %d", f.name, f.v)
-		}
+	if err := nonNegativeFlags("bench latency", []intFlag{{"bg-turns", cfg.BackgroundTurns}, {"bg-searches", cfg.BackgroundSearches}}); err != nil {
+		return err
 	}
 	if cfg.Poll <= 0 || cfg.Timeout <= 0 {
 		return usagef("bench latency: --poll and --timeout must be positive")

@@ -41,13 +41,8 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates}, {"concurrency", cfg.Concurrency}} {
-		if f.v <= 0 {
-			return usagef("bench resolve: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench resolve", []intFlag{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates}, {"concurrency", cfg.Concurrency}}); err != nil {
+		return err
 	}
 	if cfg.LargeOwner == 0 {
 		cfg.LargeOwner = -1

@@ -50,21 +50,11 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"memories", cfg.Memories}, {"owners", cfg.Owners}, {"queries", cfg.Queries}} {
-		if f.v <= 0 {
-			return usagef("bench search: --%s must be positive, got %d", f.name, f.v)
-		}
+	if err := positiveFlags("bench search", []intFlag{{"memories", cfg.Memories}, {"owners", cfg.Owners}, {"queries", cfg.Queries}}); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", cfg.Turns}, {"heavy-turns", cfg.HeavyTurns}} {
-		if f.v < 0 {
-			return usagef("bench search: --%s must not be negative, got %d", f.name, f.v)
-		}
+	if err := nonNegativeFlags("bench search", []intFlag{{"turns", cfg.Turns}, {"heavy-turns", cfg.HeavyTurns}}); err != nil {
+		return err
 	}
 	if preflight(ctx) {
 		return nil

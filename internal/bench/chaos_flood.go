@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/httpapi"
-	"github.com/engramhq/engram/internal/natsserver"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
 )
@@ -86,15 +83,11 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(cfg.Progress, "flood: "+format+"\n", args...) }
-	if err := os.MkdirAll(cfg.WorkDir, 0o750); err != nil {
-		return FloodResult{}, fmt.Errorf("flood: %w", err)
-	}
-	ns, err := natsserver.Start(ctx, natsserver.Config{StoreDir: filepath.Join(cfg.WorkDir, "nats"), Port: -1, ServerName: "flood"})
+	ns, natsURL, err := startRunNATS(ctx, "flood", cfg.WorkDir)
 	if err != nil {
-		return FloodResult{}, fmt.Errorf("flood: starting NATS: %w", err)
+		return FloodResult{}, err
 	}
 	defer ns.Shutdown()
-	natsURL := "nats://127.0.0.1:" + strconv.Itoa(ns.Port())
 	suffix, err := httpapi.NewToken()
 	if err != nil {
 		return FloodResult{}, err

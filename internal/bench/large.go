@@ -194,13 +194,9 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	log := slog.New(slog.NewTextHandler(cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	have := 0
 	if cfg.Reuse {
-		err := owner.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
-			var err error
-			have, err = tx.CountMemories(ctx)
-			return err
-		})
-		if err != nil {
-			return res, fmt.Errorf("bench: counting existing memories: %w", err)
+		var err error
+		if have, err = existingMemories(ctx, owner, cfg.Tenant); err != nil {
+			return res, err
 		}
 	}
 	if have != total {
@@ -322,33 +318,19 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	for oi := range owners {
 		o := &owners[oi]
 		fmt.Fprintf(cfg.Progress, "%s: %d vector sides, %d searches\n", o.Name, len(o.queries), cfg.SearchQueries)
-		var lat []time.Duration
-		hits, n := 0, 0
-		for i, q := range o.queries {
-			t := time.Now()
-			var ids []uuid.UUID
-			err := app.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
-				var err error
-				ids, o.UsesIndex, err = tx.OwnerVectorSide(ctx, emb.Model(), o.Scope, o.UserID, q.vec, 10)
-				return err
+		var err error
+		o.VectorSide, o.VectorRecall, err = o.measureNearest(ctx, app, cfg.Tenant, emb.Model(), "vector side",
+			func(tx *memory.Tx, vec []float32) (ids []uuid.UUID, err error) {
+				ids, o.UsesIndex, err = tx.OwnerVectorSide(ctx, emb.Model(), o.Scope, o.UserID, vec, 10)
+				return ids, err
 			})
-			if err != nil {
-				return res, fmt.Errorf("bench: vector side: %w", err)
-			}
-			lat = append(lat, time.Since(t))
-			h, err := o.hits(ctx, app, cfg.Tenant, emb.Model(), i, ids)
-			if err != nil {
-				return res, err
-			}
-			hits += h
-			n += len(o.exact[i])
+		if err != nil {
+			return res, err
 		}
-		o.VectorSide = summarise(lat)
-		o.VectorRecall = ratio(hits, n)
 		if o.Search, err = largeSearches(ctx, r, cfg, o); err != nil {
 			return res, err
 		}
-		hits, n = 0, 0
+		hits, n := 0, 0
 		for i, q := range o.queries[:min(len(o.queries), cfg.SearchQueries)] {
 			side, err := probe.VectorSide(ctx, cfg.Tenant, largeRequest(*o, q.text), q.vec, 10)
 			if err != nil {
@@ -428,32 +410,17 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 			o := &owners[oi]
 			fmt.Fprintf(cfg.Progress, "%s: %d shared-index queries, twice\n", o.Name, len(o.queries))
 			for _, iterative := range []bool{true, false} {
-				var lat []time.Duration
-				hits, n := 0, 0
-				for i, q := range o.queries {
-					t := time.Now()
-					var ids []uuid.UUID
-					err := app.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
-						var err error
-						ids, err = tx.SharedHNSWNearest(ctx, emb.Model(), o.Scope, o.UserID, q.vec, emb.Dims(), 10, cfg.EfSearch, iterative)
-						return err
+				l, recall, err := o.measureNearest(ctx, app, cfg.Tenant, emb.Model(), "shared index",
+					func(tx *memory.Tx, vec []float32) ([]uuid.UUID, error) {
+						return tx.SharedHNSWNearest(ctx, emb.Model(), o.Scope, o.UserID, vec, emb.Dims(), 10, cfg.EfSearch, iterative)
 					})
-					if err != nil {
-						return res, fmt.Errorf("bench: shared index: %w", err)
-					}
-					lat = append(lat, time.Since(t))
-					h, err := o.hits(ctx, app, cfg.Tenant, emb.Model(), i, ids)
-					if err != nil {
-						return res, err
-					}
-					hits += h
-					n += len(o.exact[i])
+				if err != nil {
+					return res, err
 				}
-				l := summarise(lat)
 				if iterative {
-					o.Shared, o.SharedRecall = &l, ratio(hits, n)
+					o.Shared, o.SharedRecall = &l, recall
 				} else {
-					o.SharedStrict, o.SharedStrictRecall = &l, ratio(hits, n)
+					o.SharedStrict, o.SharedStrictRecall = &l, recall
 				}
 			}
 		}
@@ -466,6 +433,34 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 // vectors tie often (memories with the same words), and the exact scan breaks ties by
 // id, so a result counts when it is no farther than the exact 10th: any of the tied
 // memories is as right as the one the scan listed.
+// measureNearest times nearest, one transaction per query of o, and its recall@10
+// against the exact neighbours.
+func (o *LargeOwner) measureNearest(ctx context.Context, app *memory.Store, tenant, model, what string,
+	nearest func(tx *memory.Tx, vec []float32) ([]uuid.UUID, error)) (Latency, float64, error) {
+	var lat []time.Duration
+	hits, n := 0, 0
+	for i, q := range o.queries {
+		t := time.Now()
+		var ids []uuid.UUID
+		err := app.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			var err error
+			ids, err = nearest(tx, q.vec)
+			return err
+		})
+		if err != nil {
+			return Latency{}, 0, fmt.Errorf("bench: %s: %w", what, err)
+		}
+		lat = append(lat, time.Since(t))
+		h, err := o.hits(ctx, app, tenant, model, i, ids)
+		if err != nil {
+			return Latency{}, 0, err
+		}
+		hits += h
+		n += len(o.exact[i])
+	}
+	return summarise(lat), ratio(hits, n), nil
+}
+
 func (o *LargeOwner) hits(ctx context.Context, app *memory.Store, tenant, model string, i int, got []uuid.UUID) (int, error) {
 	got = got[:min(len(got), 10)]
 	d, err := largeDistances(ctx, app, tenant, model, o.queries[i].vec, got)

@@ -8,10 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/engramhq/engram/client"
 	"github.com/engramhq/engram/internal/httpapi"
-	"github.com/engramhq/engram/internal/natsserver"
 	"github.com/engramhq/engram/streams"
 )
 
@@ -176,15 +173,11 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) (LatencyResult, error) {
 		return LatencyResult{}, err
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(cfg.Progress, "latency: "+format+"\n", args...) }
-	if err := os.MkdirAll(cfg.WorkDir, 0o750); err != nil {
-		return LatencyResult{}, fmt.Errorf("latency: %w", err)
-	}
-	ns, err := natsserver.Start(ctx, natsserver.Config{StoreDir: filepath.Join(cfg.WorkDir, "nats"), Port: -1, ServerName: "latency"})
+	ns, natsURL, err := startRunNATS(ctx, "latency", cfg.WorkDir)
 	if err != nil {
-		return LatencyResult{}, fmt.Errorf("latency: starting NATS: %w", err)
+		return LatencyResult{}, err
 	}
 	defer ns.Shutdown()
-	natsURL := "nats://127.0.0.1:" + strconv.Itoa(ns.Port())
 	tok, err := httpapi.NewToken()
 	if err != nil {
 		return LatencyResult{}, err

@@ -138,13 +138,9 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 
 	have := 0
 	if cfg.Reuse {
-		err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
-			var err error
-			have, err = tx.CountMemories(ctx)
-			return err
-		})
-		if err != nil {
-			return res, fmt.Errorf("bench: counting existing memories: %w", err)
+		var err error
+		if have, err = existingMemories(ctx, store, cfg.Tenant); err != nil {
+			return res, err
 		}
 	}
 	if have != cfg.Memories {

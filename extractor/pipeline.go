@@ -180,10 +180,15 @@ type arrival struct {
 
 // before reports whether a comes before q in conversation order.
 func (a arrival) before(q queuedTurn) bool {
-	if c := a.at.Compare(q.turn.OccurredAt); c != 0 {
-		return c < 0
+	return conversationOrder(queuedTurn{turn: memory.Turn{OccurredAt: a.at}, seq: a.seq}, q) < 0
+}
+
+// conversationOrder orders turns by when they were said, then by stream sequence.
+func conversationOrder(a, b queuedTurn) int {
+	if c := a.turn.OccurredAt.Compare(b.turn.OccurredAt); c != 0 {
+		return c
 	}
-	return a.seq < q.seq
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // maxArrivalWait bounds how long a quiet batch waits for a turn of its session that is
@@ -311,14 +316,13 @@ func (p *Pipeline) Stats() Stats {
 // publishing lose nothing.
 func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	ev, err := streams.DecodeTurnEvent(m.Data)
+	if sub := m.Tenant(); err == nil && (sub == "" || sub != ev.Tenant) {
+		// The subject is what NATS authorised; a body naming another tenant is forged.
+		err = fmt.Errorf("turn %s names tenant %q but arrived on subject %s", ev.Turn.TurnID, ev.Tenant, m.Subject)
+	}
 	if err != nil {
 		p.c.received.Add(1)
 		return streams.Permanent(err)
-	}
-	if sub := m.Tenant(); sub == "" || sub != ev.Tenant {
-		p.c.received.Add(1)
-		// The subject is what NATS authorised; a body naming another tenant is forged.
-		return streams.Permanent(fmt.Errorf("turn %s names tenant %q but arrived on subject %s", ev.Turn.TurnID, ev.Tenant, m.Subject))
 	}
 	turn := ev.Turn
 	turn.Tenant = ev.Tenant
@@ -558,12 +562,7 @@ func (p *Pipeline) awaitEarlier(b *microBatch, turns []queuedTurn) {
 	if len(turns) == 0 {
 		return
 	}
-	last := slices.MaxFunc(turns, func(x, y queuedTurn) int {
-		if c := x.turn.OccurredAt.Compare(y.turn.OccurredAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.seq, y.seq)
-	})
+	last := slices.MaxFunc(turns, conversationOrder)
 	for {
 		p.mu.Lock()
 		earlier := slices.ContainsFunc(p.arriving[b.key], func(a arrival) bool { return a.before(last) })
@@ -596,12 +595,7 @@ func (p *Pipeline) awaitEarlier(b *microBatch, turns []queuedTurn) {
 func (p *Pipeline) process(ctx context.Context, key sessionKey, queued []queuedTurn) error {
 	p.c.batches.Add(1)
 	// Handlers finish in any order; extraction wants conversation order.
-	slices.SortStableFunc(queued, func(a, b queuedTurn) int {
-		if c := a.turn.OccurredAt.Compare(b.turn.OccurredAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortStableFunc(queued, conversationOrder)
 	p.embedTurns(ctx, key, queued)
 	cands, err := p.candidates(ctx, key, queued)
 	if err != nil || len(cands) == 0 {

@@ -172,7 +172,7 @@ func TestHNSWOwnerIndexLifecycle(t *testing.T) {
 	var cands []memory.MemoryHit
 	err = app.InTx(ctx, "acme", func(tx *memory.Tx) error {
 		var err error
-		cands, err = tx.MemoryCandidates(ctx, q)
+		cands, _, err = tx.MemoryCandidates(ctx, q)
 		return err
 	})
 	if err != nil {

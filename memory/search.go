@@ -57,6 +57,21 @@ type MemorySearch struct {
 type TextStats struct {
 	N      float64
 	AvgLen float64
+	// Frequent are terms the owner's earlier searches found frequent, with their
+	// document frequencies (bm25Spec: the keyword side prunes rows holding only them).
+	Frequent []TermDF
+}
+
+// frequentArgs binds the frequent terms of stats on spec, if it has any.
+func (s *TextStats) frequentArgs(spec *bm25Spec, arg func(any) string) {
+	if s == nil || len(s.Frequent) == 0 {
+		return
+	}
+	terms, dfs := make([]string, len(s.Frequent)), make([]float64, len(s.Frequent))
+	for i, f := range s.Frequent {
+		terms[i], dfs[i] = f.Term, f.DF
+	}
+	spec.frequent, spec.frequentDF = arg(terms), arg(dfs)
 }
 
 // MemoryHit is one memory candidate with its rank on each side (0 when that side did
@@ -112,10 +127,14 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if q.Stats != nil {
 		stats = `SELECT ` + arg(q.Stats.N) + `::float8 AS n, ` + arg(q.Stats.AvgLen) + `::float8 AS avgdl`
 	}
-	ctes := bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
-		match: `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, kq WHERE ` + filter + ` AND m.tsv @@ kq.q`,
+	spec := bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
+		match: func(qc string) string {
+			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
+		},
 		stats: stats,
-	}.ctes()
+	}
+	q.Stats.frequentArgs(&spec, arg)
+	ctes := spec.ctes()
 	ctes = append(ctes,
 		`rtop AS (
 	SELECT m.id, row_number() OVER (ORDER BY m.updated_at DESC, m.id) AS rank
@@ -149,12 +168,13 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
 	return "WITH " + strings.Join(ctes, ",\n") + `
-SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, kfreq.terms, kfreq.dfs
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
 ` + vjoin + `
 LEFT JOIN ktop ON ktop.id = c.id
-LEFT JOIN rtop ON rtop.id = c.id`, args
+LEFT JOIN rtop ON rtop.id = c.id
+LEFT JOIN kfreq ON true`, args
 }
 
 // vectorDistancesSQL selects id and dist (cosine distance to q.Vector under q.Model)
@@ -258,7 +278,9 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	limit := arg(q.Limit)
 	ctes := []string{owned}
 	ctes = append(ctes, bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
-		match: `SELECT o.id, o.tsv, o.tsv_len, true AS keep FROM owned o, kq WHERE o.tsv @@ kq.q`,
+		match: func(qc string) string {
+			return `SELECT o.id, o.tsv, o.tsv_len, true AS keep FROM owned o, ` + qc + ` WHERE o.tsv @@ ` + qc + `.q`
+		},
 		stats: `SELECT count(*) FILTER (WHERE tsv_len > 0)::float8 AS n,
 		coalesce(avg(tsv_len) FILTER (WHERE tsv_len > 0), 0)::float8 AS avgdl FROM owned`,
 	}.ctes()...)
@@ -292,7 +314,7 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
 	return "WITH " + strings.Join(ctes, ",\n") + `
-SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank,
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, NULL::text[], NULL::float8[],
 	o.version, o.content, o.status, o.category, o.key, o.importance, o.confidence, o.valid_from, o.valid_to
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
@@ -305,22 +327,27 @@ JOIN owned o ON o.id = c.id`, args
 // MemoryCandidates runs the candidate query of a memory search. With AsOf each
 // memory carries the version valid then (a superseded one reads as active: it was the
 // truth at that time).
-func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit, error) {
+//
+// It also returns the frequent terms its keyword side counted over the owner's current
+// memories (bm25Spec), for the caller to pass back in later searches' Stats; nil when
+// the side did not count any (none frequent, pruned, or reading history).
+func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit, []TermDF, error) {
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	done, err := t.useHNSW(ctx, &q)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("querying memory candidates: %w", err)
+		return nil, nil, fmt.Errorf("querying memory candidates: %w", err)
 	}
 	defer rows.Close()
 	var out []MemoryHit
+	var freq frequentColumns
 	for rows.Next() {
 		var vRank, kRank, rRank *int64
 		var dist, kr *float64
@@ -331,14 +358,14 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 			importance, confidenc *float64
 			validFrom, validTo    *time.Time
 		}
-		extra := []any{&vRank, &dist, &kRank, &kr, &rRank}
+		extra := []any{&vRank, &dist, &kRank, &kr, &rRank, &freq.terms, &freq.dfs}
 		if q.AsOf != nil {
 			extra = append(extra, &ver.version, &ver.content, &ver.status, &ver.cat, &ver.key,
 				&ver.importance, &ver.confidenc, &ver.validFrom, &ver.validTo)
 		}
 		m, err := scanMemory(rows, t.tenant, extra...)
 		if err != nil {
-			return nil, fmt.Errorf("reading memory candidates: %w", err)
+			return nil, nil, fmt.Errorf("reading memory candidates: %w", err)
 		}
 		if q.AsOf != nil {
 			m.Version, m.Content, m.Status, m.Category = *ver.version, *ver.content, Status(*ver.status), Category(*ver.cat)
@@ -364,9 +391,29 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading memory candidates: %w", err)
+		return nil, nil, fmt.Errorf("reading memory candidates: %w", err)
 	}
-	return out, nil
+	if q.AsOf != nil { // versions, not the owner's current memories
+		return out, nil, nil
+	}
+	return out, freq.list(), nil
+}
+
+// frequentColumns scans the kfreq columns a candidate query repeats on every row.
+type frequentColumns struct {
+	terms []string
+	dfs   []float64
+}
+
+func (f frequentColumns) list() []TermDF {
+	if len(f.terms) == 0 || len(f.terms) != len(f.dfs) {
+		return nil
+	}
+	out := make([]TermDF, len(f.terms))
+	for i := range f.terms {
+		out[i] = TermDF{Term: f.terms[i], DF: f.dfs[i]}
+	}
+	return out
 }
 
 // ExplainMemoryCandidates returns the plan of the candidate query, one line a row,
@@ -423,27 +470,32 @@ type TurnHit struct {
 
 // TurnCandidates runs the candidate query of the turns layer; with neither side asked
 // for it returns nothing.
-func (t *Tx) TurnCandidates(ctx context.Context, q TurnSearch) ([]TurnHit, error) {
+//
+// It also returns the frequent terms its keyword side counted over the user's turns
+// (bm25Spec), for the caller to pass back in later searches' Stats.
+func (t *Tx) TurnCandidates(ctx context.Context, q TurnSearch) ([]TurnHit, []TermDF, error) {
 	if !q.Keyword && q.Vector == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sql, args := turnCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("searching turns: %w", err)
+		return nil, nil, fmt.Errorf("searching turns: %w", err)
 	}
 	defer rows.Close()
 	var out []TurnHit
+	var freq frequentColumns
 	for rows.Next() {
 		var h TurnHit
 		var role string
 		var kRank, vRank *int64
 		var kr *float64
-		if err := rows.Scan(&h.TurnID, &h.SessionID, &role, &h.Content, &h.OccurredAt, &kRank, &kr, &vRank, &h.Distance, &h.Metadata); err != nil {
-			return nil, fmt.Errorf("reading turns: %w", err)
+		if err := rows.Scan(&h.TurnID, &h.SessionID, &role, &h.Content, &h.OccurredAt, &kRank, &kr, &vRank, &h.Distance, &h.Metadata,
+			&freq.terms, &freq.dfs); err != nil {
+			return nil, nil, fmt.Errorf("reading turns: %w", err)
 		}
 		h.Role = Role(role)
 		if kRank != nil {
@@ -456,9 +508,9 @@ func (t *Tx) TurnCandidates(ctx context.Context, q TurnSearch) ([]TurnHit, error
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading turns: %w", err)
+		return nil, nil, fmt.Errorf("reading turns: %w", err)
 	}
-	return out, nil
+	return out, freq.list(), nil
 }
 
 // turnCandidatesSQL builds the turns query: the keyword side and, when q.Vector is
@@ -492,7 +544,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	filter := strings.Join(where, " AND ")
 	limit := arg(q.Limit)
 	var ctes, sides []string
-	kcols, vcols := "NULL::bigint, NULL::float8", "NULL::bigint, NULL::float8"
+	kcols, vcols, fcols := "NULL::bigint, NULL::float8", "NULL::bigint, NULL::float8", "NULL::text[], NULL::float8[]"
 	var joins string
 	if keyword {
 		// BM25 over the user's turns with the user's statistics: N and the mean length
@@ -506,12 +558,16 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 		if q.Stats != nil {
 			turnStats = `SELECT ` + arg(q.Stats.N) + `::float8 AS n, ` + arg(q.Stats.AvgLen) + `::float8 AS avgdl`
 		}
-		ctes = append(ctes, bm25Spec{prefix: "k", text: arg(SearchText(q.Query)), limit: limit,
+		spec := bm25Spec{prefix: "k", text: arg(SearchText(q.Query)), limit: limit,
 			order: "occurred_at DESC, id",
-			match: `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
-	FROM turns t, kq WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ kq.q`,
+			match: func(qc string) string {
+				return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
+	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
+			},
 			stats: turnStats,
-		}.ctes()...)
+		}
+		q.Stats.frequentArgs(&spec, arg)
+		ctes = append(ctes, spec.ctes()...)
 		if q.Neighbours > 0 {
 			// A reply often answers in words of its own ("yes, last Tuesday") what the
 			// turn before asked in the query's words: each of the best-scoring turns
@@ -541,8 +597,8 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 			ctes = append(ctes, `ktopt AS (SELECT id AS turn_id, kr, rank FROM ktop)`)
 		}
 		sides = append(sides, "SELECT turn_id FROM ktopt")
-		kcols = "ktopt.rank, ktopt.kr"
-		joins += "\nLEFT JOIN ktopt ON ktopt.turn_id = c.turn_id"
+		kcols, fcols = "ktopt.rank, ktopt.kr", "kfreq.terms, kfreq.dfs"
+		joins += "\nLEFT JOIN ktopt ON ktopt.turn_id = c.turn_id\nLEFT JOIN kfreq ON true"
 	}
 	if vector {
 		// The owner's turn vectors, one range of the (tenant, model, user_id) index,
@@ -563,7 +619,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	}
 	ctes = append(ctes, "cand AS ("+strings.Join(sides, " UNION ")+")")
 	sql := "WITH " + strings.Join(ctes, ",\n") + `
-SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `, t.metadata
+SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `, t.metadata, ` + fcols + `
 FROM cand c
 JOIN turns t ON t.tenant = $1 AND t.turn_id = c.turn_id` + joins
 	return sql, args

@@ -28,47 +28,130 @@ const (
 // term (every row holding a term is among them, so the count is exact). N may come
 // from a cache (OwnerTextStats) and lag the rows: it is never taken below a term's
 // document frequency, so an IDF stays positive.
+//
+// Frequent terms (max-score pruning). A term held by most of an owner's rows (a word
+// of every turn, the user's own name in every memory) makes an OR query read and
+// score nearly the whole owner, while its IDF is close to 0. When the caller knows
+// such terms of the owner with their document frequencies (TextStats.Frequent, learnt
+// from earlier searches of the owner and cached beside N), the side first matches rows
+// through the other terms only and scores them with every term. In stage one a row
+// holding only frequent terms scores at most the sum of their IDFs times
+// (k1+1)/(1+k1(1-b)); when at least 4×limit of the rows found score above that bound,
+// no such row could enter stage one's cut, so the answer is the one the full match
+// gives (with the frequent terms' cached document frequencies) and the full match is
+// never read. Otherwise the statement falls back to the full match in the same round
+// trip. A full match reports the frequent terms it counted (<prefix>freq), so the
+// caller can cache them.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
 	// match selects id, tsv, tsv_len, keep and the order columns from the owner's rows
-	// matching <prefix>q.q: the candidates and the base of document frequencies; keep
-	// says whether the row passes the search's other filters (only kept rows are
-	// ranked).
-	match string
+	// matching the tsquery column q of the CTE named qcte: the candidates and the base
+	// of document frequencies; keep says whether the row passes the search's other
+	// filters (only kept rows are ranked).
+	match func(qcte string) string
 	// stats selects n and avgdl, the owner's document count and mean length.
 	stats string
 	// order breaks ties among equal scores (columns of match, after the score).
 	order string
 	limit string // placeholder of the candidate count
+	// frequent and frequentDF, when set, are the placeholders of the owner's known
+	// frequent terms (text[]) and their document frequencies (float8[]).
+	frequent, frequentDF string
+}
+
+// FrequentTermMinDF and FrequentTermShare decide which terms a keyword search reports
+// as frequent for its owner: held by at least that many of the owner's rows and that
+// share of them. Below them a full match costs a few milliseconds and pruning would
+// rarely pay.
+const (
+	FrequentTermMinDF = 1000
+	FrequentTermShare = 0.125
+)
+
+// TermDF is one term's document frequency among an owner's rows.
+type TermDF struct {
+	Term string
+	DF   float64
 }
 
 // ctes returns the side's CTEs: <prefix>scored holds id, the order columns and kr (the
-// BM25 score) of every kept row; the last, <prefix>top, id, kr and rank (1 = best) of
-// the best limit of them.
+// BM25 score) of every kept row; <prefix>top, id, kr and rank (1 = best) of the best
+// limit of them; <prefix>freq (terms, dfs), the frequent terms a full match counted.
 func (s bm25Spec) ctes() []string {
 	p := s.prefix
 	// A lexeme becomes a tsquery operand by quoting it (tsquery input syntax doubles a
 	// quote and escapes a backslash), so it is matched as it is and never re-parsed.
-	return []string{
-		p + `terms AS MATERIALIZED (
-	SELECT u.lexeme AS term,
-		format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq
-	FROM unnest(to_tsvector('english', ` + s.text + `)) u)`,
+	quoted := `format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq`
+	terms := p + `terms AS MATERIALIZED (
+	SELECT u.lexeme AS term, ` + quoted + `, NULL::float8 AS fdf
+	FROM unnest(to_tsvector('english', ` + s.text + `)) u)`
+	if s.frequent != "" {
+		terms = p + `terms AS MATERIALIZED (
+	SELECT u.lexeme AS term, ` + quoted + `, f.df AS fdf
+	FROM unnest(to_tsvector('english', ` + s.text + `)) u
+	LEFT JOIN unnest(` + s.frequent + `::text[], ` + s.frequentDF + `::float8[]) f(term, df) ON f.term = u.lexeme)`
+	}
+	out := []string{terms,
 		p + `q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM ` + p + `terms)`,
-		p + `match AS MATERIALIZED (` + s.match + `)`,
 		p + `stats AS MATERIALIZED (` + s.stats + `)`,
+	}
+	if s.frequent == "" {
+		out = append(out, s.side(p, p, p+"q", "", false)...)
+		return append(out, s.freq(p, p), s.top(p))
+	}
+	r, f := p+"r", p+"f"
+	// With no other term the rare query is NULL, which matches nothing, and the
+	// bound check fails: the full match runs.
+	out = append(out, r+`q AS MATERIALIZED (
+	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM `+p+`terms WHERE fdf IS NULL)`)
+	out = append(out, s.side(p, r, r+"q", "", true)...)
+	out = append(out,
+		fmt.Sprintf(`%[1]sbound AS MATERIALIZED (
+	SELECT coalesce(sum(ln(1 + (greatest(s.n, w.fdf) - w.fdf + 0.5) / (w.fdf + 0.5))), 0) * %[2]g / (1 + %[3]g * (1 - %[4]g)) AS b
+	FROM %[1]sterms w, %[1]sstats s WHERE w.fdf IS NOT NULL)`, p, BM25K1+1, BM25K1, BM25B),
+		fmt.Sprintf(`%[1]sok AS MATERIALIZED (
+	SELECT (SELECT count(*) FROM %[2]spre x, %[1]sbound b WHERE x.kr0 > b.b) >= 4 * %[3]s AS ok)`, p, r, s.limit))
+	out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok)", false)...)
+	// The rare pass counts exactly the terms the caller did not know (every row
+	// holding one is among its matches), so a term found frequent there is reported
+	// too, whichever pass answers.
+	return append(out, s.freq(p, r, f),
+		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
+	SELECT * FROM %[2]sscored WHERE (SELECT ok FROM %[1]sok)
+	UNION ALL SELECT * FROM %[3]sscored WHERE NOT (SELECT ok FROM %[1]sok))`, p, r, f),
+		s.top(p))
+}
+
+// side is one pass of the keyword side under CTE prefix x (p: the spec's, which names
+// terms and stats): match the rows of qcte (only when gate holds, if there is one),
+// post their terms, count document frequencies (a frequent term's from the caller
+// when known), and score in two stages into <x>scored.
+func (s bm25Spec) side(p, x, qcte, gate string, known bool) []string {
+	match := s.match(qcte)
+	if gate != "" {
+		// An uncorrelated condition: PostgreSQL evaluates it once and, when false,
+		// never runs the scan below it.
+		match = `SELECT * FROM (` + match + `) g WHERE ` + gate
+	}
+	df := "count(*)"
+	if known {
+		df = "coalesce(p.fdf, count(*))"
+	}
+	return []string{
+		x + `match AS MATERIALIZED (` + match + `)`,
 		// Which terms each match holds: one @@ per match and term, far cheaper than
 		// unnesting every match's tsvector when a term is common. The rows carry what
 		// the scoring reads, so no later stage joins back to match (CTE row counts are
 		// unknown to the planner, which would nest such a join).
 		fmt.Sprintf(`%[1]spost AS MATERIALIZED (
-	SELECT %[2]s, m.tsv, m.tsv_len, m.keep, w.term AS lexeme
-	FROM %[1]smatch m JOIN %[1]sterms w ON m.tsv @@ w.tq)`, p, orderColumns("m", s.order)),
-		p + `idf AS MATERIALIZED (
-	SELECT p.lexeme, ln(1 + (greatest(s.n, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) AS idf
-	FROM ` + p + `post p, ` + p + `stats s GROUP BY p.lexeme, s.n)`,
+	SELECT %[2]s, m.tsv, m.tsv_len, m.keep, w.term AS lexeme, w.fdf
+	FROM %[1]smatch m JOIN %[3]sterms w ON m.tsv @@ w.tq)`, x, orderColumns("m", s.order), p),
+		fmt.Sprintf(`%[1]sidf AS MATERIALIZED (
+	SELECT p.lexeme, %[3]s AS df, ln(1 + (greatest(s.n, %[3]s) - %[3]s + 0.5) / (%[3]s + 0.5)) AS idf, s.n,
+		p.fdf IS NOT NULL AS known
+	FROM %[1]spost p, %[2]sstats s GROUP BY p.lexeme, p.fdf, s.n)`, x, p, df),
 		// Stage one scores every kept match as if each term occurred once; stage two
 		// rescores the best 4×limit of them with their term frequencies. A row below
 		// stage one's cut reaches the top only through repeated terms, which short
@@ -76,20 +159,37 @@ func (s bm25Spec) ctes() []string {
 		fmt.Sprintf(`%[1]spre AS MATERIALIZED (
 	SELECT %[6]s, p.tsv_len, (array_agg(p.tsv))[1] AS tsv,
 		sum(i.idf) * %[2]g / (1 + %[3]g * (1 - %[4]g + %[4]g * p.tsv_len / greatest(s.avgdl, 1))) AS kr0
-	FROM %[1]spost p JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[1]sstats s
+	FROM %[1]spost p JOIN %[1]sidf i ON i.lexeme = p.lexeme, %[7]sstats s
 	WHERE p.keep
 	GROUP BY %[6]s, p.tsv_len, s.avgdl ORDER BY kr0 DESC, p.id LIMIT 4 * %[5]s)`,
-			p, BM25K1+1, BM25K1, BM25B, s.limit, orderColumns("p", s.order)),
+			x, BM25K1+1, BM25K1, BM25B, s.limit, orderColumns("p", s.order), p),
 		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
 	SELECT %[3]s, sum(i.idf * x.tf * %[4]g / (x.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
 	FROM %[1]spre m
 	CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(m.tsv) u) x
-	JOIN %[1]sidf i ON i.lexeme = x.lexeme, %[1]sstats s
-	GROUP BY %[3]s)`, p, s.order, orderColumns("m", s.order), BM25K1+1, BM25K1, BM25B),
-		fmt.Sprintf(`%[1]stop AS (
-	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM %[1]sscored
-	ORDER BY kr DESC, %[2]s LIMIT %[3]s)`, p, s.order, s.limit),
+	JOIN %[1]sidf i ON i.lexeme = x.lexeme, %[7]sstats s
+	GROUP BY %[3]s)`, x, s.order, orderColumns("m", s.order), BM25K1+1, BM25K1, BM25B, p),
 	}
+}
+
+// freq is <p>freq: the frequent terms (lexemes and document frequencies, in lexeme
+// order) that the passes xs counted and the caller did not know yet.
+func (s bm25Spec) freq(p string, xs ...string) string {
+	var from []string
+	for _, x := range xs {
+		from = append(from, "SELECT lexeme, df, n FROM "+x+"idf WHERE NOT known")
+	}
+	return fmt.Sprintf(`%[1]sfreq AS MATERIALIZED (
+	SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') AS terms, coalesce(array_agg(df ORDER BY lexeme), '{}') AS dfs
+	FROM (SELECT DISTINCT ON (lexeme) lexeme, df, n FROM (%[2]s) c ORDER BY lexeme, df DESC) f
+	WHERE df >= %[3]d AND df >= n * %[4]g)`, p, strings.Join(from, " UNION ALL "), FrequentTermMinDF, FrequentTermShare)
+}
+
+// top is <p>top: the best limit of <p>scored, ranked.
+func (s bm25Spec) top(p string) string {
+	return fmt.Sprintf(`%[1]stop AS (
+	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM %[1]sscored
+	ORDER BY kr DESC, %[2]s LIMIT %[3]s)`, p, s.order, s.limit)
 }
 
 // orderColumns turns "a DESC, id" into "x.id, x.a" for alias x: the columns the

@@ -41,7 +41,7 @@ func (e *bm25Env) turns(tenant string, q memory.TurnSearch) []memory.TurnHit {
 	var hits []memory.TurnHit
 	if err := e.s.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
 		var err error
-		hits, err = tx.TurnCandidates(e.ctx, q)
+		hits, _, err = tx.TurnCandidates(e.ctx, q)
 		return err
 	}); err != nil {
 		e.t.Fatal(err)
@@ -168,7 +168,7 @@ func TestMemoryKeywordBM25(t *testing.T) {
 	search := func() []memory.MemoryHit {
 		var hits []memory.MemoryHit
 		if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			hits, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "hazelnut coffee", UserID: "u1",
+			hits, _, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "hazelnut coffee", UserID: "u1",
 				Statuses: []string{"active"}, Now: time.Now(), KeywordOnly: true, Limit: 10})
 			return err
 		}); err != nil {

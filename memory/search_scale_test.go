@@ -37,7 +37,7 @@ func TestVectorSideFiltersBeforeLimit(t *testing.T) {
 	var hits []memory.MemoryHit
 	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
 		var err error
-		hits, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "note", UserID: "u1",
+		hits, _, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "note", UserID: "u1",
 			Types: []string{string(memory.Semantic)}, Statuses: []string{"active"}, Now: time.Now(),
 			VectorOnly: true, Vector: []float32{1, 0, 0, 0}, Model: model, MaxDistance: 2, Limit: 4})
 		return err
@@ -81,7 +81,7 @@ func TestKeywordSideCachedStats(t *testing.T) {
 		t.Helper()
 		out := map[string]float64{}
 		if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			hits, err := tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "dog maps", UserID: "u1",
+			hits, _, err := tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "dog maps", UserID: "u1",
 				Statuses: []string{"active"}, Now: time.Now(), KeywordOnly: true, Limit: 10, Stats: stats})
 			for _, h := range hits {
 				out[h.Memory.Content] = h.Keyword

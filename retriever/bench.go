@@ -41,7 +41,7 @@ func (r *Retriever) VectorSide(ctx context.Context, tenant string, req SearchReq
 	}
 	var hits []memory.MemoryHit
 	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		hits, err = tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n))
+		hits, _, err = tx.MemoryCandidates(ctx, r.memorySearch(q, vec, n))
 		return err
 	})
 	if err != nil {

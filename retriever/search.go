@@ -424,9 +424,12 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		}
 		ms.Stats = stats
 	}
-	hits, err := tx.MemoryCandidates(ctx, ms)
+	hits, frequent, err := tx.MemoryCandidates(ctx, ms)
 	if err != nil {
 		return nil, err
+	}
+	if ms.Stats != nil {
+		r.textStats.learn(memoryStatsKey(tx, q), frequent)
 	}
 	sideNorm := r.cfg.KeywordSideWeight + r.cfg.RecentSideWeight
 	if vec != nil {
@@ -648,9 +651,12 @@ func (r *Retriever) searchTurns(ctx context.Context, tx *memory.Tx, q query, vec
 			return nil, err
 		}
 	}
-	hits, err := tx.TurnCandidates(ctx, ts)
+	hits, frequent, err := tx.TurnCandidates(ctx, ts)
 	if err != nil {
 		return nil, err
+	}
+	if ts.Stats != nil {
+		r.textStats.learn(turnStatsKey(tx, q.UserID), frequent)
 	}
 	// Normalised against the sides that ran, so the best turn match competes with the
 	// best memory match instead of being capped below it by sides a turn cannot have

@@ -2,6 +2,7 @@ package retriever
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,21 +13,32 @@ import (
 // BM25 statistics of an owner (document count and mean length) are read once and
 // reused for StatsCacheTTL: counting them reads every row of the owner, which would
 // make each keyword search grow with the owner's size, while they move by one row in
-// N per write. Term document frequencies are never cached; each query counts them
-// over the rows matching its terms (memory.bm25Spec).
+// N per write. Term document frequencies are counted by each query over the rows
+// matching its terms (memory.bm25Spec), except those of the owner's frequent terms: a
+// query that counted one reports it, and it is kept beside N for the rest of the
+// entry's life, so later queries holding it match through their other terms first
+// instead of reading most of the owner.
+
+// memoryStatsKey names the statistics of q's owner over memories.
+func memoryStatsKey(tx *memory.Tx, q query) string {
+	return strings.Join([]string{"m", tx.Tenant(), string(q.Scope), q.UserID, q.AgentID, strings.Join(q.statuses, ",")}, "\x00")
+}
+
+// turnStatsKey names the statistics of userID's turns.
+func turnStatsKey(tx *memory.Tx, userID string) string {
+	return strings.Join([]string{"t", tx.Tenant(), userID}, "\x00")
+}
 
 // memoryTextStats returns the BM25 statistics of q's owner over memories, cached.
 func (r *Retriever) memoryTextStats(ctx context.Context, tx *memory.Tx, q query) (*memory.TextStats, error) {
-	key := strings.Join([]string{"m", tx.Tenant(), string(q.Scope), q.UserID, q.AgentID, strings.Join(q.statuses, ",")}, "\x00")
-	return r.textStats.get(key, r.cfg.StatsCacheTTL, func() (memory.TextStats, error) {
+	return r.textStats.get(memoryStatsKey(tx, q), r.cfg.StatsCacheTTL, func() (memory.TextStats, error) {
 		return tx.OwnerTextStats(ctx, q.Scope, q.UserID, q.AgentID, q.statuses, q.now)
 	})
 }
 
 // turnTextStats returns the BM25 statistics of userID's turns, cached.
 func (r *Retriever) turnTextStats(ctx context.Context, tx *memory.Tx, userID string) (*memory.TextStats, error) {
-	key := strings.Join([]string{"t", tx.Tenant(), userID}, "\x00")
-	return r.textStats.get(key, r.cfg.StatsCacheTTL, func() (memory.TextStats, error) {
+	return r.textStats.get(turnStatsKey(tx, userID), r.cfg.StatsCacheTTL, func() (memory.TextStats, error) {
 		return tx.TurnTextStats(ctx, userID)
 	})
 }
@@ -70,4 +82,36 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 		c.mu.Unlock()
 	}
 	return &s, nil
+}
+
+// maxFrequentTerms bounds the frequent terms kept for one owner.
+const maxFrequentTerms = 64
+
+// learn records terms a query found frequent among key's rows, with their document
+// frequencies, in key's entry (a newer count replaces an older one); the entry keeps
+// its expiry, so what it learnt is forgotten with its N. Nothing is kept without an
+// entry or with caching off.
+func (c *statsCache) learn(key string, terms []memory.TermDF) {
+	if len(terms) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || !time.Now().Before(e.expires) {
+		return
+	}
+	// A new slice: readers hold copies of the entry that share the old one.
+	merged := make([]memory.TermDF, 0, len(e.stats.Frequent)+len(terms))
+	for _, f := range e.stats.Frequent {
+		if !slices.ContainsFunc(terms, func(t memory.TermDF) bool { return t.Term == f.Term }) {
+			merged = append(merged, f)
+		}
+	}
+	merged = append(merged, terms...)
+	if len(merged) > maxFrequentTerms {
+		merged = merged[len(merged)-maxFrequentTerms:]
+	}
+	e.stats.Frequent = merged
+	c.m[key] = e
 }

@@ -1,0 +1,238 @@
+package memory_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// frequentVocabulary is made-up words, so no stemming or stopword changes them.
+var frequentVocabulary = strings.Fields("zorbel kintar vashup quellin dromex pativo lurnic sebrak tolvane mirquo " +
+	"fendral oskiv brunel caltrix yormed nibsol wextan gorlip hammet jussiv")
+
+// frequentCorpus returns n texts: every one holds "plonk" (a frequent term), most
+// "grommet" too, each a few words of the vocabulary, and one in a hundred "kestrel".
+func frequentCorpus(n int) []string {
+	rng := rand.New(rand.NewPCG(7, 11))
+	out := make([]string, n)
+	for i := range out {
+		words := []string{"plonk"}
+		if i%10 != 0 {
+			words = append(words, "grommet")
+		}
+		for range 3 + rng.IntN(5) {
+			words = append(words, frequentVocabulary[rng.IntN(len(frequentVocabulary))])
+		}
+		if i%100 == 0 {
+			words = append(words, "kestrel")
+		}
+		out[i] = strings.Join(words, " ")
+	}
+	return out
+}
+
+// TestKeywordFrequentTermPruning checks the keyword side's pruning of frequent terms
+// (bm25Spec): given the owner's frequent terms with their document frequencies, a
+// search returns what the full match returns (same turns and memories, ranks and
+// scores), whether its other terms find enough rows to skip the full match or not;
+// the full match reports the frequent terms it counted, and a pruned answer never
+// reads the full match.
+func TestKeywordFrequentTermPruning(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	const n = 2400
+	texts := frequentCorpus(n)
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	turns := make([]memory.BulkTurn, n)
+	mems := make([]memory.BulkMemory, n)
+	for i, text := range texts {
+		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%04d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
+			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
+			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
+			Embedding: []float32{1, float32(i%7) / 7}}
+	}
+	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		if err := tx.CopyTurns(e.ctx, turns); err != nil {
+			return err
+		}
+		return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2})
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	type run struct {
+		ids      []string
+		scores   []float64
+		frequent []memory.TermDF
+		plan     string
+	}
+	search := func(layer, query string, frequent []memory.TermDF) run {
+		t.Helper()
+		var r run
+		err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+			if layer == "turns" {
+				stats, err := tx.TurnTextStats(e.ctx, "u1")
+				if err != nil {
+					return err
+				}
+				stats.Frequent = frequent
+				q := memory.TurnSearch{Query: query, UserID: "u1", Keyword: true, Limit: 20, Stats: &stats}
+				hits, freq, err := tx.TurnCandidates(e.ctx, q)
+				if err != nil {
+					return err
+				}
+				for _, h := range rankedTurns(hits) {
+					r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
+				}
+				r.frequent = freq
+				plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
+				r.plan = strings.Join(plan, "\n")
+				return err
+			}
+			stats, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
+			if err != nil {
+				return err
+			}
+			stats.Frequent = frequent
+			q := memory.MemorySearch{Query: query, UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
+				KeywordOnly: true, Limit: 20, Stats: &stats}
+			hits, freq, err := tx.MemoryCandidates(e.ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, h := range rankedMemories(hits) {
+				r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
+			}
+			r.frequent = freq
+			plan, err := tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
+			r.plan = strings.Join(plan, "\n")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	for _, layer := range []string{"turns", "memories"} {
+		for _, tc := range []struct {
+			name, query string
+			pruned      bool // the other terms find enough rows to answer without the full match
+		}{
+			{"rare terms find many rows", "plonk grommet zorbel kintar", true},
+			{"rare term finds few rows", "plonk kestrel", false},
+			{"only frequent terms", "plonk grommet", false},
+			{"no frequent term", "zorbel kestrel", false},
+		} {
+			t.Run(layer+"/"+tc.name, func(t *testing.T) {
+				full := search(layer, tc.query, nil)
+				if len(full.ids) == 0 {
+					t.Fatal("the full match found nothing")
+				}
+				var known []memory.TermDF
+				for _, f := range full.frequent {
+					if f.DF < memory.FrequentTermMinDF || f.DF < memory.FrequentTermShare*n {
+						t.Errorf("reported %v as frequent", f)
+					}
+					known = append(known, f)
+				}
+				if strings.Contains(tc.query, "plonk") && !containsTerm(known, "plonk", n) {
+					t.Fatalf("frequent terms %v, want plonk in all %d rows", full.frequent, n)
+				}
+				if tc.name == "no frequent term" {
+					if len(known) != 0 {
+						t.Errorf("frequent terms %v, want none", known)
+					}
+					known = []memory.TermDF{{Term: "plonk", DF: n}} // known, but not in the query
+				}
+				got := search(layer, tc.query, known)
+				if strings.Join(got.ids, ",") != strings.Join(full.ids, ",") {
+					t.Fatalf("with frequent terms known:\n%v\nfull match:\n%v", got.ids, full.ids)
+				}
+				for i := range got.scores {
+					if math.Abs(got.scores[i]-full.scores[i]) > 1e-9 {
+						t.Errorf("score %d: %v, full match %v", i, got.scores[i], full.scores[i])
+					}
+				}
+				skipped := fullMatchSkipped(got.plan)
+				if skipped != tc.pruned && tc.name != "no frequent term" {
+					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.pruned, got.plan)
+				}
+			})
+		}
+	}
+}
+
+func containsTerm(ts []memory.TermDF, term string, df float64) bool {
+	for _, x := range ts {
+		if x.Term == term && x.DF == df {
+			return true
+		}
+	}
+	return false
+}
+
+// fullMatchSkipped reports whether the plan's full match (kfmatch) never read a row
+// (its scans of turns or memories never executed).
+func fullMatchSkipped(plan string) bool {
+	i := strings.Index(plan, "CTE kfmatch")
+	if i < 0 {
+		return false
+	}
+	rest := plan[i:]
+	if j := strings.Index(rest, "\n  CTE "); j > 0 {
+		rest = rest[:j]
+	}
+	scans := 0
+	for _, line := range strings.Split(rest, "\n") {
+		if strings.Contains(line, " on turns ") || strings.Contains(line, " on memories ") {
+			if !strings.Contains(line, "never executed") {
+				return false
+			}
+			scans++
+		}
+	}
+	return scans > 0
+}
+
+func rankedTurns(hs []memory.TurnHit) []memory.TurnHit {
+	out := make([]memory.TurnHit, 0, len(hs))
+	for _, h := range hs {
+		if h.KeywordRank > 0 {
+			out = append(out, h)
+		}
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j].KeywordRank < out[i].KeywordRank {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func rankedMemories(hs []memory.MemoryHit) []memory.MemoryHit {
+	out := make([]memory.MemoryHit, 0, len(hs))
+	for _, h := range hs {
+		if h.KeywordRank > 0 {
+			out = append(out, h)
+		}
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j].KeywordRank < out[i].KeywordRank {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}

@@ -117,22 +117,36 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 		if task != nil {
 			layers[0] = taskLines(*task, now)
 		}
-		if req.SessionID != "" {
-			st, err := r.shortTerm(ctx, tx, req.UserID, req.SessionID, now)
-			if err != nil {
+		// The session's turns and the profile do not depend on the search: read them
+		// alongside it when a helper slot is free, else before it.
+		var profile []memory.Memory
+		readSession := func(tx *memory.Tx) error {
+			if req.SessionID != "" {
+				st, err := r.shortTerm(ctx, tx, req.UserID, req.SessionID, now)
+				if err != nil {
+					return err
+				}
+				layers[1], due = st.lines, st.due
+			}
+			var err error
+			profile, err = r.profile(ctx, tx, req.UserID, req.AgentID, now)
+			return err
+		}
+		wait := r.alongside(ctx, tenant, readSession)
+		if wait == nil {
+			if err := readSession(tx); err != nil {
 				return err
 			}
-			layers[1], due = st.lines, st.due
-		}
-		profile, err := r.profile(ctx, tx, req.UserID, req.AgentID, now)
-		if err != nil {
-			return err
 		}
 		found, err := r.searchMemories(ctx, tx, q, vec, r.cfg.ContextCandidates)
-		if err != nil {
-			return err
+		if err == nil {
+			found, err = r.finish(ctx, tx, found, r.cfg.ContextCandidates, 0, vec)
 		}
-		found, err = r.finish(ctx, tx, found, r.cfg.ContextCandidates, 0, vec)
+		if wait != nil {
+			if werr := wait(); err == nil {
+				err = werr
+			}
+		}
 		if err != nil {
 			return err
 		}

@@ -153,6 +153,9 @@ type Retriever struct {
 	now       func() time.Time
 	coverage  coverageCache
 	textStats statsCache
+	// parallel bounds the searches reading their turns layer on a connection of its
+	// own, beside the memories (see searchLayers).
+	parallel chan struct{}
 }
 
 // NewRetriever makes a retriever. emb may be nil (keyword and recency only); a nil
@@ -172,6 +175,13 @@ func NewRetriever(store *memory.Store, emb llm.Embedder, cfg Config, logger *slo
 		store: store, emb: emb, cfg: cfg, logger: logger,
 		summaries: make(chan sessionKey, 256),
 		now:       func() time.Time { return time.Now().UTC() },
+	}
+	// Fewer helpers than half the pool's connections: a request holding one
+	// connection never waits for a second one that only requests like it could free.
+	if pool := store.Pool(); pool != nil {
+		if n := int(pool.Config().MaxConns) / 2; n > 0 {
+			r.parallel = make(chan struct{}, n-1)
+		}
 	}
 	r.access = NewAccessRecorder(store, cfg.AccessBuffer, cfg.AccessFlushInterval, logger)
 	r.records = NewRecordWriter(store, cfg.RecordBuffer, cfg.RecordFlushInterval, logger)
@@ -340,22 +350,11 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 		if err := tx.PreferGenericPlans(ctx); err != nil {
 			return err
 		}
-		var res []Result
-		if q.memories {
-			ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))
-			if err != nil {
-				return err
-			}
-			res = append(res, ms...)
+		res, err := r.searchLayers(ctx, tx, tenant, q, vec)
+		if err != nil {
+			return err
 		}
-		if q.turns {
-			ts, err := r.searchTurns(ctx, tx, q, vec)
-			if err != nil {
-				return err
-			}
-			res = append(res, ts...)
-		}
-		res, err := r.finish(ctx, tx, res, q.TopK, q.Threshold, vec)
+		res, err = r.finish(ctx, tx, res, q.TopK, q.Threshold, vec)
 		if err != nil {
 			return err
 		}
@@ -398,6 +397,68 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 		r.access.Record(tenant, ids)
 	}
 	return resp, nil
+}
+
+// alongside runs fn on a connection of its own, in its own transaction (so its own
+// snapshot), while the caller goes on in its transaction, when a helper slot is free:
+// a request then costs its slower part rather than the sum of its independent reads.
+// It returns wait, which blocks until fn has returned and gives its error, or nil
+// when no slot was free (the caller runs fn's work itself, in its transaction).
+func (r *Retriever) alongside(ctx context.Context, tenant string, fn func(tx *memory.Tx) error) (wait func() error) {
+	select {
+	case r.parallel <- struct{}{}:
+	default:
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-r.parallel }()
+		done <- r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			if err := tx.PreferGenericPlans(ctx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	}()
+	return func() error { return <-done }
+}
+
+// searchLayers returns the candidates of the layers q asks for. With both, the turns
+// layer runs alongside the memories when it can (the turn log only grows, and the two
+// layers were never one consistent read anyway).
+func (r *Retriever) searchLayers(ctx context.Context, tx *memory.Tx, tenant string, q query, vec []float32) ([]Result, error) {
+	var res, turns []Result
+	var wait func() error
+	if q.memories && q.turns {
+		wait = r.alongside(ctx, tenant, func(tx *memory.Tx) (err error) {
+			turns, err = r.searchTurns(ctx, tx, q, vec)
+			return err
+		})
+	}
+	if q.memories {
+		ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))
+		if err != nil {
+			if wait != nil {
+				_ = wait()
+			}
+			return nil, err
+		}
+		res = append(res, ms...)
+	}
+	switch {
+	case wait != nil:
+		if err := wait(); err != nil {
+			return nil, err
+		}
+		res = append(res, turns...)
+	case q.turns:
+		ts, err := r.searchTurns(ctx, tx, q, vec)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, ts...)
+	}
+	return res, nil
 }
 
 // embedQuery embeds the query; a failure degrades the search to keyword and recency

@@ -485,3 +485,40 @@ func TestMemoryLayerWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestLayersInParallel checks that a search of both layers answers the same whether
+// its turns layer runs on a connection of its own, beside the memories, or after
+// them in the same transaction (no helper slot free), and that another tenant's turns
+// stay out either way.
+func TestLayersInParallel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	if e.r.Helpers() == 0 {
+		t.Fatal("the test pool leaves no helper slot")
+	}
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	e.addTurn("acme", "u", "s1", "t1", memory.RoleUser, "The greenhouse heater trips the breaker at night", at)
+	e.addTurn("acme", "u", "s1", "t2", memory.RoleUser, "Seedlings need the heater above ten degrees", at.Add(time.Minute))
+	e.addTurn("globex", "u", "s1", "t3", memory.RoleUser, "Our greenhouse heater is brand new", at)
+	e.add("acme", mem{user: "u", content: "Grows tomato seedlings in a greenhouse", turns: []string{"t2"}})
+	e.add("acme", mem{user: "u", content: "The greenhouse breaker is in the shed"})
+	req := retriever.SearchRequest{Query: "greenhouse heater breaker", UserID: "u",
+		Layers: []string{retriever.LayerMemories, retriever.LayerTurns}}
+	describe := func(resp retriever.SearchResponse) string {
+		var b strings.Builder
+		for _, r := range resp.Results {
+			fmt.Fprintf(&b, "%s %s%s %.6f\n", r.Layer, r.ID, r.TurnID, r.Score)
+		}
+		return b.String()
+	}
+	parallel := describe(e.search("acme", req))
+	release := e.r.HoldHelpers()
+	serial := describe(e.search("acme", req))
+	release()
+	if parallel != serial {
+		t.Fatalf("parallel layers:\n%s\none transaction:\n%s", parallel, serial)
+	}
+	if !strings.Contains(parallel, "turns t1") || !strings.Contains(parallel, "memories") || strings.Contains(parallel, "t3") {
+		t.Errorf("results:\n%s\nwant t1 and the memories, never t3", parallel)
+	}
+}

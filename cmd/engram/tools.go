@@ -25,9 +25,9 @@ func runDLQ(ctx context.Context, env *Env, args []string) error {
 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|chaos|flood|latency) [flags]   (engram bench ingest --help for its flags)")
+		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|large|growth|chaos|flood|latency) [flags]   (engram bench ingest --help for its flags)")
 		if len(args) == 0 {
-			return usagef("name a benchmark: ingest, resolve, search, chaos, flood or latency")
+			return usagef("name a benchmark: ingest, resolve, search, large, growth, chaos, flood or latency")
 		}
 		return nil
 	}
@@ -55,6 +55,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		err = benchResolveCommand(pre, nil, args[1:], env.Stdout, env.Stderr)
 	case "large":
 		err = benchLargeCommand(pre, nil, nil, args[1:], env.Stdout, env.Stderr)
+	case "growth":
+		err = benchGrowthCommand(pre, nil, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	}
 	if err != nil || wantsHelp(args[1:]) {
 		return err
@@ -98,8 +100,17 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("bench large: %w", err)
 		}
 		return benchLargeCommand(ctx, app.Store, memory.NewStore(pool), args[1:], env.Stdout, env.Stderr)
+	case "growth":
+		if err := app.openDB(ctx, true); err != nil {
+			return err
+		}
+		pool, err := app.openOwnerPool(ctx)
+		if err != nil {
+			return fmt.Errorf("bench growth: %w", err)
+		}
+		return benchGrowthCommand(ctx, pool, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest, resolve, search, chaos, flood or latency", args[0])
+		return usagef("unknown benchmark %q: want ingest, resolve, search, large, growth, chaos, flood or latency", args[0])
 	}
 }
 

@@ -192,9 +192,9 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	// format() quotes the literals; the predicate names the owner, so only its
 	// searches can use the index, and the dimension, so the cast never fails.
 	if err := c.QueryRow(ctx, `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory_embeddings
-		USING hnsw ((embedding::vector(%s)) vector_cosine_ops)
-		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::int, $3::text, $4::text, $5::text, $2::int)`,
-		ix.Name, ix.Dims, tenant, o.model, o.user).Scan(&ddl); err != nil {
+		USING hnsw ((embedding::vector(%s)) vector_cosine_ops) WITH (m = %s, ef_construction = %s)
+		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::int, $6::int, $7::int, $3::text, $4::text, $5::text, $2::int)`,
+		ix.Name, ix.Dims, tenant, o.model, o.user, cfg.M, cfg.EfConstruction).Scan(&ddl); err != nil {
 		return nil, fmt.Errorf("writing the index statement: %w", err)
 	}
 	if _, err := c.Exec(ctx, ddl); err != nil {

@@ -38,6 +38,8 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.SearchQueries, "search-queries", 30, "full searches per owner, before and after the indexes")
 	fs.IntVar(&cfg.Writes, "writes", 200, "memories written one a transaction to the large and to a small owner")
 	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
+	fs.IntVar(&cfg.M, "m", memory.DefaultHNSWM, "the owner indexes' m (links per node)")
+	fs.IntVar(&cfg.EfConstruction, "ef-construction", memory.DefaultHNSWEfConstruction, "the owner indexes' ef_construction")
 	fs.StringVar(&cfg.Tenant, "tenant", "engram-bench-large", "benchmark tenant (its memories are replaced)")
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
 	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")
@@ -55,11 +57,15 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 		cfg.Ladder = append(cfg.Ladder, n)
 	}
 	if err := positiveFlags("bench large", []intFlag{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
-		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch}}); err != nil {
+		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
+		{"m", cfg.M}, {"ef-construction", cfg.EfConstruction}}); err != nil {
 		return err
 	}
 	if cfg.GlobalMemories < 0 {
 		return usagef("bench large: --global-memories must not be negative, got %d", cfg.GlobalMemories)
+	}
+	if cfg.M < 2 || cfg.M > 100 || cfg.EfConstruction < 2*cfg.M || cfg.EfConstruction > 1000 {
+		return usagef("bench large: --m must be 2 to 100 and --ef-construction 2×m to 1000 (pgvector's limits), got %d and %d", cfg.M, cfg.EfConstruction)
 	}
 	if cfg.EfSearch > 1000 {
 		return usagef("bench large: --ef-search must be at most 1000 (pgvector's limit), got %d", cfg.EfSearch)

@@ -112,6 +112,9 @@ type Config struct {
 	// has the owner role's URL, or by `engram index` (memory.MaintainHNSW).
 	HNSWThreshold, HNSWEfSearch int
 	HNSWInterval                time.Duration
+	// HNSWM (ENGRAM_HNSW_M) and HNSWEfConstruction (ENGRAM_HNSW_EF_CONSTRUCTION) are the
+	// owner indexes' build parameters.
+	HNSWM, HNSWEfConstruction int
 }
 
 // envVar documents one variable for --help.
@@ -155,6 +158,8 @@ var envVars = []envVar{
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
 	{"ENGRAM_HNSW_THRESHOLD", fmt.Sprint(memory.DefaultHNSWThreshold), "owner size (vectors of one model) from which an owner gets an HNSW index of its own (kept until half of it)"},
 	{"ENGRAM_HNSW_EF_SEARCH", fmt.Sprint(memory.DefaultHNSWEfSearch), "hnsw.ef_search of the owner indexes (candidates re-ranked exactly)"},
+	{"ENGRAM_HNSW_M", fmt.Sprint(memory.DefaultHNSWM), "m (links per node) of the owner indexes built from now on"},
+	{"ENGRAM_HNSW_EF_CONSTRUCTION", fmt.Sprint(memory.DefaultHNSWEfConstruction), "ef_construction of the owner indexes built from now on (at least 2 × m)"},
 	{"ENGRAM_HNSW_INTERVAL", "10m", "how often serve builds and drops owner indexes (needs ENGRAM_MIGRATE_DATABASE_URL; off: only `engram index`)"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, a 5ms settle offline), off, or a duration such as 100ms"},
@@ -251,6 +256,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
 	c.HNSWThreshold = intVar("ENGRAM_HNSW_THRESHOLD", memory.DefaultHNSWThreshold, 2, 1<<30)
 	c.HNSWEfSearch = intVar("ENGRAM_HNSW_EF_SEARCH", memory.DefaultHNSWEfSearch, 1, 1000)
+	c.HNSWM = intVar("ENGRAM_HNSW_M", memory.DefaultHNSWM, 2, 100)
+	c.HNSWEfConstruction = intVar("ENGRAM_HNSW_EF_CONSTRUCTION", memory.DefaultHNSWEfConstruction, 4, 1000)
+	if c.HNSWEfConstruction < 2*c.HNSWM {
+		errs = append(errs, fmt.Sprintf("ENGRAM_HNSW_EF_CONSTRUCTION=%d: must be at least 2 × ENGRAM_HNSW_M (%d)", c.HNSWEfConstruction, 2*c.HNSWM))
+	}
 	if strings.EqualFold(getenv("ENGRAM_HNSW_INTERVAL"), "off") {
 		c.HNSWInterval = 0
 	} else {

@@ -30,7 +30,8 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		sub, args = args[0], args[1:]
 	}
 	fs := usageFlagSet("engram index "+sub, indexUsage, env.Stderr)
-	cfg := memory.HNSWConfig{Threshold: env.Config.HNSWThreshold, EfSearch: env.Config.HNSWEfSearch}
+	cfg := memory.HNSWConfig{Threshold: env.Config.HNSWThreshold, EfSearch: env.Config.HNSWEfSearch,
+		M: env.Config.HNSWM, EfConstruction: env.Config.HNSWEfConstruction}
 	if sub == "maintain" {
 		fs.IntVar(&cfg.Threshold, "threshold", cfg.Threshold, "owner size from which an owner gets an index (ENGRAM_HNSW_THRESHOLD)")
 		fs.IntVar(&cfg.EfSearch, "ef-search", cfg.EfSearch, "hnsw.ef_search of new indexes (ENGRAM_HNSW_EF_SEARCH)")
@@ -127,7 +128,8 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	owner := memory.NewStore(pool)
-	cfg := memory.HNSWConfig{Threshold: a.Config.HNSWThreshold, EfSearch: a.Config.HNSWEfSearch}
+	cfg := memory.HNSWConfig{Threshold: a.Config.HNSWThreshold, EfSearch: a.Config.HNSWEfSearch,
+		M: a.Config.HNSWM, EfConstruction: a.Config.HNSWEfConstruction}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -35,6 +35,7 @@ type LargeConfig struct {
 	SearchQueries              int // full searches per owner (slow on large owners); default 30
 	Writes                     int // memories written one a transaction to measure write rates; default 200
 	EfSearch                   int // the owner indexes' ef_search; default memory.DefaultHNSWEfSearch
+	M, EfConstruction          int // the owner indexes' build parameters; default memory's
 	Tenant                     string
 	Reuse                      bool // keep the tenant's memories when it holds exactly what would be seeded
 	NoShared                   bool // skip the shared-index alternative (its build covers every row)
@@ -301,7 +302,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	// the smallest ladder size up.
 	threshold := slices.Min(cfg.Ladder)
 	fmt.Fprintf(cfg.Progress, "building the owner indexes (owners of %d vectors and more)\n", threshold)
-	rep, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: threshold, EfSearch: cfg.EfSearch}, log)
+	rep, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: threshold, EfSearch: cfg.EfSearch, M: cfg.M, EfConstruction: cfg.EfConstruction}, log)
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}

@@ -45,14 +45,30 @@ func (r *Retriever) turnTextStats(ctx context.Context, tx *memory.Tx, userID str
 
 // statsCache keeps recent per-owner statistics; when full it starts afresh.
 type statsCache struct {
-	mu sync.Mutex
-	m  map[string]statsEntry
+	mu  sync.Mutex
+	m   map[string]statsEntry
+	now func() time.Time // nil: time.Now
+}
+
+func (c *statsCache) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 type statsEntry struct {
 	stats   memory.TextStats
 	expires time.Time
+	// learnt is when each of stats.Frequent was last counted: a frequent term stays
+	// frequent long after N has moved, so it outlives the entry's refresh for
+	// frequentTermLives entry lives (a query that prunes it does not count it again;
+	// once it is dropped, the next full match counts it afresh).
+	learnt map[string]time.Time
 }
+
+// frequentTermLives is how many lives of its entry a learnt frequent term is kept.
+const frequentTermLives = 10
 
 // maxStatsEntries bounds the cache (about 100 bytes an entry).
 const maxStatsEntries = 100_000
@@ -60,7 +76,8 @@ const maxStatsEntries = 100_000
 // get returns the cached statistics of key or reads them with read (and caches them
 // for ttl; ttl < 0 reads every time).
 func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.TextStats, error)) (*memory.TextStats, error) {
-	now := time.Now()
+	now := c.clock()
+	var old statsEntry
 	if ttl >= 0 {
 		c.mu.Lock()
 		e, ok := c.m[key]
@@ -68,17 +85,29 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 		if ok && now.Before(e.expires) {
 			return &e.stats, nil
 		}
+		old = e
 	}
 	s, err := read()
 	if err != nil {
 		return nil, err
 	}
 	if ttl >= 0 {
+		e := statsEntry{stats: s, expires: now.Add(ttl)}
+		for _, f := range old.stats.Frequent {
+			if at, ok := old.learnt[f.Term]; ok && now.Before(at.Add(frequentTermLives*ttl)) {
+				if e.learnt == nil {
+					e.learnt = map[string]time.Time{}
+				}
+				e.stats.Frequent = append(e.stats.Frequent, f)
+				e.learnt[f.Term] = at
+			}
+		}
+		s = e.stats
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= maxStatsEntries {
 			c.m = map[string]statsEntry{}
 		}
-		c.m[key] = statsEntry{stats: s, expires: now.Add(ttl)}
+		c.m[key] = e
 		c.mu.Unlock()
 	}
 	return &s, nil
@@ -88,17 +117,18 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 const maxFrequentTerms = 64
 
 // learn records terms a query found frequent among key's rows, with their document
-// frequencies, in key's entry (a newer count replaces an older one); the entry keeps
-// its expiry, so what it learnt is forgotten with its N. Nothing is kept without an
-// entry or with caching off.
+// frequencies, in key's entry (a newer count replaces an older one). The entry keeps
+// its expiry; a term is carried into its refreshed entries for frequentTermLives
+// lives from its count. Nothing is kept without a live entry or with caching off.
 func (c *statsCache) learn(key string, terms []memory.TermDF) {
 	if len(terms) == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.clock()
 	e, ok := c.m[key]
-	if !ok || !time.Now().Before(e.expires) {
+	if !ok || !now.Before(e.expires) {
 		return
 	}
 	// A new slice: readers hold copies of the entry that share the old one.
@@ -112,6 +142,13 @@ func (c *statsCache) learn(key string, terms []memory.TermDF) {
 	if len(merged) > maxFrequentTerms {
 		merged = merged[len(merged)-maxFrequentTerms:]
 	}
-	e.stats.Frequent = merged
+	learnt := make(map[string]time.Time, len(merged))
+	for _, f := range merged {
+		learnt[f.Term] = e.learnt[f.Term]
+		if slices.ContainsFunc(terms, func(t memory.TermDF) bool { return t.Term == f.Term }) {
+			learnt[f.Term] = now
+		}
+	}
+	e.stats.Frequent, e.learnt = merged, learnt
 	c.m[key] = e
 }

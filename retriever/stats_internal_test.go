@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -63,20 +64,35 @@ func TestStatsCacheLearnsFrequentTerms(t *testing.T) {
 		})
 	}
 
-	t.Run("forgotten with the entry", func(t *testing.T) {
-		var c statsCache
-		if _, err := c.get("owner", time.Millisecond, read(1000)); err != nil {
+	t.Run("kept through refreshes, then counted afresh", func(t *testing.T) {
+		now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		c := statsCache{now: func() time.Time { return now }}
+		ttl := time.Minute
+		if _, err := c.get("owner", ttl, read(1000)); err != nil {
 			t.Fatal(err)
 		}
 		c.learn("owner", []memory.TermDF{{Term: "user", DF: 900}})
-		time.Sleep(5 * time.Millisecond)
-		c.learn("owner", []memory.TermDF{{Term: "late", DF: 900}}) // the entry expired: not kept
-		got, err := c.get("owner", time.Minute, read(1200))
+		now = now.Add(2 * ttl) // the entry expired: N is read again, the term is kept
+		got, err := c.get("owner", ttl, read(1200))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.N != 1200 || len(got.Frequent) != 0 {
-			t.Errorf("after expiry: %+v, want N 1200 and no frequent terms", got)
+		if got.N != 1200 || len(got.Frequent) != 1 || got.Frequent[0] != (memory.TermDF{Term: "user", DF: 900}) {
+			t.Fatalf("after a refresh: %+v, want N 1200 and user kept", got)
+		}
+		c.learn("owner", []memory.TermDF{{Term: "note", DF: 700}})
+		now = now.Add((frequentTermLives - 1) * ttl) // user's count is too old now; note's is not
+		got, err = c.get("owner", ttl, read(1300))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Frequent) != 1 || got.Frequent[0].Term != "note" {
+			t.Errorf("%d lives after user's count: %+v, want only note", frequentTermLives+1, got.Frequent)
+		}
+		now = now.Add(time.Minute) // expired, but learning into an expired entry keeps nothing
+		c.learn("owner", []memory.TermDF{{Term: "late", DF: 900}})
+		if got, _ := c.get("owner", ttl, read(1300)); slices.ContainsFunc(got.Frequent, func(f memory.TermDF) bool { return f.Term == "late" }) {
+			t.Errorf("a term learnt into an expired entry was kept: %+v", got.Frequent)
 		}
 	})
 }

@@ -29,19 +29,21 @@ const (
 // from a cache (OwnerTextStats) and lag the rows: it is never taken below a term's
 // document frequency, so an IDF stays positive.
 //
-// Frequent terms (max-score pruning). A term held by most of an owner's rows (a word
-// of every turn, the user's own name in every memory) makes an OR query read and
-// score nearly the whole owner, while its IDF is close to 0. When the caller knows
-// such terms of the owner with their document frequencies (TextStats.Frequent, learnt
-// from earlier searches of the owner and cached beside N), the side first matches rows
-// through the other terms only and scores them with every term. In stage one a row
-// holding only frequent terms scores at most the sum of their IDFs times
-// (k1+1)/(1+k1(1-b)); when at least 4×limit of the rows found score above that bound,
-// no such row could enter stage one's cut, so the answer is the one the full match
-// gives (with the frequent terms' cached document frequencies) and the full match is
-// never read. Otherwise the statement falls back to the full match in the same round
-// trip. A full match reports the frequent terms it counted (<prefix>freq), so the
-// caller can cache them.
+// Frequent terms (Lucene's and Elasticsearch's "common terms"). A term held by much of
+// an owner's rows (a word of every turn, the user's own name in every memory) makes an
+// OR query read and score most of the owner, while its IDF is close to 0. When the
+// caller knows such terms of the owner with their document frequencies
+// (TextStats.Frequent, learnt from earlier searches of the owner and cached beside N),
+// the side matches rows through the other terms only and scores them with every term,
+// the frequent ones with their cached document frequencies: a frequent term adds to the
+// score of a row the other terms found, but never makes a row a candidate by itself.
+// When the other terms find nothing (or the query holds only frequent terms) the same
+// statement falls back to the full match. Where the other terms' rows fill stage one's
+// cut with scores above what a row of frequent terms alone could reach (the sum of
+// their IDFs times (k1+1)/(1+k1(1-b))), the answer is exactly the full match's; below
+// that, rows holding only frequent terms are left out, as the common-terms query does.
+// A full match reports the frequent terms it counted (<prefix>freq), so the caller can
+// cache them.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
@@ -62,10 +64,9 @@ type bm25Spec struct {
 
 // FrequentTermMinDF and FrequentTermShare decide which terms a keyword search reports
 // as frequent for its owner: held by at least that many of the owner's rows and that
-// share of them. Below them a full match costs a few milliseconds and pruning would
-// rarely pay.
+// share of them.
 const (
-	FrequentTermMinDF = 1000
+	FrequentTermMinDF = 50
 	FrequentTermShare = 0.125
 )
 
@@ -102,17 +103,13 @@ func (s bm25Spec) ctes() []string {
 		return append(out, s.freq(p, p), s.top(p))
 	}
 	r, f := p+"r", p+"f"
-	// With no other term the rare query is NULL, which matches nothing, and the
-	// bound check fails: the full match runs.
+	// With no other term the rare query is NULL, which matches nothing: the full
+	// match runs.
 	out = append(out, r+`q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM `+p+`terms WHERE fdf IS NULL)`)
 	out = append(out, s.side(p, r, r+"q", "", true)...)
 	out = append(out,
-		fmt.Sprintf(`%[1]sbound AS MATERIALIZED (
-	SELECT coalesce(sum(ln(1 + (greatest(s.n, w.fdf) - w.fdf + 0.5) / (w.fdf + 0.5))), 0) * %[2]g / (1 + %[3]g * (1 - %[4]g)) AS b
-	FROM %[1]sterms w, %[1]sstats s WHERE w.fdf IS NOT NULL)`, p, BM25K1+1, BM25K1, BM25B),
-		fmt.Sprintf(`%[1]sok AS MATERIALIZED (
-	SELECT (SELECT count(*) FROM %[2]spre x, %[1]sbound b WHERE x.kr0 > b.b) >= 4 * %[3]s AS ok)`, p, r, s.limit))
+		fmt.Sprintf(`%[1]sok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM %[2]spre) AS ok)`, p, r))
 	out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok)", false)...)
 	// The rare pass counts exactly the terms the caller did not know (every row
 	// holding one is among its matches), so a term found frequent there is reported

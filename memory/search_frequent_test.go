@@ -13,12 +13,21 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
-// frequentVocabulary is made-up words, so no stemming or stopword changes them.
-var frequentVocabulary = strings.Fields("zorbel kintar vashup quellin dromex pativo lurnic sebrak tolvane mirquo " +
-	"fendral oskiv brunel caltrix yormed nibsol wextan gorlip hammet jussiv")
+// frequentVocabulary is 60 made-up words (each in about 8 % of the texts, so none is
+// frequent), which no stemming or stopword list changes.
+var frequentVocabulary = func() []string {
+	var out []string
+	for _, a := range strings.Fields("zor kin vash quel drom pat lurn seb tol mir") {
+		for _, b := range strings.Fields("bel tar op lin ax ivo") {
+			out = append(out, a+b)
+		}
+	}
+	return out
+}()
 
 // frequentCorpus returns n texts: every one holds "plonk" (a frequent term), most
-// "grommet" too, each a few words of the vocabulary, and one in a hundred "kestrel".
+// "grommet" too, each a few words of the vocabulary, one in a hundred "kestrel" and one
+// in a thousand "ptarmigan".
 func frequentCorpus(n int) []string {
 	rng := rand.New(rand.NewPCG(7, 11))
 	out := make([]string, n)
@@ -33,17 +42,21 @@ func frequentCorpus(n int) []string {
 		if i%100 == 0 {
 			words = append(words, "kestrel")
 		}
+		if i%1000 == 7 {
+			words = append(words, "ptarmigan")
+		}
 		out[i] = strings.Join(words, " ")
 	}
 	return out
 }
 
-// TestKeywordFrequentTermPruning checks the keyword side's pruning of frequent terms
-// (bm25Spec): given the owner's frequent terms with their document frequencies, a
-// search returns what the full match returns (same turns and memories, ranks and
-// scores), whether its other terms find enough rows to skip the full match or not;
-// the full match reports the frequent terms it counted, and a pruned answer never
-// reads the full match.
+// TestKeywordFrequentTermPruning checks the keyword side's common-terms handling of
+// frequent terms (bm25Spec): given the owner's frequent terms with their document
+// frequencies, a search returns the full match's answer without the rows that hold
+// only frequent terms (same order, same scores), which is the whole full answer when
+// the other terms' rows fill it; it falls back to the full match when the other terms
+// find nothing; the full match reports the frequent terms it counted, and a pruned
+// answer never reads the full match.
 func TestKeywordFrequentTermPruning(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)
@@ -52,12 +65,14 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
 	turns := make([]memory.BulkTurn, n)
 	mems := make([]memory.BulkMemory, n)
+	textOf := map[string]string{}
 	for i, text := range texts {
 		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%04d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
 			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
 		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
 			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
 			Embedding: []float32{1, float32(i%7) / 7}}
+		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
 	}
 	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
 		if err := tx.CopyTurns(e.ctx, turns); err != nil {
@@ -125,12 +140,14 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 	for _, layer := range []string{"turns", "memories"} {
 		for _, tc := range []struct {
 			name, query string
-			pruned      bool // the other terms find enough rows to answer without the full match
+			pruned      bool // the other terms find rows: the full match never runs
 		}{
 			{"rare terms find many rows", "plonk grommet zorbel kintar", true},
-			{"rare term finds few rows", "plonk kestrel", false},
+			{"rare term fills the answer", "plonk kestrel", true},
+			{"rare term in three rows", "plonk grommet ptarmigan", true},
 			{"only frequent terms", "plonk grommet", false},
-			{"no frequent term", "zorbel kestrel", false},
+			{"rare term matches nothing", "plonk nowhereword", false},
+			{"no frequent term", "zorbel kestrel", true},
 		} {
 			t.Run(layer+"/"+tc.name, func(t *testing.T) {
 				full := search(layer, tc.query, nil)
@@ -153,27 +170,45 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 					}
 					known = []memory.TermDF{{Term: "plonk", DF: n}} // known, but not in the query
 				}
-				got := search(layer, tc.query, known)
-				if strings.Join(got.ids, ",") != strings.Join(full.ids, ",") {
-					t.Fatalf("with frequent terms known:\n%v\nfull match:\n%v", got.ids, full.ids)
-				}
-				for i := range got.scores {
-					if math.Abs(got.scores[i]-full.scores[i]) > 1e-9 {
-						t.Errorf("score %d: %v, full match %v", i, got.scores[i], full.scores[i])
+				// What the answer must be: the full match's rows that hold a term not
+				// known as frequent, in its order (all of them when nothing else matches).
+				var want []string
+				var wantScores []float64
+				for i, id := range full.ids {
+					for _, w := range strings.Fields(tc.query) {
+						if !containsTerm(known, w, -1) && strings.Contains(" "+textOf[id]+" ", " "+w+" ") {
+							want, wantScores = append(want, id), append(wantScores, full.scores[i])
+							break
+						}
 					}
 				}
-				skipped := fullMatchSkipped(got.plan)
-				if skipped != tc.pruned && tc.name != "no frequent term" {
+				if len(want) == 0 {
+					want, wantScores = full.ids, full.scores
+				}
+				got := search(layer, tc.query, known)
+				if strings.Join(got.ids, ",") != strings.Join(want, ",") {
+					t.Fatalf("with frequent terms known:\n%v\nwant (full match %d rows):\n%v", got.ids, len(full.ids), want)
+				}
+				for i := range got.scores {
+					if math.Abs(got.scores[i]-wantScores[i]) > 1e-9 {
+						t.Errorf("score %d: %v, full match %v", i, got.scores[i], wantScores[i])
+					}
+				}
+				if skipped := fullMatchSkipped(got.plan); skipped != tc.pruned {
 					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.pruned, got.plan)
+				}
+				if tc.name == "rare term in three rows" && len(got.ids) != 3 {
+					t.Errorf("%d rows, want the three holding ptarmigan", len(got.ids))
 				}
 			})
 		}
 	}
 }
 
+// containsTerm reports whether ts holds term (with document frequency df, unless df < 0).
 func containsTerm(ts []memory.TermDF, term string, df float64) bool {
 	for _, x := range ts {
-		if x.Term == term && x.DF == df {
+		if x.Term == term && (df < 0 || x.DF == df) {
 			return true
 		}
 	}

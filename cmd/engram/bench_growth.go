@@ -16,8 +16,9 @@ const benchGrowthUsage = `Usage: engram bench growth [flags]
 
 The cost-of-growth table: for each size, a tenant of that many synthetic memories
 (owners of --per-owner memories each, so the work grows in owners), seeded as
-engram bench search seeds; then search and context latency in-process (as bench
-search measures them) and through a real engram serve (API only, on this database),
+engram bench search seeds; then, after one unmeasured pass that warms the cache,
+search and context latency in-process (as bench search measures them) and through
+a real engram serve (API only, on this database),
 engram serve's resident set after those calls, and the resolver's rate over owners
 of the same shape (as bench resolve, in a tenant seeded apart and deleted
 afterwards). Run it against a benchmark database: the growth-<size> tenants stay

@@ -92,8 +92,14 @@ func RunGrowth(ctx context.Context, pool *pgxpool.Pool, cfg GrowthConfig) (Growt
 		row := GrowthRow{Memories: size, Owners: owners}
 		tenant := fmt.Sprintf("growth-%d", size)
 		fmt.Fprintf(cfg.Progress, "growth: %d memories over %d owners (tenant %s)\n", size, owners, tenant)
-		sr, err := RunSearch(ctx, pool, SearchConfig{Memories: size, Owners: owners, Queries: cfg.Queries,
-			Tenant: tenant, Reuse: cfg.Reuse, NoHNSW: true, Turns: 0, HeavyTurns: 0, Progress: cfg.Progress})
+		scfg := SearchConfig{Memories: size, Owners: owners, Queries: cfg.Queries,
+			Tenant: tenant, Reuse: cfg.Reuse, NoHNSW: true, Turns: 0, HeavyTurns: 0, Progress: cfg.Progress}
+		if _, err := RunSearch(ctx, pool, scfg); err != nil { // seeds, or warms a reused tenant's pages
+			return res, fmt.Errorf("growth at %d: %w", size, err)
+		}
+		fmt.Fprintf(cfg.Progress, "growth: measuring on a warm cache\n")
+		scfg.Reuse = true
+		sr, err := RunSearch(ctx, pool, scfg)
 		if err != nil {
 			return res, fmt.Errorf("growth at %d: %w", size, err)
 		}

@@ -1,9 +1,11 @@
 package memory_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				for _, h := range rankedTurns(hits) {
+				for _, h := range ranked(hits, func(h memory.TurnHit) int64 { return h.KeywordRank }) {
 					r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
 				}
 				r.frequent = freq
@@ -123,7 +125,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, h := range rankedMemories(hits) {
+			for _, h := range ranked(hits, func(h memory.MemoryHit) int64 { return h.KeywordRank }) {
 				r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
 			}
 			r.frequent = freq
@@ -238,36 +240,14 @@ func fullMatchSkipped(plan string) bool {
 	return scans > 0
 }
 
-func rankedTurns(hs []memory.TurnHit) []memory.TurnHit {
-	out := make([]memory.TurnHit, 0, len(hs))
+// ranked keeps the hits the keyword side ranked, best first.
+func ranked[H any](hs []H, rank func(H) int64) []H {
+	var out []H
 	for _, h := range hs {
-		if h.KeywordRank > 0 {
+		if rank(h) > 0 {
 			out = append(out, h)
 		}
 	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j].KeywordRank < out[i].KeywordRank {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
-}
-
-func rankedMemories(hs []memory.MemoryHit) []memory.MemoryHit {
-	out := make([]memory.MemoryHit, 0, len(hs))
-	for _, h := range hs {
-		if h.KeywordRank > 0 {
-			out = append(out, h)
-		}
-	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j].KeywordRank < out[i].KeywordRank {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
+	slices.SortFunc(out, func(a, b H) int { return cmp.Compare(rank(a), rank(b)) })
 	return out
 }

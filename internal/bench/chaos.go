@@ -647,13 +647,19 @@ func (p *process) peakRSS() int64 {
 }
 
 // vmHWM reads a process's peak resident set from /proc (0 where unavailable).
-func vmHWM(pid int) int64 {
+func vmHWM(pid int) int64 { return procStatusBytes(pid, "VmHWM:") }
+
+// vmRSS reads a process's current resident set from /proc (0 where unavailable).
+func vmRSS(pid int) int64 { return procStatusBytes(pid, "VmRSS:") }
+
+// procStatusBytes reads one "<field> N kB" line of /proc/<pid>/status, in bytes.
+func procStatusBytes(pid int, field string) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err == nil {
 				return kb << 10

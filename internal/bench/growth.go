@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,21 +179,4 @@ func growthServe(ctx context.Context, cfg GrowthConfig, natsURL, tenant string, 
 	api.mu.Unlock()
 	row.ServeRSS, row.ServePeakRSS = vmRSS(pid), max(vmHWM(pid), api.peakRSS())
 	return nil
-}
-
-// vmRSS reads a process's current resident set from /proc (0 where unavailable).
-func vmRSS(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }

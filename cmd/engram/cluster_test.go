@@ -44,7 +44,31 @@ func loopbackPort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// startCluster starts the three nodes on free loopback ports. A free port is only
+// known free when it is picked: a parallel test may take it before the node listens,
+// and the node then never becomes ready. Such an attempt is shut down and the cluster
+// started again on other ports.
 func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		c, err := tryStartCluster(t)
+		if err == nil {
+			t.Cleanup(func() {
+				for i := range 3 {
+					c.stop(i)
+				}
+			})
+			return c
+		}
+		if attempt == attempts {
+			t.Fatalf("starting a three-node cluster (%d attempts): %v", attempts, err)
+		}
+		t.Logf("starting a three-node cluster: %v; again on other ports", err)
+	}
+}
+
+func tryStartCluster(t *testing.T) (*cluster, error) {
 	t.Helper()
 	c := &cluster{t: t}
 	clientPorts := []int{loopbackPort(t), loopbackPort(t), loopbackPort(t)}
@@ -73,29 +97,39 @@ func startCluster(t *testing.T) *cluster {
 		c.nodes = append(c.nodes, nil)
 	}
 	for i := range 3 {
-		c.start(i)
-	}
-	t.Cleanup(func() {
-		for i := range 3 {
-			c.stop(i)
+		if err := c.launch(i); err != nil {
+			for j := range 3 {
+				c.stop(j)
+			}
+			return nil, err
 		}
-	})
-	return c
+	}
+	return c, nil
 }
 
+// start starts node i again on its ports and store (a restart in a test).
 func (c *cluster) start(i int) {
 	c.t.Helper()
+	if err := c.launch(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) launch(i int) error {
 	srv, err := server.NewServer(c.opts[i])
 	if err != nil {
-		c.t.Fatalf("node %d: %v", i, err)
+		return fmt.Errorf("node %d: %w", i, err)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(20 * time.Second) {
-		c.t.Fatalf("node %d not ready", i)
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return fmt.Errorf("node %d not ready (client port %d, route port %d)", i, c.opts[i].Port, c.opts[i].Cluster.Port)
 	}
 	c.mu.Lock()
 	c.nodes[i] = srv
 	c.mu.Unlock()
+	return nil
 }
 
 func (c *cluster) stop(i int) {

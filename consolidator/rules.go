@@ -283,26 +283,12 @@ func correctedTo(c memory.Candidate) string {
 // replaceValue is text with every whole-word occurrence of wrong (any case; a substring
 // in Han) replaced by right.
 func replaceValue(text, wrong, right string) string {
-	if unicode.Is(unicode.Han, []rune(wrong)[0]) {
-		return strings.ReplaceAll(text, wrong, right)
-	}
 	var b strings.Builder
-	lt, lw := strings.ToLower(text), strings.ToLower(wrong)
 	last := 0
-	for i := 0; i+len(lw) <= len(lt); {
-		j := strings.Index(lt[i:], lw)
-		if j < 0 {
-			break
-		}
-		start, end := i+j, i+j+len(lw)
-		before, _ := utf8.DecodeLastRuneInString(lt[:start])
-		after, _ := utf8.DecodeRuneInString(lt[end:])
-		if !isWordRune(before) && !isWordRune(after) {
-			b.WriteString(text[last:start])
-			b.WriteString(right)
-			last = end
-		}
-		i = end
+	for _, sp := range valueSpans(text, wrong) {
+		b.WriteString(text[last:sp[0]])
+		b.WriteString(right)
+		last = sp[1]
 	}
 	b.WriteString(text[last:])
 	return b.String()
@@ -361,22 +347,33 @@ func sameShapeID(a, b string) bool {
 }
 
 // holdsValue reports text naming v: as a word in Latin script, as a substring in Han.
-func holdsValue(text, v string) bool {
+func holdsValue(text, v string) bool { return len(valueSpans(text, v)) > 0 }
+
+// valueSpans are the byte spans, in text, of v as a whole word in any case (anywhere,
+// for a Han value, which has no word boundaries), in order and not overlapping.
+func valueSpans(text, v string) [][2]int {
 	lt, lv := strings.ToLower(text), strings.ToLower(v)
-	for i := strings.Index(lt, lv); i >= 0; {
-		end := i + len(lv)
-		before, _ := utf8.DecodeLastRuneInString(lt[:i])
-		after, _ := utf8.DecodeRuneInString(lt[end:])
-		if unicode.Is(unicode.Han, []rune(lv)[0]) || (!isWordRune(before) && !isWordRune(after)) {
-			return true
-		}
-		j := strings.Index(lt[i+1:], lv)
+	if lv == "" {
+		return nil
+	}
+	han := unicode.Is(unicode.Han, []rune(lv)[0])
+	var out [][2]int
+	for i := 0; i+len(lv) <= len(lt); {
+		j := strings.Index(lt[i:], lv)
 		if j < 0 {
 			break
 		}
-		i += 1 + j
+		start, end := i+j, i+j+len(lv)
+		before, _ := utf8.DecodeLastRuneInString(lt[:start])
+		after, _ := utf8.DecodeRuneInString(lt[end:])
+		if han || (!isWordRune(before) && !isWordRune(after)) {
+			out = append(out, [2]int{start, end})
+			i = end
+		} else {
+			i = start + 1
+		}
 	}
-	return false
+	return out
 }
 
 func isWordRune(r rune) bool {

@@ -330,7 +330,8 @@ JOIN owned o ON o.id = c.id`, args
 //
 // It also returns the frequent terms its keyword side counted over the owner's current
 // memories (bm25Spec), for the caller to pass back in later searches' Stats; nil when
-// the side did not count any (none frequent, pruned, or reading history).
+// the side did not count any (none frequent, pruned, or reading history, whose query
+// reports none).
 func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit, []TermDF, error) {
 	if _, err := MetadataContains("", q.Metadata, func(any) string { return "" }); err != nil {
 		return nil, nil, err
@@ -392,9 +393,6 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("reading memory candidates: %w", err)
-	}
-	if q.AsOf != nil { // versions, not the owner's current memories
-		return out, nil, nil
 	}
 	return out, freq.list(), nil
 }

@@ -81,19 +81,18 @@ type TermDF struct {
 // limit of them; <prefix>freq (terms, dfs), the frequent terms a full match counted.
 func (s bm25Spec) ctes() []string {
 	p := s.prefix
+	// fdf is a term's document frequency when the caller knows it as frequent.
+	fdf, known := "NULL::float8", ""
+	if s.frequent != "" {
+		fdf, known = "f.df", `
+	LEFT JOIN unnest(`+s.frequent+`::text[], `+s.frequentDF+`::float8[]) f(term, df) ON f.term = u.lexeme`
+	}
 	// A lexeme becomes a tsquery operand by quoting it (tsquery input syntax doubles a
 	// quote and escapes a backslash), so it is matched as it is and never re-parsed.
-	quoted := `format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq`
-	terms := p + `terms AS MATERIALIZED (
-	SELECT u.lexeme AS term, ` + quoted + `, NULL::float8 AS fdf
-	FROM unnest(to_tsvector('english', ` + s.text + `)) u)`
-	if s.frequent != "" {
-		terms = p + `terms AS MATERIALIZED (
-	SELECT u.lexeme AS term, ` + quoted + `, f.df AS fdf
-	FROM unnest(to_tsvector('english', ` + s.text + `)) u
-	LEFT JOIN unnest(` + s.frequent + `::text[], ` + s.frequentDF + `::float8[]) f(term, df) ON f.term = u.lexeme)`
-	}
-	out := []string{terms,
+	out := []string{p + `terms AS MATERIALIZED (
+	SELECT u.lexeme AS term,
+		format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq, ` + fdf + ` AS fdf
+	FROM unnest(to_tsvector('english', ` + s.text + `)) u` + known + `)`,
 		p + `q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM ` + p + `terms)`,
 		p + `stats AS MATERIALIZED (` + s.stats + `)`,

@@ -118,7 +118,7 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			layers[0] = taskLines(*task, now)
 		}
 		// The session's turns and the profile do not depend on the search: read them
-		// alongside it when a helper slot is free, else before it.
+		// alongside it (before it, in this transaction, when no helper slot is free).
 		var profile []memory.Memory
 		readSession := func(tx *memory.Tx) error {
 			if req.SessionID != "" {
@@ -132,20 +132,13 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			profile, err = r.profile(ctx, tx, req.UserID, req.AgentID, now)
 			return err
 		}
-		wait := r.alongside(ctx, tenant, readSession)
-		if wait == nil {
-			if err := readSession(tx); err != nil {
-				return err
-			}
-		}
+		wait := r.alongside(ctx, tx, readSession)
 		found, err := r.searchMemories(ctx, tx, q, vec, r.cfg.ContextCandidates)
 		if err == nil {
 			found, err = r.finish(ctx, tx, found, r.cfg.ContextCandidates, 0, vec)
 		}
-		if wait != nil {
-			if werr := wait(); err == nil {
-				err = werr
-			}
+		if werr := wait(); err == nil {
+			err = werr
 		}
 		if err != nil {
 			return err

@@ -350,7 +350,7 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 		if err := tx.PreferGenericPlans(ctx); err != nil {
 			return err
 		}
-		res, err := r.searchLayers(ctx, tx, tenant, q, vec)
+		res, err := r.searchLayers(ctx, tx, q, vec)
 		if err != nil {
 			return err
 		}
@@ -400,20 +400,20 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 }
 
 // alongside runs fn on a connection of its own, in its own transaction (so its own
-// snapshot), while the caller goes on in its transaction, when a helper slot is free:
-// a request then costs its slower part rather than the sum of its independent reads.
-// It returns wait, which blocks until fn has returned and gives its error, or nil
-// when no slot was free (the caller runs fn's work itself, in its transaction).
-func (r *Retriever) alongside(ctx context.Context, tenant string, fn func(tx *memory.Tx) error) (wait func() error) {
+// snapshot), while the caller goes on in tx, when a helper slot is free: a request then
+// costs its slower part rather than the sum of its independent reads. Without a free
+// slot it runs fn in tx at once. wait returns fn's error, after fn has returned.
+func (r *Retriever) alongside(ctx context.Context, tx *memory.Tx, fn func(tx *memory.Tx) error) (wait func() error) {
 	select {
 	case r.parallel <- struct{}{}:
 	default:
-		return nil
+		err := fn(tx)
+		return func() error { return err }
 	}
 	done := make(chan error, 1)
 	go func() {
 		defer func() { <-r.parallel }()
-		done <- r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		done <- r.store.InTx(ctx, tx.Tenant(), func(tx *memory.Tx) error {
 			if err := tx.PreferGenericPlans(ctx); err != nil {
 				return err
 			}
@@ -424,41 +424,34 @@ func (r *Retriever) alongside(ctx context.Context, tenant string, fn func(tx *me
 }
 
 // searchLayers returns the candidates of the layers q asks for. With both, the turns
-// layer runs alongside the memories when it can (the turn log only grows, and the two
-// layers were never one consistent read anyway).
-func (r *Retriever) searchLayers(ctx context.Context, tx *memory.Tx, tenant string, q query, vec []float32) ([]Result, error) {
+// layer runs alongside the memories (the turn log only grows, and the two layers were
+// never one consistent read anyway).
+func (r *Retriever) searchLayers(ctx context.Context, tx *memory.Tx, q query, vec []float32) ([]Result, error) {
 	var res, turns []Result
-	var wait func() error
-	if q.memories && q.turns {
-		wait = r.alongside(ctx, tenant, func(tx *memory.Tx) (err error) {
+	wait := func() error { return nil }
+	if q.turns {
+		searchTurns := func(tx *memory.Tx) (err error) {
 			turns, err = r.searchTurns(ctx, tx, q, vec)
 			return err
-		})
+		}
+		if q.memories {
+			wait = r.alongside(ctx, tx, searchTurns)
+		} else if err := searchTurns(tx); err != nil {
+			return nil, err
+		}
 	}
 	if q.memories {
 		ms, err := r.searchMemories(ctx, tx, q, vec, max(r.cfg.Candidates, 2*q.TopK))
 		if err != nil {
-			if wait != nil {
-				_ = wait()
-			}
+			_ = wait()
 			return nil, err
 		}
 		res = append(res, ms...)
 	}
-	switch {
-	case wait != nil:
-		if err := wait(); err != nil {
-			return nil, err
-		}
-		res = append(res, turns...)
-	case q.turns:
-		ts, err := r.searchTurns(ctx, tx, q, vec)
-		if err != nil {
-			return nil, err
-		}
-		res = append(res, ts...)
+	if err := wait(); err != nil {
+		return nil, err
 	}
-	return res, nil
+	return append(res, turns...), nil
 }
 
 // embedQuery embeds the query; a failure degrades the search to keyword and recency

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -173,10 +172,10 @@ func growthServe(ctx context.Context, cfg GrowthConfig, natsURL, tenant string, 
 		}
 		contexts = append(contexts, time.Since(t))
 	}
-	row.ServeSearch, row.ServeContext = summarise(slices.Clone(search)), summarise(slices.Clone(contexts))
+	row.ServeSearch, row.ServeContext = summarise(search), summarise(contexts)
 	api.mu.Lock()
 	pid := api.cmd.Process.Pid
 	api.mu.Unlock()
-	row.ServeRSS, row.ServePeakRSS = vmRSS(pid), max(vmHWM(pid), api.peakRSS())
+	row.ServeRSS, row.ServePeakRSS = vmRSS(pid), vmHWM(pid) // the peak only grows: read last, it is the run's
 	return nil
 }

@@ -93,16 +93,19 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 // "不能吃辣了") names what it rules out: the object of the negated verb of eating or
 // drinking, or of an allergy. Any liking that names that object then goes to history.
 var (
-	restrictEN = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
+	restrictEN = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
 	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
 	// The object told before the verb ("甜的一口都不能碰了") or as an allergy ("a shellfish
 	// allergy", "花生过敏").
-	restrictTopicZH   = regexp.MustCompile(`(\p{Han}{1,4})的?(?:东西|食物)?(?:一口|一点|一滴)?(?:都|也)?(?:不能|不可以|不敢|不许)(?:再)?(?:吃|碰|喝)`)
+	restrictTopicZH = regexp.MustCompile(`(\p{Han}{1,4})的?(?:东西|食物)?(?:一口|一点|一滴)?(?:都|也)?(?:不能|不可以|不敢|不许)(?:再)?(?:吃|碰|喝)`)
+	// "no pistachios or pistachio ice cream for us from now on": the end of a thing, told without a verb.
+	restrictNoEN      = regexp.MustCompile(`(?i)\bno\s+((?:[a-z][a-z-]*\s+){0,2}?[a-z][a-z-]*)\s+(?:(?:or|and)\s+(?:[a-z][a-z-]*\s+){0,3}?)?(?:for\s+(?:me|us|them|him|her)\s+)?(?:anymore|any more|from now on|ever again)\b`)
 	restrictAllergyTo = regexp.MustCompile(`(?i)\b(?:allergy|intolerance|allergic reaction)\s+to\s+([a-z-]+)`)
 	restrictAllergyEN = regexp.MustCompile(`(?i)\b(?:an?\s+)?((?:[a-z-]+\s+)?[a-z-]+)\s+(?:allergy|intolerance)\b`)
 	restrictLeadZH    = []string{"用户", "医生说", "以后", "今后", "现在", "从此", "从今往后", "说", "后", "再"}
 	// restrictStop are words the English pattern can take for the object that are not one.
-	restrictStop = map[string]bool{"anymore": true, "any": true, "more": true, "it": true, "that": true, "this": true, "them": true, "now": true, "food": true, "foods": true, "things": true, "stuff": true, "because": true, "since": true, "for": true, "last": true, "next": true, "every": true, "in": true, "on": true, "at": true, "after": true, "ago": true, "today": true, "these": true, "days": true, "lately": true, "either": true, "again": true, "the": true, "a": true, "an": true, "my": true, "much": true}
+	restrictStop = map[string]bool{"anymore": true, "any": true, "more": true, "it": true, "that": true, "this": true, "them": true, "now": true, "food": true, "foods": true, "things": true, "stuff": true, "because": true, "since": true, "for": true, "last": true, "next": true, "every": true, "in": true, "on": true, "at": true, "after": true, "ago": true, "today": true, "these": true, "days": true, "lately": true, "either": true, "again": true, "the": true, "a": true, "an": true, "my": true, "much": true,
+		"completely": true, "totally": true, "entirely": true, "altogether": true, "they": true, "all": true, "really": true}
 )
 
 // restricted is the thing a restriction candidate names (a word for English, the
@@ -127,6 +130,9 @@ func restricted(content string) string {
 		return v
 	}
 	m := restrictEN.FindStringSubmatch(content)
+	if m == nil {
+		m = restrictNoEN.FindStringSubmatch(content)
+	}
 	if m == nil {
 		a := restrictAllergyTo.FindStringSubmatch(content)
 		if a == nil {
@@ -157,7 +163,7 @@ func restricted(content string) string {
 func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
 	// The key is not required: what the extractor keyed a restriction by varies with its
 	// wording, what it restricts does not.
-	if (c.Category != memory.CatConstraint && c.Category != memory.CatPreference) || !likingOf(m) || sameLiking(c, m) {
+	if (c.Category != memory.CatConstraint && c.Category != memory.CatPreference) || !likingOf(m) && !habitOf(m) || sameLiking(c, m) {
 		return false
 	}
 	what := restricted(c.Content)
@@ -198,7 +204,15 @@ func likingOf(m memory.Memory) bool {
 		likeWords.MatchString(m.Content) && !restrictEN.MatchString(m.Content) && restrictZH.FindString(m.Content) == ""
 }
 
-var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
+// habitOf reports a memory of something done as a rule ("a bowl of porridge every
+// night", "每晚吃两块黑巧克力"): a giving-up of its thing ends the habit too.
+func habitOf(m memory.Memory) bool {
+	return habitWords.MatchString(m.Content) && !restrictEN.MatchString(m.Content) && restrictZH.FindString(m.Content) == ""
+}
+
+var habitWords = regexp.MustCompile(`(?i)\b(?:every|each)\s+(?:morning|day|night|evening|week|weekend)\b|\b(?:daily|nightly|ritual|routine)\b|每天|天天|每晚|每周|每个周末|每次|雷打不动`)
+
+var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to|swears? by|go-to|(?:always|usually)\s+(?:goes|go|went|picks?|books?|orders?)\s+for)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
 
 func wordsOf(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' })

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/consolidator/resolvertest"
 	"github.com/engramhq/engram/memory"
 )
 
@@ -139,5 +140,51 @@ func TestCorrectionRewritesTheWrongNameElsewhere(t *testing.T) {
 	}
 	if got := detail(t, s, kept.MemoryID).Memory; got.Content != "The user plays padel on Sundays" {
 		t.Fatalf("an unrelated memory became %q", got.Content)
+	}
+}
+
+// TestGivingUpEndsTheHabitAndTheLiking: a give-up told without a verb of eating ("no
+// more X for me from now on", "gone off X") retires the liking that names X and the
+// habit told as a story (an episode of every morning); other memories stay.
+func TestGivingUpEndsTheHabitAndTheLiking(t *testing.T) {
+	t.Parallel()
+	withCategory := func(c memory.Category) resolvertest.Option { return func(m *memory.Candidate) { m.Category = c } }
+	episode := resolvertest.Option(func(m *memory.Candidate) { m.Type, m.Category = memory.Episodic, memory.CatEvent })
+	tests := []struct {
+		name, liking, habit, giveUp, kept string
+	}{
+		{"no X anymore", "The user loves pistachios", "The user has a handful of pistachios every evening after dinner",
+			"The user said no pistachios or pistachio ice cream for them anymore", "The user plays the oboe in a band"},
+		{"gone off X", "The user always goes for window tables in cafes", "The user sits at a window table every morning before work",
+			"The user has gone off window tables completely", "The user keeps a vegetable patch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, r := newResolver(t, nil)
+			day := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+			liking := resolve(t, r, cand("u1", tt.liking, validFrom(day), withCategory(memory.CatPreference)), consolidator.KindAdd)
+			habit := resolve(t, r, cand("u1", tt.habit, validFrom(day), episode), consolidator.KindAdd)
+			kept := resolve(t, r, cand("u1", tt.kept, validFrom(day)), consolidator.KindAdd)
+			give := cand("u1", tt.giveUp, validFrom(day.AddDate(0, 2, 0)), withCategory(memory.CatPreference))
+			d, err := r.Resolve(t.Context(), give)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []struct {
+				what string
+				id   consolidator.Decision
+			}{{"liking", liking}, {"habit", habit}} {
+				if m.id.MemoryID == d.MemoryID {
+					continue // the give-up superseded it
+				}
+				if got := detail(t, s, m.id.MemoryID).Memory; got.Status == memory.StatusActive {
+					t.Errorf("the %s %q is still active after %q", m.what, got.Content, tt.giveUp)
+				}
+			}
+			if got := detail(t, s, kept.MemoryID).Memory; got.Status != memory.StatusActive {
+				t.Errorf("an unrelated memory is %s", got.Status)
+			}
+		})
 	}
 }

@@ -337,6 +337,30 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				kind := deviceKind(m[1])
 				add(fact{key: "user.device." + kind, content: "The user uses " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
 			}
+			if m, who := c.clauseOf(newJobEN, s); m != nil && who == "" && !c.notName[m[1]] {
+				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
+			}
+			if m := reportToEN.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[1])[0]] {
+				add(fact{key: "relation.manager.name", content: "The user reports to " + m[1] + ", their manager", cat: memory.CatRelationship})
+			}
+			if m := onPlanEN.FindStringSubmatch(s); m != nil {
+				kind, key := strings.ToLower(m[2]), "user.plan"
+				if kind != "plan" {
+					key += "." + kind
+				}
+				add(fact{key: key, content: "The user is on the " + m[1] + " " + kind, cat: memory.CatFact, imp: impPreference})
+			}
+			if m := tripEN.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[1])[0]] {
+				if occ := tripOccasion.FindStringSubmatch(s); occ != nil {
+					add(fact{key: "plan.trip." + slugify(strings.ToLower(occ[1])), content: o.finish(upperFirst(trimEnd(o.pronounsEN(s, false))), ref), cat: memory.CatFact, imp: impPreference})
+				}
+			}
+		}
+		if m, who := c.clauseOf(gotDeviceEN, s); m != nil && who == "" {
+			add(fact{key: "user.device." + deviceKind(m[1]), content: "The user now has " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
+		}
+		if m := ownDeviceEN.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.device." + deviceKind(m[1]), content: "The user has " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
 		}
 		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
 			content := "The user moved to " + m[2] + " and lives there now"
@@ -423,6 +447,19 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			profile("user.role", "用户是"+m[2])
 		}
+		if m := joinZH.FindStringSubmatch(s); m != nil && !isPlace(m[1]) {
+			add(fact{key: "user.employer", content: "用户现在在" + m[1] + "工作", cat: memory.CatProfile, replace: true})
+			profile("user.role", "用户是"+m[2])
+		}
+		if m := homeZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) && !badNameZH(m[1]) {
+			profile("user.location", "用户家在"+m[1])
+		}
+		for _, m := range petApposZH.FindAllStringSubmatch(s, 4) {
+			if badNameZH(m[2]) {
+				continue
+			}
+			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户的" + m[1] + "叫" + m[2], cat: memory.CatRelationship})
+		}
 		if m := c.quitZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.employer", content: "用户已经不在" + m[1] + m[2] + "工作了", cat: memory.CatProfile, replace: true})
 		}
@@ -457,7 +494,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(strings.TrimPrefix(m[1], "小")) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
 		}
-		if m := gotNewZH.FindStringSubmatch(s); m != nil && (strings.Contains(s, "我") || strings.HasPrefix(s, "换") || strings.Contains(s, "旧")) {
+		if m := gotNewZH.FindStringSubmatch(s); m != nil && (strings.Contains(s, "我") || strings.Contains(s, "换") || strings.Contains(s, "旧")) {
 			// "换了台…": what the speaker uses now, in the slot of its kind, so that it
 			// replaces the one before.
 			what := strings.TrimSpace(m[2])
@@ -572,7 +609,7 @@ var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|co
 // Devices and cars of the speaker's in Chinese, by their measure word: 辆 a vehicle, 部 a
 // phone, 台 a computer (unless its name says phone).
 var (
-	gotNewZH     = regexp.MustCompile(`(?:换了|换成了|换成|新买了|入手了|买了)(?:一)?(台|部|辆)([^，。,.!！；;]{2,30}?)(?:[，。,.!！；;]|$)`)
+	gotNewZH     = regexp.MustCompile(`(?:换了|换成了|换成|新买了|入手了|买了|提了|新提了|订了)(?:一)?(台|部|辆)([^，。,.!！；;]{2,30}?)(?:[，。,.!！；;]|$)`)
 	ownDeviceZH  = regexp.MustCompile(`我(?:的|家)?(?:那|这)?(台|部|辆)([^，。,.!！；;]{2,20}?)(?:用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机)`)
 	deviceTalkZH = regexp.MustCompile(`用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机|续航`)
 )
@@ -1350,4 +1387,67 @@ func toldWhole(ds []draft) bool {
 		}
 	}
 	return false
+}
+
+// Patterns of a later wave: what people say when a slot changes without naming the slot
+// ("my first week at …", "I report to …", "bought an iPhone"), so that the new value
+// lands in the slot of the old one.
+var (
+	// "my first week at Initech" / "my new job with Acme": where the speaker works now.
+	newJobEN = regexp.MustCompile(`(?i:\b(?:(?:my|the)\s+(?:first|second|third|1st|2nd|3rd)\s+(?:day|days|week|weeks|month|months)|(?:my|a)\s+new\s+(?:job|role|position|gig))\s+(?:at|with|for)\s+)` + orgName)
+	// "I report to Dana Lee now": the speaker's manager.
+	reportToEN = regexp.MustCompile(`(?i:\b(?:i|i'm|i am|i'll|i will|i now)\s+(?:now\s+|officially\s+|currently\s+|directly\s+)*(?:report|reporting|be reporting)\s+(?:directly\s+)?to\s+)` + capName)
+	// Phones, tablets and computers by their makers' names, with a model after them.
+	deviceBrandEN = `(?:iPhone|iPad|Galaxy|Pixel|OnePlus|Xiaomi|Redmi|Huawei|Oppo|Vivo|Motorola|Moto|Nokia|Xperia|Fairphone|MacBook|ThinkPad|Surface|Chromebook|XPS|Kindle|Lenovo|Asus|Acer|Dell|Framework)`
+	deviceModelEN = `(?:\s(?:Pro|Max|Ultra|Plus|Air|Mini|mini|Lite|Fold|Flip|Note|SE|[A-Z]?\d[\w-]*))*`
+	// "my Galaxy S21 …": a device of the speaker's.
+	ownDeviceEN = regexp.MustCompile(`\b[Mm]y\s+(?:old\s+|new\s+|trusty\s+|current\s+|work\s+|personal\s+)?(` + deviceBrandEN + deviceModelEN + `)\b`)
+	// "finally caved and bought an iPhone 15": a device the speaker got.
+	gotDeviceEN = regexp.MustCompile(`(?i:\b(?:bought|got|ordered|picked up|upgraded to|switched to|treated myself to|went with|replaced it with|splurged on)\s+(?:myself\s+)?(?:an?\s+|the\s+|a new\s+|a brand[- ]new\s+)?)(` + deviceBrandEN + deviceModelEN + `)\b`)
+	// "I'm on the Northshore Gold plan": a plan, policy or subscription the speaker has.
+	onPlanEN = regexp.MustCompile(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+|still\s+|currently\s+)?on\s+(?:the|a|an|my|our)\s+)(\p{Lu}[\p{L}\d&'-]*(?:\s\p{Lu}[\p{L}\d&'-]*){0,3})\s+((?i:plan|policy|insurance|tariff|contract|subscription|membership|package|tier))\b`)
+	// A trip told with its occasion ("for our anniversary we're doing a week in Crete",
+	// "going to Sardinia instead"): the occasion names the plan, the place its value.
+	tripEN        = regexp.MustCompile(`(?i:\b(?:we're|we are|i'm|i am|we'll|we will|i'll|i will|we|i)\s+(?:now\s+|actually\s+|still\s+)?(?:going|heading|flying|driving|off|doing\s+(?:a|two|three|one)\s+(?:week|weekend|long weekend|few days|couple of days|nights?|weeks)|spending\s+(?:a|the|two|three)\s+(?:week|weekend|days|weeks))\s+(?:to|in|on)\s+)` + capName)
+	tripOccasion  = regexp.MustCompile(`(?i)\b(anniversary|honeymoon|birthday|vacation|holiday|getaway|spring break|christmas|easter|thanksgiving|new year|summer trip|babymoon)\b`)
+	tripOccasionZ = `(国庆|十一|春节|过年|五一|端午|中秋|元旦|暑假|寒假|年假|蜜月|纪念日|生日)`
+	// "五一想去厦门住两晚" / "暑假的安排改成去青岛".
+	tripZH        = regexp.MustCompile(tripOccasionZ + `[^。！？!?]{0,16}?(?:改成去|改去|换成去|改到|去|到|飞)(\p{Han}{2,4}?)(?:玩|旅游|旅行|度假|看|逛|转|待|住|过|了|[，。,.!！；;]|$)`)
+	tripTalkZH    = regexp.MustCompile(`我|行程|打算|安排|计划|准备|想去|要去`)
+	tripChangedZH = regexp.MustCompile(`(?:改成去|改去|换成去|改成了去|改到)(\p{Han}{2,4}?)(?:玩|旅游|旅行|度假|看|逛|转|待|住|过|了|[，。,.!！；;]|$)`)
+	// "我家在洛阳老城区" / "我们家住在…": where the speaker's home is.
+	homeZH = regexp.MustCompile(`^(?:\p{Han}{0,4}[，,])?我(?:们)?(?:家|现在|目前)?(?:就)?(?:住在|在)(\p{Han}{2,4}?)(?:市|的|老城区|新区|城区|郊区|区|县|镇|[，。,.!！；;])`)
+	// "下个月跳槽到一家券商做研究员": a new employer told by going there.
+	joinZH = regexp.MustCompile(`(?:去了|跳槽到|跳到|进了|加入了?|入职了?)([^，。,去]{2,10}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,8}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
+	// "鹦鹉阿福又学会了…": a pet named right after its kind.
+	petApposZH = regexp.MustCompile(`(` + petZH + `)(\p{Han}{2})(?:今天|又|倒是|最近|特别|很|总是|老是|天天|每天|已经|刚|也|就|，|,)`)
+)
+
+// tripDraft is the trip a sentence plans for an occasion ("五一想去厦门住两晚",
+// "暑假的安排变了，改成去青岛"), keyed by the occasion so that a later destination
+// replaces the earlier one. It reads the whole sentence: a change of plan is often told
+// in clauses without a subject, which the speaker's part leaves out.
+func (o *Offline) tripDraft(s string, ref time.Time) (draft, bool) {
+	m := tripZH.FindStringSubmatch(s)
+	if m == nil || !tripTalkZH.MatchString(s) {
+		return draft{}, false
+	}
+	place := m[2]
+	if c := tripChangedZH.FindStringSubmatch(s); c != nil {
+		place = c[1]
+	}
+	switch place {
+	case "那边", "那里", "这边", "这里", "哪里", "哪儿", "那儿", "外地", "别的":
+		return draft{}, false
+	}
+	if badPlaceZH(place) {
+		return draft{}, false
+	}
+	d := o.draft("我"+m[1]+"的行程："+"去"+place, ref, memory.Semantic, memory.CatFact, "plan", impPreference, confExplicit)
+	d.key = "plan.trip." + m[1]
+	d.content = o.finish(trimEnd(o.thirdPersonZH(s, memory.CatFact, "plan")), ref)
+	if !strings.Contains(d.content, place) {
+		d.content = "用户" + m[1] + "的行程：去" + place
+	}
+	return d, true
 }

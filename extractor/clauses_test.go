@@ -105,6 +105,20 @@ func TestClauseFacts(t *testing.T) {
 		{"a relation's job in the attribute form", "My aunt is a retired librarian.", map[string]string{"relation.aunt.job": "librarian"}},
 		{"a new employer beside the old one", "I quit Vantage Labs and joined Corvid Health.", map[string]string{"user.employer": "Corvid Health"}},
 		{"a relation named with 是 zh", "我们组新来的组长是何静，我的组长是何静。", map[string]string{"relation.manager.name": "何静"}},
+		{"a new employer told by the first weeks there", "Three days into my first week at Quillfield Bank and I'm exhausted.",
+			map[string]string{"user.employer": "Quillfield Bank"}},
+		{"a manager told by reporting", "After the shuffle I report to Anouk Visser.", map[string]string{"relation.manager.name": "Anouk Visser"}},
+		{"a device of the speaker's by its maker", "My Pixel 7 keeps dropping wifi at home.", map[string]string{"user.device.phone": "Pixel 7"}},
+		{"a device the speaker got", "Treated myself to a MacBook Air M3 last weekend.", map[string]string{"user.device.computer": "MacBook Air M3"}},
+		{"a plan the speaker is on", "We're on the Harbor Gold membership at the gym.", map[string]string{"user.plan.membership": "Harbor Gold"}},
+		{"a trip keyed by its occasion", "For my birthday we're flying to Lisbon for four days.", map[string]string{"plan.trip.birthday": "Lisbon"}},
+		{"a trip keyed by its occasion zh", "五一我们打算去厦门住两晚。", map[string]string{"plan.trip.五一": "厦门"}},
+		{"a changed trip zh", "暑假的安排变了，不去那边了，改成去青岛。", map[string]string{"plan.trip.暑假": "青岛"}},
+		{"a home told with 家 zh", "我家在苏州园区，离公司不远。", map[string]string{"user.location": "苏州"}},
+		{"a new employer told by going there zh", "我上个月跳槽到了鸿远证券做研究员。", map[string]string{"user.employer": "鸿远证券", "user.role": "研究员"}},
+		{"pets named after their kind zh", "我家的兔子雪球最近特别能吃，乌龟阿慢倒是不挑。",
+			map[string]string{"pet.rabbit.name": "雪球", "pet.turtle.name": "阿慢"}},
+		{"a car told by its purchase zh", "旧车卖了，换成新提了一辆零跑C10。", map[string]string{"user.vehicle": "零跑"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,10 +42,17 @@ type GateResult struct {
 // thanks and other chit-chat are skipped; explicit signals always pass.
 type Gate struct {
 	lex *lexicon
+	// rules are the offline extractor's: a turn they take a fact from ("跳槽到一家券商做
+	// 研究员", "picked up a Pixel") is worth extracting whatever its cues, so the gate
+	// never drops what the rules would keep.
+	rules *Offline
 }
 
 // NewGate compiles the gate's bilingual lexicon.
-func NewGate() *Gate { return &Gate{lex: newLexicon()} }
+func NewGate() *Gate {
+	o := NewOffline()
+	return &Gate{lex: o.lex, rules: o}
+}
 
 // Check judges a turn on its own. A tool success can only be recognised as a recovery with
 // the turns before it: use CheckWith or CheckBatch for that.
@@ -112,6 +119,9 @@ func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
 	}
 	if g.lex.weakFirstPerson(text) {
 		return GateResult{Pass: true, Signals: []string{SignalFirstPerson}, Reason: "weak: substantive first-person statement"}
+	}
+	if len(g.rules.fromUser(t)) > 0 {
+		return GateResult{Pass: true, Signals: []string{SignalFirstPerson}, Reason: "weak: a clause rule takes a fact from it"}
 	}
 	return skip("no signal")
 }

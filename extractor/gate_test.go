@@ -27,6 +27,9 @@ func TestGateCheck(t *testing.T) {
 		{"haode", user("好的"), false, ""},
 		{"xiexie", user("谢谢"), false, ""},
 		{"zaima", user("在吗"), false, ""},
+		// No cue, yet a clause rule takes a fact: the gate keeps what the rules would keep.
+		{"a car told by its purchase", user("车早就换了，上周刚提了一辆小鹏G6。你帮我查查保养周期吧。"), true, SignalFirstPerson},
+		{"a question alone", user("这款车保养周期一般多久？"), false, ""},
 		{"lol", user("lol"), false, ""},
 		{"good morning", user("Good morning!"), false, ""},
 		{"emoji only", user("👍👍 🎉"), false, ""},

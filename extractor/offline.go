@@ -242,6 +242,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if newID != "" {
 			correctedIDs = append(correctedIDs, newID)
 		}
+		if d, ok := o.tripDraft(s, t.OccurredAt); ok {
+			out = append(out, d)
+		}
 		s = dropNegatedHave(o.lex.speakerPart(restoreSubjectZH(s)))
 		if s == "" {
 			continue
@@ -1237,7 +1240,7 @@ func newTopicLexicon() topicLexicon {
 		workHours:   re(`工作时间|上班时间|上班|下班|\bworking hours\b|\bwork hours\b|\boffice hours\b|\bwork(?:ing)? days?\b`),
 		sleep:       re(`睡觉|起床|作息|\bsleep\b|\bwake up\b|\bgo to bed\b|\bbedtime\b`),
 		notify:      re(`通知|提醒|推送|打电话|短信|微信|邮件|发消息|消息|\bnotif(?:y|ications?)\b|\bremind(?:ers?)?\b|\balerts?\b|\bemails?\b|\btext me\b|\bcall me\b|\bcall\b|\bmessage me\b|\bping me\b|\bslack\b`),
-		seat:        re(`靠窗|靠过道|座位|\bwindow seats?\b|\baisle seats?\b|\bseats?\b`),
+		seat:        re(`靠窗|靠过道|座位|[一二]等座|商务座|经济舱|商务舱|头等舱|卧铺|硬座|软卧|\b(?:economy|business|first|premium economy)[ -]class\b|\bwindow seats?\b|\baisle seats?\b|\bseats?\b`),
 		style:       re(`简洁|简短|详细|啰嗦|长篇|要点|列表|表格|表情|\bconcise\b|\bbrief\b|\bshort (?:answers|replies|responses)\b|\bverbose\b|\bdetailed\b|\bbullet(?: points?)?\b|\bmarkdown\b|\bemojis?\b|\btables?\b`),
 	}
 }

@@ -292,6 +292,30 @@ func revises(cf textFeatures, c memory.Candidate, m memory.Memory) bool {
 	if !cf.change {
 		return false
 	}
+	old := strings.ToLower(m.Content)
+	if v := reviseVerbZH.FindStringSubmatch(c.Content); v != nil {
+		// "改喝普洱" revises what the speaker drank: a memory with the verb and the kind
+		// the new object is (its last character: 茶, 车, 鞋 …).
+		obj := []rune(v[2])
+		return strings.Contains(old, v[1]) && strings.Contains(old, string(obj[len(obj)-1]))
+	}
+	if v := switchedToEN.FindStringSubmatch(c.Content); v != nil {
+		// "switched over to history podcasts": the new value's kind (its head noun) is
+		// the thing revised.
+		head := strings.TrimSuffix(strings.ToLower(v[1]), "s")
+		if len(head) > 3 {
+			for _, w := range wordsOf(old) {
+				if strings.TrimSuffix(w, "s") == head {
+					return true
+				}
+			}
+		}
+	}
 	thing := revisedThing(c.Content)
-	return thing != "" && strings.Contains(strings.ToLower(m.Content), thing)
+	return thing != "" && strings.Contains(old, thing)
 }
+
+var (
+	reviseVerbZH = regexp.MustCompile(`改(喝|吃|坐|骑|开|听|看|玩|住|穿|戴|用)(\p{Han}{2,6}?)(?:了|，|。|,|$)`)
+	switchedToEN = regexp.MustCompile(`(?i)\b(?:switched|switching|moved|changed)\s+(?:over\s+)?to\s+(?:(?:a|an|the|some|more)\s+)?(?:[a-z][\w-]*\s+){0,2}?([a-z][\w-]*)(?:\s*[,.;!]|\s+(?:and|but|mostly|instead|now|because|since|which)\b|$)`)
+)

@@ -188,3 +188,30 @@ func TestGivingUpEndsTheHabitAndTheLiking(t *testing.T) {
 		})
 	}
 }
+
+// TestRevisionByTheNewValuesKind: "switched to X" and "改喝X" revise the memory about the
+// kind X is (podcasts, tea), not an unrelated one.
+func TestRevisionByTheNewValuesKind(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, old, other, revision string }{
+		{"switched over to", "The user's favourite podcast is a chess show they play on every commute",
+			"The user bakes rye bread on Sundays", "The user has switched over to cooking podcasts now"},
+		{"改喝", "用户平时只喝乌龙茶，最爱大红袍", "用户每周六上午练书法", "用户现在改喝红茶了"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, r := newResolver(t, nil)
+			day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+			old := resolve(t, r, cand("u1", tt.old, validFrom(day)), consolidator.KindAdd)
+			other := resolve(t, r, cand("u1", tt.other, validFrom(day)), consolidator.KindAdd)
+			d := resolve(t, r, cand("u1", tt.revision, validFrom(day.AddDate(0, 3, 0))), consolidator.KindSupersede)
+			if d.MemoryID != old.MemoryID {
+				t.Fatalf("the revision went to %s, want %s", d.MemoryID, old.MemoryID)
+			}
+			if got := detail(t, s, other.MemoryID).Memory; got.Status != memory.StatusActive {
+				t.Fatalf("an unrelated memory is %s", got.Status)
+			}
+		})
+	}
+}

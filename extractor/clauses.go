@@ -53,8 +53,8 @@ const (
 	capName = `(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2})`
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
-	relEN   = `wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
-	relZH   = `老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
+	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
+	relZH   = `婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
@@ -84,7 +84,7 @@ func newClauseRules() *clauseRules {
 		relJobEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
 		relWorkEN:    re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
 		relNameZH:    re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快)`),
+		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快|又|还|说|最近|今天|总是|老是|从)`),
 		relJobZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
 		school:       re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
 		petEN:        re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
@@ -327,6 +327,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m, who := c.clauseOf(c.cityAfterJob, s); m != nil && who == "" {
 				profile("user.location", "The user lives in "+m[1])
 			}
+			if m := pregnantEN.FindStringSubmatch(s); m != nil {
+				add(fact{key: "user.health.pregnancy", content: "The user is " + strings.ToLower(m[1]) + "pregnant", cat: memory.CatFact})
+			}
 			if m := c.healthEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.health." + slugify(firstWords(m[1], 3)), content: "The user was diagnosed with " + trimEnd(m[1]), cat: memory.CatFact})
 			}
@@ -537,6 +540,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.petHaveZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if pregnantZH.MatchString(s) {
+			add(fact{key: "user.health.pregnancy", content: o.finish("用户"+pregnantZH.FindString(s)[len("我"):], ref), cat: memory.CatFact})
 		}
 		if m := c.healthZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.health." + m[1], content: "用户被诊断出" + m[1], cat: memory.CatFact})
@@ -1451,3 +1457,10 @@ func (o *Offline) tripDraft(s string, ref time.Time) (draft, bool) {
 	}
 	return d, true
 }
+
+// The speaker's pregnancy, a state that bears on food, medicine and plans: "I'm 20
+// weeks pregnant", "我现在怀孕六个月了".
+var (
+	pregnantEN = regexp.MustCompile(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+)?)((?:\d+|[a-z]+)\s+(?:weeks?|months?)\s+|)pregnant\b`)
+	pregnantZH = regexp.MustCompile(`我(?:现在|目前|已经)?(?:已经)?怀孕(?:了)?(?:\p{Han}{1,3}?(?:个月|周)了?)?`)
+)

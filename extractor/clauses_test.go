@@ -113,11 +113,15 @@ func TestClauseFacts(t *testing.T) {
 		{"a plan the speaker is on", "We're on the Harbor Gold membership at the gym.", map[string]string{"user.plan.membership": "Harbor Gold"}},
 		{"a trip keyed by its occasion", "For my birthday we're flying to Lisbon for four days.", map[string]string{"plan.trip.birthday": "Lisbon"}},
 		{"a trip keyed by its occasion zh", "五一我们打算去厦门住两晚。", map[string]string{"plan.trip.五一": "厦门"}},
-		{"a changed trip zh", "暑假的安排变了，不去那边了，改成去青岛。", map[string]string{"plan.trip.暑假": "青岛"}},
-		{"a home told with 家 zh", "我家在苏州园区，离公司不远。", map[string]string{"user.location": "苏州"}},
+		{"a changed trip zh", "暑假的安排变了，那边先不去，改成去青岛。", map[string]string{"plan.trip.暑假": "青岛"}},
+		{"a home told with 家 zh", "我们家就在无锡滨湖区，离公司不远。", map[string]string{"user.location": "无锡"}},
 		{"a new employer told by going there zh", "我上个月跳槽到了鸿远证券做研究员。", map[string]string{"user.employer": "鸿远证券", "user.role": "研究员"}},
-		{"pets named after their kind zh", "我家的兔子雪球最近特别能吃，乌龟阿慢倒是不挑。",
+		{"pets named after their kind zh", "我家的兔子雪球最近胃口很大，乌龟阿慢倒是不挑。",
 			map[string]string{"pet.rabbit.name": "雪球", "pet.turtle.name": "阿慢"}},
+		{"an in-law named zh", "我岳母周桂兰下周要来住一阵子。", map[string]string{"relation.岳母.name": "周桂兰"}},
+		{"an in-law named en", "My sister-in-law Odette is visiting from Lyon.", map[string]string{"relation.sister_in_law.name": "Odette"}},
+		{"a pregnancy en", "Heads up, I'm 24 weeks pregnant, so nothing too strenuous.", map[string]string{"user.health.pregnancy": "24 weeks pregnant"}},
+		{"a pregnancy zh", "我现在怀孕七个月了，走路有点累。", map[string]string{"user.health.pregnancy": "怀孕七个月"}},
 		{"a car told by its purchase zh", "旧车卖了，换成新提了一辆零跑C10。", map[string]string{"user.vehicle": "零跑"}},
 	}
 	for _, tt := range tests {

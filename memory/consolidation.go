@@ -87,7 +87,7 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 	if err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
 	}
-	out, complete, err := t.scanNearestVectorsFirst(rows, q)
+	out, complete, err := t.scanNearestVectorsFirst(rows, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +99,7 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 }
 
 // nearestVectorsFirstSQL is NearestVectorsFirst's statement (nearestVectorsFirstArgs).
+// Equal distances (equal texts) rank by id, so every path to the neighbours agrees.
 var nearestVectorsFirstSQL = `WITH near AS (
 			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
 			WHERE tenant = $1 AND model = $2 AND user_id = $3
@@ -106,15 +107,16 @@ var nearestVectorsFirstSQL = `WITH near AS (
 		SELECT ` + memoryColumnsAs("m") + `, 1 - near.dist, (SELECT count(*) FROM near)
 		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
 		WHERE m.status IN ('active', 'pending')
-		ORDER BY near.dist LIMIT $6`
+		ORDER BY near.dist, m.id LIMIT $6`
 
 func (t *Tx) nearestVectorsFirstArgs(q NearestQuery) []any {
 	return []any{t.tenant, q.Model, q.UserID, pgvector.NewVector(q.Vector), q.K + nearestSlack, q.K}
 }
 
-// scanNearestVectorsFirst reads the rows of nearestVectorsFirstSQL and closes them;
-// complete is false when the slack was not enough (Nearest must answer instead).
-func (t *Tx) scanNearestVectorsFirst(rows pgx.Rows, q NearestQuery) (out []Neighbour, complete bool, err error) {
+// scanNearestVectorsFirst reads the rows of nearestVectorsFirstSQL, or of ix's
+// resolveNearestSQL, and closes them; complete is false when the slack was not enough
+// (Nearest must answer instead).
+func (t *Tx) scanNearestVectorsFirst(rows pgx.Rows, q NearestQuery, ix *HNSWOwnerIndex) (out []Neighbour, complete bool, err error) {
 	defer rows.Close()
 	var scanned int
 	for rows.Next() {
@@ -129,7 +131,11 @@ func (t *Tx) scanNearestVectorsFirst(rows pgx.Rows, q NearestQuery) (out []Neigh
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
 	}
-	return out, len(out) >= q.K || scanned < q.K+nearestSlack, nil
+	// The exact scan read fewer than K+slack vectors only when the owner has no more;
+	// the count rides on the rows, so without a row it is unknown. An index scan may
+	// stop short of the owner's vectors (hnsw.max_scan_tuples), so only K rows prove
+	// it complete.
+	return out, len(out) >= q.K || (ix == nil && len(out) > 0 && scanned < q.K+nearestSlack), nil
 }
 
 // Episode is an episode distillation may cluster, with its vector under the model

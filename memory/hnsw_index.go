@@ -104,41 +104,50 @@ func (t *Tx) hnswIndexFor(ctx context.Context, q MemorySearch) (*HNSWOwnerIndex,
 	err := t.tx.QueryRow(ctx, `SELECT dims, index_name, rows_at_build, ef_search FROM hnsw_owner_indexes
 		WHERE tenant = $1 AND model = $2 AND user_id = $3 AND state = 'ready'`, t.tenant, q.Model, user).
 		Scan(&ix.Dims, &ix.Name, &ix.Rows, &ix.EfSearch)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && ix.Dims != len(q.Vector)) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !ix.serves(q.Vector)) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("looking up the owner's vector index: %w", err)
 	}
-	// Iterative scans keep reading the index until enough rows pass the search's
-	// filters; relaxed order is re-sorted by the exact distance (vtop). Custom plans:
-	// the index's predicate names the owner, so only a plan made with the owner's
-	// values can use it, and a cached generic plan would fall back to the exact scan.
-	if _, err := t.tx.Exec(ctx, `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-		set_config('hnsw.ef_search', $1, true), set_config('plan_cache_mode', 'force_custom_plan', true)`,
-		fmt.Sprint(ix.EfSearch)); err != nil {
-		return nil, fmt.Errorf("setting up the owner's vector index scan: %w", err)
-	}
 	return &ix, nil
 }
 
+// serves reports whether the ready index can answer a query for vec: it covers the
+// owner's vectors of its dimension only.
+func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
+	return ix.State == "ready" && ix.Dims == len(vec)
+}
+
+// hnswScanSQL sets the transaction up for a statement that reads an owner's index
+// ($1: hnsw.ef_search), and hnswScanDoneSQL restores the planner for the statements
+// after it. Iterative scans keep reading the index until enough rows pass the
+// statement's filters; relaxed order is re-sorted by the exact distance. Custom
+// plans: the index's predicate names the owner, so only a plan made with the owner's
+// values can use it, and a cached generic plan would fall back to the exact scan. No
+// sort: the planner would otherwise sort a mid-sized owner's exact distances (cheap
+// by its estimate, not by the measurement) and ignore the index.
+const (
+	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
+		set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+	hnswScanDoneSQL = `SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('enable_sort', 'plan_cache_mode')`
+)
+
 // useHNSW is the search's hook (memory/search.go): it points q at the owner's index
-// when it has a ready one and forces that plan for the next statement; done restores
-// the transaction's planner settings, so later statements plan as before. The
-// planner would otherwise sort a mid-sized owner's exact distances (cheap by its
-// estimate, not by the measurement) and ignore the index.
+// when it has a ready one and sets the scan up for the next statement; done restores
+// the transaction's planner settings, so later statements plan as before.
 func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err error) {
 	ix, err := t.hnswIndexFor(ctx, *q)
 	if err != nil || ix == nil {
 		return func() {}, err
 	}
-	if _, err := t.tx.Exec(ctx, `SELECT set_config('enable_sort', 'off', true)`); err != nil {
-		return func() {}, fmt.Errorf("forcing the owner's vector index: %w", err)
+	if _, err := t.tx.Exec(ctx, hnswScanSQL, fmt.Sprint(ix.EfSearch)); err != nil {
+		return func() {}, fmt.Errorf("setting up the owner's vector index scan: %w", err)
 	}
 	q.hnsw = ix
 	return func() {
 		// Best effort: after a failed statement the transaction is aborted anyway.
-		_, _ = t.tx.Exec(ctx, `SET LOCAL enable_sort TO DEFAULT`)
+		_, _ = t.tx.Exec(ctx, hnswScanDoneSQL)
 	}, nil
 }
 
@@ -154,12 +163,21 @@ func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where
 
 // hnswDistancesSQL is hnswDistsCTEs's select alone, for main's vectorDistancesSQL
 // (the search's one place that picks how the owner's nearest vectors are found):
-// filter is its condition on memories m, limit the candidates wanted.
+// filter is its condition on memories m, limit the candidates wanted; it reads at
+// least ef_search of them, which the search re-ranks.
 func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter string, limit int) string {
+	return ix.hnswNearestSQL(modelArg, vecArg, ownerArg, filter, fmt.Sprint(max(limit, ix.EfSearch)))
+}
+
+// hnswNearestSQL selects id and exact dist of the owner's limit (an SQL expression)
+// nearest vectors through its partial index, filter (a condition on memories m)
+// applied inside the index scan. The owner and dimension conditions repeat the
+// index's predicate, which the planner must see implied.
+func (ix *HNSWOwnerIndex) hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
 	expr := fmt.Sprintf("(e.embedding::vector(%d) <=> %s)", ix.Dims, vecArg)
 	return `SELECT e.memory_id AS id, ` + expr + ` AS dist
 	FROM memory_embeddings e JOIN memories m ON m.tenant = $1 AND m.id = e.memory_id
 	WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + ownerArg + fmt.Sprintf(` AND e.dims = %d`, ix.Dims) + `
 	  AND ` + filter + `
-	ORDER BY ` + expr + fmt.Sprintf(` LIMIT %d`, max(limit, ix.EfSearch))
+	ORDER BY ` + expr + ` LIMIT ` + limit
 }

@@ -70,6 +70,9 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, hnswLockKey)
 	}()
+	// This store's resolver reads see the pass's builds and drops at once, not after
+	// its cache's lifetime (memory/hnsw_resolve.go).
+	defer s.indexes.forget()
 	c := conn.Conn()
 
 	if err := s.dropOrphanHNSW(ctx, c, log); err != nil {

@@ -71,8 +71,11 @@ func usesOwnerIndex(t *testing.T, s *memory.Store, tenant string, q memory.Memor
 	return slices.ContainsFunc(plan, func(l string) bool { return strings.Contains(l, "engram_hnsw_") })
 }
 
-func TestHNSWOwnerIndexLifecycle(t *testing.T) {
-	t.Parallel()
+// hnswStores opens a fresh database's stores: the application role's, which searches
+// and resolves, and the owner role's, which builds the indexes; with their pools, for
+// test SQL.
+func hnswStores(t *testing.T) (app, owner *memory.Store, pool, opool *pgxpool.Pool) {
+	t.Helper()
 	ctx := context.Background()
 	appURL := pgtest.URL(t)
 	pool, err := memory.Connect(ctx, appURL, 4)
@@ -80,13 +83,18 @@ func TestHNSWOwnerIndexLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	app := memory.NewStore(pool)
-	opool, err := memory.ConnectOwner(ctx, pgtest.OwnerURLOf(t, appURL), 4)
+	opool, err = memory.ConnectOwner(ctx, pgtest.OwnerURLOf(t, appURL), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(opool.Close)
-	owner := memory.NewStore(opool)
+	return memory.NewStore(pool), memory.NewStore(opool), pool, opool
+}
+
+func TestHNSWOwnerIndexLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app, owner, pool, opool := hnswStores(t)
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	seedVectors(t, app, "acme", "big", 300, rng)

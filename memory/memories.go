@@ -738,7 +738,8 @@ type Neighbour struct {
 // Nearest returns the owner's K nearest memories by cosine under one embedding model.
 // It scans the owner's vectors exactly through the (tenant, model, user_id) index:
 // owners hold thousands of memories, where an exact scan is both faster and more
-// accurate than a filtered HNSW scan (FACTS.md).
+// accurate than a filtered HNSW scan (FACTS.md). Equal distances rank by id, as in
+// the resolver's reads (nearestVectorsFirstSQL).
 func (t *Tx) Nearest(ctx context.Context, q NearestQuery) ([]Neighbour, error) {
 	if q.Model == "" || len(q.Vector) == 0 {
 		return nil, fmt.Errorf("%w: nearest needs a model and a vector", ErrInvalid)
@@ -762,7 +763,7 @@ func (t *Tx) Nearest(ctx context.Context, q NearestQuery) ([]Neighbour, error) {
 		FROM memory_embeddings e JOIN memories m ON m.tenant = e.tenant AND m.id = e.memory_id
 		WHERE e.tenant = $1 AND e.model = $2 AND e.user_id = $3
 		  AND m.status = ANY($5) AND (cardinality($6::text[]) = 0 OR m.type = ANY($6))
-		ORDER BY e.embedding <=> $4
+		ORDER BY e.embedding <=> $4, e.memory_id
 		LIMIT $7`, t.tenant, q.Model, q.UserID, pgvector.NewVector(q.Vector), sts, types, q.K)
 	if err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)

@@ -50,7 +50,7 @@ func (t *Tx) Savepoint(ctx context.Context, fn func(*Tx) (keep bool, err error))
 	if err != nil {
 		return false, fmt.Errorf("opening a savepoint: %w", err)
 	}
-	keep, err := fn(&Tx{tx: sp, tenant: t.tenant})
+	keep, err := fn(&Tx{tx: sp, tenant: t.tenant, indexes: t.indexes})
 	if err != nil || !keep {
 		if rerr := sp.Rollback(ctx); rerr != nil && err == nil {
 			err = fmt.Errorf("rolling back to the savepoint: %w", rerr)

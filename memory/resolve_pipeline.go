@@ -296,7 +296,7 @@ func (s *Store) InOwnerTx(ctx context.Context, tenant, lockKey string, fn func(*
 		_ = p.Rollback(ctx)
 		conn.Release()
 	}()
-	t := &Tx{tx: p, tenant: tenant}
+	t := &Tx{tx: p, tenant: tenant, indexes: s.indexes}
 	p.queue(queued{sql: "SELECT set_config('engram.tenant', $1, true)", args: []any{tenant}, what: "setting the tenant"})
 	if err := t.LockOwner(ctx, lockKey); err != nil {
 		return err

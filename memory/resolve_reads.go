@@ -31,6 +31,9 @@ type ResolveRead struct {
 	Ledger   LedgerEntry
 	Recorded bool // the candidate is in the ledger (Ledger holds its entry)
 	Nearest  []Neighbour
+	// Index is the owner's HNSW index that Nearest was read through, "" when it was
+	// read by the exact scan.
+	Index string
 	// Keyed are the memories with the key, newest first, then those of each prefix in
 	// turn, each with its similarity to Nearest.Vector under Nearest.Model (0 when it
 	// has no vector under that model).
@@ -40,7 +43,8 @@ type ResolveRead struct {
 // ResolveReads reads the ledger entry, the nearest memories and the key slots of a
 // ResolveQuery in one batch: the resolver's reads cost one round trip, and in a
 // pipelined transaction (InOwnerTx) that is also the one that begins it and takes
-// the owner's lock.
+// the owner's lock. An owner with a ready HNSW index (memory/hnsw_resolve.go) has its
+// nearest memories read through it, everyone else by the exact scan.
 func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, error) {
 	nq := q.Nearest
 	if len(nq.Statuses) > 0 || len(nq.Types) > 0 || nq.Model == "" || len(nq.Vector) == 0 {
@@ -49,6 +53,10 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 	if nq.K <= 0 {
 		nq.K = 10
 	}
+	ix, err := t.ownerIndex(ctx, nq.Model, nq.UserID, nq.Vector)
+	if err != nil {
+		return ResolveRead{}, fmt.Errorf("choosing how to search nearest memories of %s: %w", nq.UserID, err)
+	}
 	vec := pgvector.NewVector(nq.Vector)
 	live := []string{string(StatusActive), string(StatusPending)}
 	b := &pgx.Batch{}
@@ -56,7 +64,16 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 		b.Queue(`SELECT memory_id, decision, reason FROM applied_candidates WHERE tenant = $1 AND candidate_id = $2`,
 			t.tenant, q.CandidateID)
 	}
-	b.Queue(nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(nq)...)
+	// An index scan's settings hold for the nearest read alone: the key reads after
+	// it plan as always.
+	if ix != nil {
+		b.Queue(hnswScanSQL, fmt.Sprint(ix.ResolveEfSearch()))
+	}
+	nearSQL, nearArgs := t.resolveNearest(ix, nq)
+	b.Queue(nearSQL, nearArgs...)
+	if ix != nil {
+		b.Queue(hnswScanDoneSQL)
+	}
 	var prefixes []string
 	if q.Key != "" {
 		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
@@ -92,15 +109,26 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			}
 		}
 	}
+	if ix != nil {
+		if _, err := br.Exec(); err != nil {
+			return ResolveRead{}, fmt.Errorf("setting up the vector index scan of %s: %w", nq.UserID, err)
+		}
+	}
 	rows, err := br.Query()
 	if err != nil {
 		return ResolveRead{}, fmt.Errorf("searching nearest memories of %s: %w", nq.UserID, err)
 	}
-	near, complete, err := t.scanNearestVectorsFirst(rows, nq)
+	near, complete, err := t.scanNearestVectorsFirst(rows, nq, ix)
 	if err != nil {
 		return ResolveRead{}, err
 	}
 	out.Nearest = near
+	if ix != nil {
+		if _, err := br.Exec(); err != nil {
+			return ResolveRead{}, fmt.Errorf("ending the vector index scan of %s: %w", nq.UserID, err)
+		}
+		out.Index = ix.Name
+	}
 	if q.Key != "" {
 		for i := range 1 + len(prefixes) {
 			what := "key " + q.Key
@@ -127,10 +155,21 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 		return ResolveRead{}, fmt.Errorf("reading the owner's memories: %w", err)
 	}
 	if !complete {
-		// Too many inactive memories among the closest vectors: do it exactly.
+		// Too many inactive memories among the closest vectors, or an index scan that
+		// stopped short: only the exact scan can say which K are nearest.
 		if out.Nearest, err = t.Nearest(ctx, nq); err != nil {
 			return ResolveRead{}, err
 		}
+		out.Index = ""
 	}
 	return out, nil
+}
+
+// resolveNearest is the statement of ResolveReads' nearest read: through the owner's
+// index ix, or the exact scan when ix is nil.
+func (t *Tx) resolveNearest(ix *HNSWOwnerIndex, q NearestQuery) (string, []any) {
+	if ix != nil {
+		return ix.resolveNearestSQL(), t.nearestVectorsFirstArgs(q)
+	}
+	return nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(q)
 }

@@ -140,11 +140,12 @@ func CheckRole(ctx context.Context, pool *pgxpool.Pool) error {
 
 // Store is the PostgreSQL store of memories and turns.
 type Store struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	indexes *ownerIndexes // the resolver's view of the owner indexes (memory/hnsw_resolve.go)
 }
 
 // NewStore wraps a pool opened with Connect.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, indexes: &ownerIndexes{}} }
 
 // Pool is the store's pool, for test harnesses that set up states no store method
 // produces (memory/pgtest). Production code runs SQL only through store methods.
@@ -152,8 +153,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Tx is a transaction bound to one tenant: row-level security sees only its rows.
 type Tx struct {
-	tx     pgx.Tx
-	tenant string
+	tx      pgx.Tx
+	tenant  string
+	indexes *ownerIndexes // the store's; nil reads the registry every time
 }
 
 // Tenant is the transaction's tenant.
@@ -179,7 +181,7 @@ func (s *Store) InTxWith(ctx context.Context, tenant string, opts pgx.TxOptions,
 	if _, err := tx.Exec(ctx, "SELECT set_config('engram.tenant', $1, true)", tenant); err != nil {
 		return fmt.Errorf("setting the tenant: %w", err)
 	}
-	if err := fn(&Tx{tx: tx, tenant: tenant}); err != nil {
+	if err := fn(&Tx{tx: tx, tenant: tenant, indexes: s.indexes}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -219,3 +219,43 @@ func TestBenchResolvePrintsDecisionsAsATable(t *testing.T) {
 		t.Fatalf("decisions not tabulated:\n%s", out)
 	}
 }
+
+// TestBenchResolvePrintsLargeOwnerPaths: the large owner's exact-scan baseline and its
+// owner-index run side by side, with the index's build and recall; --no-hnsw has the
+// exact scan alone.
+func TestBenchResolvePrintsLargeOwnerPaths(t *testing.T) {
+	t.Parallel()
+	exact := &bench.ResolvePhase{Candidates: 500, Concurrency: 1, PerSecond: 80}
+	indexed := &bench.ResolvePhase{Candidates: 500, Concurrency: 1, PerSecond: 130}
+	ix := &bench.ResolveIndex{Threshold: 10000, Index: "engram_hnsw_x", Vectors: 10038, BuildSeconds: 4.2, M: 24,
+		EfConstruction: 128, EfSearch: 400, ResolveEfSearch: 100, RecallAt10: 0.996, RecallQueries: 100, IndexedReads: 100}
+	for _, c := range []struct {
+		name      string
+		res       bench.ResolveResult
+		want, not []string
+	}{
+		{"both paths", bench.ResolveResult{LargeOwnerSize: 10000, LargeExact: exact, Large: indexed, LargeIndex: ix},
+			[]string{"one owner of 10000, exact scan", "one owner of 10000, owner index", "over 10038 vectors in 4.2 s",
+				"the resolver's 100", "recall@10 0.996 against the exact scan over 100 candidates (100 read through the index)",
+				"130 candidates/s for the owner of 10000"},
+			nil},
+		{"no-hnsw", bench.ResolveResult{LargeOwnerSize: 10000, Large: exact},
+			[]string{"one owner of 10000, exact scan", "80 candidates/s for the owner of 10000"},
+			[]string{"owner index", "recall"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			printBenchResolve(&b, c.res)
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("%q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

@@ -38,6 +38,11 @@ type ResolveConfig struct {
 	Seed uint64
 	// Cleanup deletes the tenant's rows at the end.
 	Cleanup bool
+	// NoHNSW resolves the large owner by the exact scan only. Otherwise it is resolved
+	// twice: by the exact scan, then, after the maintenance pass has given it its HNSW
+	// index (it crosses the threshold), through the index; that needs the owner role's
+	// pool (MaintainHNSW builds indexes).
+	NoHNSW bool
 	// Progress receives progress lines; nil is silent.
 	Progress io.Writer
 }
@@ -85,25 +90,51 @@ type ResolvePhase struct {
 
 // ResolveResult is what RunResolve measured.
 type ResolveResult struct {
-	Tenant         string        `json:"tenant"`
-	Owners         int           `json:"owners"`
-	PerOwner       int           `json:"per_owner"`
-	SeededRows     int           `json:"seeded_rows"`
-	SeedSeconds    float64       `json:"seed_seconds"`
-	SeedRowsPerSec float64       `json:"seed_rows_per_second"`
-	VacuumSeconds  float64       `json:"vacuum_seconds"`
-	Across         ResolvePhase  `json:"across_owners"`
-	LargeOwnerSize int           `json:"large_owner_size,omitempty"`
-	Large          *ResolvePhase `json:"large_owner,omitempty"`
+	Tenant         string       `json:"tenant"`
+	Owners         int          `json:"owners"`
+	PerOwner       int          `json:"per_owner"`
+	SeededRows     int          `json:"seeded_rows"`
+	SeedSeconds    float64      `json:"seed_seconds"`
+	SeedRowsPerSec float64      `json:"seed_rows_per_second"`
+	VacuumSeconds  float64      `json:"vacuum_seconds"`
+	Across         ResolvePhase `json:"across_owners"`
+	LargeOwnerSize int          `json:"large_owner_size,omitempty"`
+	// Large is the large owner as production resolves it: through its HNSW index, or
+	// by the exact scan with NoHNSW. LargeExact is the exact scan before the index was
+	// built, the baseline (absent with NoHNSW).
+	Large      *ResolvePhase `json:"large_owner,omitempty"`
+	LargeExact *ResolvePhase `json:"large_owner_exact,omitempty"`
+	LargeIndex *ResolveIndex `json:"large_owner_index,omitempty"`
+}
+
+// ResolveIndex is the large owner's HNSW index as the benchmark had it built, and how
+// near the resolver's neighbours through it come to the exact scan's.
+type ResolveIndex struct {
+	Threshold       int     `json:"threshold"`
+	Index           string  `json:"index"`
+	Vectors         int64   `json:"vectors"` // the owner's when the build started
+	BuildSeconds    float64 `json:"build_seconds"`
+	M               int     `json:"m"`
+	EfConstruction  int     `json:"ef_construction"`
+	EfSearch        int     `json:"ef_search"`          // the index's, for searches
+	ResolveEfSearch int     `json:"resolver_ef_search"` // the resolver's reads'
+	// RecallAt10 is the mean share of the exact scan's 10 nearest active memories that
+	// the resolver's read (ResolveReads, K 10) also returned, over RecallQueries of
+	// the indexed phase's candidates, of which IndexedReads went through the index.
+	RecallAt10    float64 `json:"recall_at_10"`
+	RecallQueries int     `json:"recall_queries"`
+	IndexedReads  int     `json:"indexed_reads"`
 }
 
 // RunResolve seeds owners that already hold memories (memories, version 1 and
 // hash-embedder vectors, bulk-loaded with COPY), then resolves synthetic candidates
 // — 40% new facts, 30% restatements, 15% refinements, 15% contradictions — spread
 // over the owners with Concurrency workers, and measures throughput and latency per
-// candidate. A second phase resolves candidates for one large owner. The pool must
-// come from memory.Connect (pgvector types registered) on a migrated database; use
-// a scratch database, since 1,000 × 1,000 leaves a million rows unless Cleanup.
+// candidate. Then it resolves candidates for one large owner, by the exact scan and
+// through the HNSW index a maintenance pass builds for it (runLargeOwner). The pool
+// must have pgvector's types registered, on a migrated database, and be the owner
+// role's (memory.ConnectOwner) unless NoHNSW or the large owner is skipped; use a
+// scratch database, since 1,000 × 1,000 leaves a million rows unless Cleanup.
 func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (ResolveResult, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Tenant == "" {
@@ -164,26 +195,139 @@ func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (Res
 	fmt.Fprintf(p, "across owners: %.0f candidates/s, p50 %.1f ms, p95 %.1f ms\n", res.Across.PerSecond, res.Across.P50Ms, res.Across.P95Ms)
 
 	if cfg.LargeOwner > 0 {
-		large := owners[len(owners)-1]
-		lc := make([]memory.Candidate, cfg.LargeCandidates)
-		for i := range lc {
-			lc[i] = gen.candidate(rnd, cfg.Tenant, large, cfg.Candidates+i)
-		}
-		fmt.Fprintf(p, "resolving %d candidates for one owner holding %d memories\n", len(lc), cfg.LargeOwner)
-		ph, err := runResolvePhase(ctx, r, lc, 1, p)
-		if err != nil {
+		if err := runLargeOwner(ctx, store, r, emb, gen, rnd, cfg, owners[len(owners)-1], &res); err != nil {
 			return res, err
 		}
-		res.Large = &ph
-		fmt.Fprintf(p, "large owner: %.0f candidates/s, p50 %.1f ms, p95 %.1f ms\n", ph.PerSecond, ph.P50Ms, ph.P95Ms)
 	}
 	if cfg.Cleanup {
 		fmt.Fprintf(p, "deleting tenant %s\n", cfg.Tenant)
 		if err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error { return tx.DeleteTenantMemories(ctx) }); err != nil {
 			return res, fmt.Errorf("deleting the bench tenant: %w", err)
 		}
+		if res.LargeIndex != nil {
+			// The emptied owner's index goes with the next maintenance pass: run it now.
+			if _, err := store.MaintainHNSW(ctx, largeIndexConfig(cfg), nil); err != nil {
+				return res, fmt.Errorf("dropping the bench owner's vector index: %w", err)
+			}
+		}
 	}
 	return res, nil
+}
+
+// largeIndexConfig is production's index configuration, with the threshold lowered to
+// the large owner's size when that is smaller, so that it crosses it.
+func largeIndexConfig(cfg ResolveConfig) memory.HNSWConfig {
+	return memory.HNSWConfig{Threshold: min(memory.DefaultHNSWThreshold, cfg.LargeOwner),
+		M: memory.DefaultHNSWM, EfConstruction: memory.DefaultHNSWEfConstruction}
+}
+
+// recallQueries is how many of the indexed phase's candidates measure the recall.
+const recallQueries = 100
+
+// runLargeOwner resolves candidates for the one large owner, one at a time: by the
+// exact scan, then (unless NoHNSW) through the HNSW index a maintenance pass builds
+// for it, with the recall of the resolver's neighbours through it.
+func runLargeOwner(ctx context.Context, store *memory.Store, r *consolidator.Resolver, emb *llm.HashEmbedder, gen benchFacts,
+	rnd *mrand.Rand, cfg ResolveConfig, large benchOwner, res *ResolveResult) error {
+	p := cfg.Progress
+	next := cfg.Candidates
+	phase := func(what string) (*ResolvePhase, []memory.Candidate, error) {
+		lc := make([]memory.Candidate, cfg.LargeCandidates)
+		for i := range lc {
+			lc[i] = gen.candidate(rnd, cfg.Tenant, large, next+i)
+		}
+		next += len(lc)
+		fmt.Fprintf(p, "resolving %d candidates for one owner holding %d memories (%s)\n", len(lc), cfg.LargeOwner, what)
+		ph, err := runResolvePhase(ctx, r, lc, 1, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(p, "large owner (%s): %.0f candidates/s, p50 %.1f ms, p95 %.1f ms\n", what, ph.PerSecond, ph.P50Ms, ph.P95Ms)
+		return &ph, lc, nil
+	}
+	if cfg.NoHNSW {
+		var err error
+		res.Large, _, err = phase("exact scan")
+		return err
+	}
+	var err error
+	if res.LargeExact, _, err = phase("exact scan"); err != nil {
+		return err
+	}
+	hcfg := largeIndexConfig(cfg)
+	fmt.Fprintf(p, "maintenance pass: owners of %d vectors and more get an HNSW index\n", hcfg.Threshold)
+	rep, err := store.MaintainHNSW(ctx, hcfg, nil)
+	if err != nil {
+		return fmt.Errorf("bench: building the large owner's vector index (--no-hnsw skips it): %w", err)
+	}
+	ix := slices.IndexFunc(rep.Built, func(ix memory.HNSWOwnerIndex) bool {
+		return ix.Tenant == cfg.Tenant && ix.UserID == large.id
+	})
+	if ix < 0 {
+		return fmt.Errorf("bench: the maintenance pass built no index for the large owner (%+v)", rep)
+	}
+	b := rep.Built[ix]
+	res.LargeIndex = &ResolveIndex{Threshold: hcfg.Threshold, Index: b.Name, Vectors: b.Rows, BuildSeconds: b.BuildSeconds,
+		M: hcfg.M, EfConstruction: hcfg.EfConstruction, EfSearch: b.EfSearch, ResolveEfSearch: b.ResolveEfSearch()}
+	fmt.Fprintf(p, "built %s for %d vectors in %.1f s\n", b.Name, b.Rows, b.BuildSeconds)
+	ph, lc, err := phase("owner index")
+	if err != nil {
+		return err
+	}
+	res.Large = ph
+	return measureResolveRecall(ctx, store, emb, cfg.Tenant, large.id, lc[:min(recallQueries, len(lc))], res.LargeIndex)
+}
+
+// measureResolveRecall compares the resolver's 10 nearest (ResolveReads) with the
+// exact scan's (Nearest) for the candidates' texts.
+func measureResolveRecall(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, tenant, user string,
+	cands []memory.Candidate, ix *ResolveIndex) error {
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		texts[i] = c.Content
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	var sum float64
+	for _, vec := range vecs {
+		q := memory.NearestQuery{UserID: user, Model: emb.Model(), Vector: vec, K: 10}
+		var rd memory.ResolveRead
+		var exact []memory.Neighbour
+		err := store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			var err error
+			if rd, err = tx.ResolveReads(ctx, memory.ResolveQuery{Nearest: q}); err != nil {
+				return err
+			}
+			exact, err = tx.Nearest(ctx, q)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("bench: measuring the recall of the resolver's neighbours: %w", err)
+		}
+		if rd.Index != "" {
+			ix.IndexedReads++
+		}
+		got := map[uuid.UUID]bool{}
+		for _, n := range rd.Nearest {
+			got[n.Memory.ID] = true
+		}
+		hits := 0
+		for _, n := range exact {
+			if got[n.Memory.ID] {
+				hits++
+			}
+		}
+		if len(exact) > 0 {
+			sum += float64(hits) / float64(len(exact))
+		}
+	}
+	ix.RecallQueries = len(vecs)
+	if len(vecs) > 0 {
+		ix.RecallAt10 = sum / float64(len(vecs))
+	}
+	return nil
 }
 
 type benchOwner struct {

@@ -99,7 +99,8 @@ func TestResolveProfile(t *testing.T) {
 		t.Skip("ENGRAM_RESOLVE_PROFILE not set")
 	}
 	ctx := testCtx(t, 30*time.Minute)
-	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
+	// The owner role: the large owner's phase builds its HNSW index.
+	cfg, err := pgxpool.ParseConfig(pgtest.OwnerDatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

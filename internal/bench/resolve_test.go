@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/internal/bench"
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/memory/pgtest"
 )
 
@@ -20,13 +21,19 @@ import (
 //	ENGRAM_BENCH_LARGE=10000 go test ./internal/bench -run TestBenchSmoke -v -timeout 30m
 func TestBenchSmoke(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.Pool(t)
 	var progress io.Writer
 	if os.Getenv("ENGRAM_BENCH_OWNERS") != "" {
 		progress = os.Stderr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	// The owner role, as `engram bench resolve` runs: the large owner's phase builds
+	// its HNSW index.
+	pool, err := memory.ConnectOwner(ctx, pgtest.OwnerDatabaseURL(t), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
 	res, err := bench.RunResolve(ctx, pool, bench.ResolveConfig{
 		Owners:          envInt("ENGRAM_BENCH_OWNERS", 20),
 		PerOwner:        envInt("ENGRAM_BENCH_PER_OWNER", 200),
@@ -41,8 +48,11 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	b, _ := json.MarshalIndent(res, "", "  ")
 	t.Logf("%s", b)
-	if res.Across.Errors > 0 || res.Large == nil || res.Large.Errors > 0 {
+	if res.Across.Errors > 0 || res.Large == nil || res.Large.Errors > 0 || res.LargeExact == nil || res.LargeExact.Errors > 0 {
 		t.Fatalf("errors while resolving: %+v", res)
+	}
+	if ix := res.LargeIndex; ix == nil || ix.RecallQueries == 0 || ix.IndexedReads != ix.RecallQueries {
+		t.Fatalf("the large owner's index phase: %+v; want every recall read through the index", ix)
 	}
 	for _, k := range []consolidator.DecisionKind{consolidator.KindAdd, consolidator.KindConfirm, consolidator.KindUpdate, consolidator.KindSupersede} {
 		if res.Across.Decisions[string(k)] == 0 {

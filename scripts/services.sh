@@ -238,6 +238,12 @@ max_wal_size = 4GB
 checkpoint_timeout = 15min
 log_min_messages = warning
 EOF
+	# pg_stat_statements, where the package ships it: what the statements cost is how
+	# the resolver's and the search's profiles are read (CREATE EXTENSION
+	# pg_stat_statements as postgres, then SELECT … FROM pg_stat_statements).
+	if [[ -f "$(pg_bin)/../lib/pg_stat_statements.so" ]]; then
+		echo "shared_preload_libraries = 'pg_stat_statements'" | as_owner tee -a "$dir/data/postgresql.conf" >/dev/null
+	fi
 }
 
 ensure_roles() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/engramhq/engram/streams"
@@ -99,6 +100,17 @@ func TestBrowser(t *testing.T) {
 	// shot saves the whole page; view, what the window shows.
 	shot := func(name string) chromedp.Action[chromedp.Void] { return capture(name, chromedp.FullScreenshot(100)) } // 100: PNG
 	view := func(name string) chromedp.Action[chromedp.Void] { return capture(name, chromedp.CaptureScreenshot()) }
+	// follow clicks sel and waits for the page the click loads. A click does not wait
+	// for the navigation it starts, so the next action could otherwise run on the old
+	// page: a wait for an element both pages have passes at once, and a screenshot
+	// taken while the page is replaced fails ("Not attached to an active page") or
+	// hangs, depending on the Chromium release.
+	follow := func(sel chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.WaitEvent(page.LoadEventFired, nil, sel)(ctx, tg)
+			return err
+		})
+	}
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -122,7 +134,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Navigate(e.srv.URL+"/console/"),
 			chromedp.WaitVisible(chromedp.ID("token")),
 			chromedp.SendKeys(chromedp.ID("token"), token),
-			chromedp.Click(chromedp.ID("signin")),
+			follow(chromedp.Click(chromedp.ID("signin"))),
 			chromedp.WaitVisible(chromedp.ID("tenant")),
 		)
 	}
@@ -139,10 +151,10 @@ func TestBrowser(t *testing.T) {
 
 	// Find the memory: alice's memories, filtered on text.
 	run("finding the memory",
-		chromedp.Click(chromedp.CSS(`a.user`)),
+		follow(chromedp.Click(chromedp.CSS(`a.user`))),
 		chromedp.WaitVisible(chromedp.ID("filter-text")),
 		chromedp.SendKeys(chromedp.ID("filter-text"), "coffee"),
-		chromedp.Click(chromedp.ID("filter")),
+		follow(chromedp.Click(chromedp.ID("filter"))),
 		chromedp.WaitVisible(chromedp.CSS(`table.memories a.memory`)),
 		shot("memories.png"),
 	)
@@ -152,7 +164,7 @@ func TestBrowser(t *testing.T) {
 
 	// Its history: two versions, the diff between them, the source turn.
 	run("opening the history",
-		chromedp.Click(chromedp.CSS(`table.memories a.memory`)),
+		follow(chromedp.Click(chromedp.CSS(`table.memories a.memory`))),
 		chromedp.WaitVisible(chromedp.ID("history")),
 	)
 	if v := text("#current-version"); v != "2" {
@@ -170,7 +182,7 @@ func TestBrowser(t *testing.T) {
 
 	// Roll back to version 1 and see version 3.
 	run("rolling back",
-		chromedp.Click(chromedp.ID("rollback-1")),
+		follow(chromedp.Click(chromedp.ID("rollback-1"))),
 		chromedp.WaitVisible(chromedp.ID("flash")),
 		chromedp.WaitVisible(chromedp.ID("v3")),
 		shot("memory.png"),
@@ -192,10 +204,10 @@ func TestBrowser(t *testing.T) {
 
 	// The retrieval of the context call made through the API.
 	run("opening the retrieval",
-		chromedp.Click(chromedp.CSS(`a[href="/console/retrievals"]`)),
+		follow(chromedp.Click(chromedp.CSS(`a[href="/console/retrievals"]`))),
 		chromedp.WaitVisible(chromedp.ID("retrieval-id")),
 		chromedp.SendKeys(chromedp.ID("retrieval-id"), rid),
-		chromedp.Click(chromedp.ID("open-retrieval")),
+		follow(chromedp.Click(chromedp.ID("open-retrieval"))),
 		chromedp.WaitVisible(chromedp.ID("retrieval-memories")),
 		shot("retrieval.png"),
 		view("retrieval-view.png"),
@@ -214,10 +226,10 @@ func TestBrowser(t *testing.T) {
 
 	// Replay the dead letter.
 	run("replaying the dead letter",
-		chromedp.Click(chromedp.CSS(`a[href="/console/dlq"]`)),
+		follow(chromedp.Click(chromedp.CSS(`a[href="/console/dlq"]`))),
 		chromedp.WaitVisible(chromedp.ID("letters")),
 		shot("dlq.png"),
-		chromedp.Click(chromedp.ID("replay-"+itoa(letter))),
+		follow(chromedp.Click(chromedp.ID("replay-"+itoa(letter)))),
 		chromedp.WaitVisible(chromedp.ID("flash")),
 		chromedp.WaitVisible(chromedp.ID("no-letters")),
 	)
@@ -231,7 +243,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// Sign out; globex's token sees none of acme's users.
-	run("signing out", chromedp.Click(chromedp.CSS(`form.who button`)), chromedp.WaitVisible(chromedp.ID("token")))
+	run("signing out", follow(chromedp.Click(chromedp.CSS(`form.who button`))), chromedp.WaitVisible(chromedp.ID("token")))
 	signIn(globexToken)
 	run("globex users", chromedp.WaitVisible(chromedp.ID("users")), shot("globex-users.png"))
 	if got := text("#users"); strings.Contains(got, "alice") || !strings.Contains(got, "bob") {

@@ -33,3 +33,41 @@ func Cosine(a, b []float32) float32 {
 	}
 	return float32(dot / math.Sqrt(na*nb))
 }
+
+// Unit returns v scaled to length 1 (nil for an all-zero or empty v), so that the
+// cosine of two unit vectors is their dot product (Dot): one pass instead of three
+// when one vector meets many.
+func Unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return nil
+	}
+	inv := 1 / math.Sqrt(n)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// Dot is the dot product of a and b; 0 when their lengths differ.
+func Dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}

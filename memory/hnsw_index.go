@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Approximate vector indexes for very large owners (migration 0011). A search scans
@@ -100,17 +97,16 @@ func (t *Tx) hnswIndexFor(ctx context.Context, q MemorySearch) (*HNSWOwnerIndex,
 	if q.Scope == ScopeGlobal {
 		user = ""
 	}
-	ix := HNSWOwnerIndex{Tenant: t.tenant, Model: q.Model, UserID: user, State: "ready"}
-	err := t.tx.QueryRow(ctx, `SELECT dims, index_name, rows_at_build, ef_search FROM hnsw_owner_indexes
-		WHERE tenant = $1 AND model = $2 AND user_id = $3 AND state = 'ready'`, t.tenant, q.Model, user).
-		Scan(&ix.Dims, &ix.Name, &ix.Rows, &ix.EfSearch)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !ix.serves(q.Vector)) {
-		return nil, nil
-	}
+	// The tenant's ready indexes, as the resolver reads them (hnsw_resolve.go): one
+	// registry read a tenant a minute rather than one a search. A stale entry costs
+	// speed only: an index built meanwhile is used from the entry's renewal on (the
+	// maintenance pass that builds one in this process renews it at once), and the
+	// statement of one dropped meanwhile answers exactly, by the owner's vectors.
+	ix, err := t.ownerIndex(ctx, q.Model, user, q.Vector)
 	if err != nil {
 		return nil, fmt.Errorf("looking up the owner's vector index: %w", err)
 	}
-	return &ix, nil
+	return ix, nil
 }
 
 // serves reports whether the ready index can answer a query for vec: it covers the

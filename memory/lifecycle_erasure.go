@@ -134,6 +134,8 @@ func (t *Tx) DeleteUserRows(ctx context.Context, userID string) (UserRowCounts, 
 		{"turns", &n.Turns, `DELETE FROM turns WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
 		{"registry", nil, `DELETE FROM owners WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
 		{"run progress", nil, `DELETE FROM consolidation_progress WHERE tenant = $1 AND user_id = $2`, []any{tenant, userID}},
+		// The frequent terms stored for the user's searches are words of the user's.
+		{"text statistics", nil, `DELETE FROM owner_text_stats WHERE tenant = $1 AND scope = 'user' AND subject = $2`, []any{tenant, userID}},
 		// Run records keep no trace of the user either: the filter and error entries go.
 		// Run records span tenants, so this goes through the operator function that
 		// scrubs the transaction's own tenant's user only (migration 0008).
@@ -176,7 +178,8 @@ var ErrCannotCompact = errors.New("memory: the database role may not vacuum the 
 
 // erasureTables are the tables a user erasure deletes from, in that order.
 var erasureTables = []string{"turns", "turn_embeddings", "memories", "memory_versions", "memory_lineage",
-	"memory_embeddings", "applied_candidates", "retrievals", "session_summaries", "owners", "consolidation_progress"}
+	"memory_embeddings", "applied_candidates", "retrievals", "session_summaries", "owners", "consolidation_progress",
+	"owner_text_stats"}
 
 // CompactReport is what CompactErased did.
 type CompactReport struct {

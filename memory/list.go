@@ -203,6 +203,9 @@ func (t *Tx) DeleteUserMemories(ctx context.Context, userID string) ([]Forgotten
 		t.tenant, userID); err != nil {
 		return nil, n, fmt.Errorf("unlinking the ledger entries of user %s's memories: %w", userID, err)
 	}
+	if err := t.DeleteTextStats(ctx, userID, false); err != nil {
+		return nil, n, err
+	}
 	rows, err := t.tx.Query(ctx, `DELETE FROM memories WHERE tenant = $1 AND user_id = $2
 		RETURNING id, version, content`, t.tenant, userID)
 	if err != nil {

@@ -47,7 +47,7 @@ func (t *Tx) RecordRetrieval(ctx context.Context, r Retrieval) error {
 		INSERT INTO retrievals (tenant, id, kind, query_hash, user_id, session_id, memory_ids, turn_ids,
 			memory_scores, turn_scores)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM s`,
-		t.tenant, r.ID, r.Kind, r.QueryHash, r.UserID, r.SessionID, r.MemoryIDs, r.TurnIDs,
+		t.tenant, r.ID, r.Kind, r.QueryHash, r.UserID, r.SessionID, uuidArgs(r.MemoryIDs), r.TurnIDs,
 		nonNilScores(r.MemoryScores), nonNilScores(r.TurnScores))
 	if err != nil {
 		return fmt.Errorf("recording the retrieval: %w", err)
@@ -119,7 +119,7 @@ func (s *Store) AddAccessCounts(ctx context.Context, tenant string, reads []Memo
 		_, err := tx.tx.Exec(ctx, `UPDATE memories m SET access_count = m.access_count + u.n,
 				last_access_at = greatest(m.last_access_at, u.at)
 				FROM unnest($2::uuid[], $3::bigint[], $4::timestamptz[]) AS u(id, n, at)
-				WHERE m.tenant = $1 AND m.id = u.id`, tenant, ids, ns, ats)
+				WHERE m.tenant = $1 AND m.id = u.id`, tenant, uuidArgs(ids), ns, ats)
 		if err != nil {
 			return fmt.Errorf("adding access counts: %w", err)
 		}

@@ -110,10 +110,7 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 	var resp ContextResponse
 	var ids []uuid.UUID
 	var due bool
-	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		if err := tx.PreferGenericPlans(ctx); err != nil {
-			return err
-		}
+	err = r.store.InReadTx(ctx, tenant, func(tx *memory.Tx) error {
 		if task != nil {
 			layers[0] = taskLines(*task, now)
 		}

@@ -119,8 +119,8 @@ type Result struct {
 
 	Components Components `json:"components"`
 
-	memoryID  uuid.UUID
-	embedding []float32
+	memoryID uuid.UUID
+	unit     []float32 // the memory's vector at length 1 (llm.Unit), for the duplicate test
 }
 
 // SearchResponse is the answer of POST /v1/search.
@@ -153,6 +153,7 @@ type Retriever struct {
 	now       func() time.Time
 	coverage  coverageCache
 	textStats statsCache
+	refresher *statsRefresher
 	// parallel bounds the searches reading their turns layer on a connection of its
 	// own, beside the memories (see searchLayers).
 	parallel chan struct{}
@@ -183,6 +184,7 @@ func NewRetriever(store *memory.Store, emb llm.Embedder, cfg Config, logger *slo
 			r.parallel = make(chan struct{}, n-1)
 		}
 	}
+	r.refresher = newStatsRefresher(store, r.now, logger)
 	r.access = NewAccessRecorder(store, cfg.AccessBuffer, cfg.AccessFlushInterval, logger)
 	r.records = NewRecordWriter(store, cfg.RecordBuffer, cfg.RecordFlushInterval, logger)
 	return r, nil
@@ -197,15 +199,19 @@ func (r *Retriever) Access() *AccessRecorder { return r.access }
 // Records is the retrieval-record writer (run by Run).
 func (r *Retriever) Records() *RecordWriter { return r.records }
 
-// Run runs the access flusher, the retrieval-record writer and the summarizer until
-// ctx ends.
+// Run runs the access flusher, the retrieval-record writer, the summarizer and the
+// refresher of stored text statistics until ctx ends.
 func (r *Retriever) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var recErr error
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		r.RunSummarizer(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		r.refresher.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -346,10 +352,7 @@ func (r *Retriever) Search(ctx context.Context, tenant string, req SearchRequest
 	}
 	var resp SearchResponse
 	var ids []uuid.UUID
-	err = r.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		if err := tx.PreferGenericPlans(ctx); err != nil {
-			return err
-		}
+	err = r.store.InReadTx(ctx, tenant, func(tx *memory.Tx) error {
 		res, err := r.searchLayers(ctx, tx, q, vec)
 		if err != nil {
 			return err
@@ -413,12 +416,7 @@ func (r *Retriever) alongside(ctx context.Context, tx *memory.Tx, fn func(tx *me
 	done := make(chan error, 1)
 	go func() {
 		defer func() { <-r.parallel }()
-		done <- r.store.InTx(ctx, tx.Tenant(), func(tx *memory.Tx) error {
-			if err := tx.PreferGenericPlans(ctx); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
+		done <- r.store.InReadTx(ctx, tx.Tenant(), fn)
 	}()
 	return func() error { return <-done }
 }
@@ -601,9 +599,9 @@ func (r *Retriever) finish(ctx context.Context, tx *memory.Tx, res []Result, k i
 			continue
 		}
 		dup := false
-		if x.embedding != nil {
+		if x.unit != nil {
 			for _, y := range kept {
-				if y.embedding != nil && float64(llm.Cosine(x.embedding, y.embedding)) > r.cfg.DuplicateCosine {
+				if y.unit != nil && float64(llm.Dot(x.unit, y.unit)) > r.cfg.DuplicateCosine {
 					dup = true
 					break
 				}
@@ -624,7 +622,7 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	idx := map[uuid.UUID]int{}
 	var ids []uuid.UUID
 	for i, x := range res {
-		if x.Layer == LayerMemories && x.embedding == nil {
+		if x.Layer == LayerMemories && x.unit == nil {
 			idx[x.memoryID] = i
 			ids = append(ids, x.memoryID)
 		}
@@ -638,9 +636,9 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	}
 	for id, v := range vs {
 		x := &res[idx[id]]
-		x.embedding = v
-		if vec != nil && len(vec) == len(x.embedding) && x.Components.Vector == 0 {
-			x.Components.Vector = float64(llm.Cosine(vec, x.embedding))
+		x.unit = llm.Unit(v)
+		if vec != nil && len(vec) == len(v) && x.Components.Vector == 0 {
+			x.Components.Vector = float64(llm.Cosine(vec, v))
 		}
 	}
 	return nil

@@ -44,6 +44,10 @@ type SearchConfig struct {
 	// CPUProfile, when set, receives a CPU profile (pprof) of the measured searches and
 	// context calls, seeding left out.
 	CPUProfile io.Writer
+	// ColdStats measures owners whose text statistics were never stored (their first
+	// search since the store was created); otherwise every owner's are counted and
+	// stored first, as the retriever does in the background after an owner's search.
+	ColdStats bool
 }
 
 // Latency summarises one measured path.
@@ -64,6 +68,10 @@ type SearchResult struct {
 	Turns        int     `json:"turns,omitempty"`
 	HeavyTurns   int     `json:"heavy_turns,omitempty"`
 	TurnSeedSecs float64 `json:"turn_seed_seconds,omitempty"`
+	// StatsSeconds is how long counting and storing every owner's text statistics
+	// took (none with ColdStats: every search is its owner's first).
+	StatsSeconds float64 `json:"stats_seconds,omitempty"`
+	ColdStats    bool    `json:"cold_stats,omitempty"`
 	// Search and Context are the full read paths (embedding, RLS transaction, hybrid
 	// query, rerank, retrieval record): Search over memories only, SearchTurns over
 	// memories and turns (with a turn log), Context with the user's latest session.
@@ -181,6 +189,11 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 		if err := store.AnalyzeTurns(ctx); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
+	}
+
+	res.ColdStats = cfg.ColdStats
+	if err := storeTextStats(ctx, store, cfg, owner, &res); err != nil {
+		return res, err
 	}
 
 	rcfg := retriever.DefaultConfig()
@@ -651,4 +664,43 @@ func (c benchCorpus) sentence(i int) string {
 		words = append(words, fmt.Sprintf("ORD-2024-%05d", r.IntN(100000)))
 	}
 	return "The user " + strings.Join(words, " ")
+}
+
+// storeTextStats counts and stores the text statistics of every owner's memories and
+// turns, the state the retriever's background refresher keeps (an owner searched
+// before), or with ColdStats removes them all (every owner's first search).
+func storeTextStats(ctx context.Context, store *memory.Store, cfg SearchConfig, owner func(int) string, res *SearchResult) error {
+	if cfg.ColdStats {
+		fmt.Fprintf(cfg.Progress, "removing the stored text statistics: every search is its owner's first\n")
+		if err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error { return tx.ClearTextStats(ctx) }); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		return nil
+	}
+	fmt.Fprintf(cfg.Progress, "counting and storing the text statistics of %d owners\n", cfg.Owners)
+	start := time.Now()
+	now := time.Now().UTC()
+	layers := []string{memory.StatsMemories}
+	if cfg.Turns > 0 || cfg.HeavyTurns > 0 {
+		layers = append(layers, memory.StatsTurns)
+	}
+	for i := range cfg.Owners {
+		err := store.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
+			for _, l := range layers {
+				if _, err := tx.RefreshTextStats(ctx, memory.StatsKey{Layer: l, Scope: memory.ScopeUser, Subject: owner(i)}, now, true); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("bench: storing text statistics: %w", err)
+		}
+		if (i+1)%200 == 0 {
+			fmt.Fprintf(cfg.Progress, "  stored the statistics of %d/%d owners\n", i+1, cfg.Owners)
+		}
+	}
+	res.StatsSeconds = time.Since(start).Seconds()
+	fmt.Fprintf(cfg.Progress, "stored the text statistics in %.1f s\n", res.StatsSeconds)
+	return nil
 }

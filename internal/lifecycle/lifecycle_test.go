@@ -104,6 +104,10 @@ func (e *lifecycleEnv) seedUser(user string) {
 		SELECT 'acme', $1, 'search', '\x00', $2, 's1', array_agg(id) FROM memories WHERE user_id = $2`, uuid.New(), user)
 	e.exec("acme", `INSERT INTO session_summaries (tenant, user_id, session_id, summary, turn_count)
 		VALUES ('acme', $1, 's1', 'Earlier the user said: 支付失败', 7)`, user)
+	for _, layer := range []string{memory.StatsMemories, memory.StatsTurns} {
+		e.exec("acme", `INSERT INTO owner_text_stats (tenant, layer, scope, subject, docs, avg_len, counted_at, terms, dfs, terms_at)
+			VALUES ('acme', $1, 'user', $2, 60, 5, now(), '{支付}', '{60}', now())`, layer, user)
+	}
 }
 
 // userRows counts every row of every table that belongs to or points at the user.
@@ -128,6 +132,7 @@ func (e *lifecycleEnv) userRows(user string, memIDs []uuid.UUID, turnIDs []strin
 		"session_summaries":  {`SELECT count(*) FROM session_summaries WHERE user_id = $1`, []any{user}},
 		"owners":             {`SELECT count(*) FROM owners WHERE user_id = $1`, []any{user}},
 		"progress":           {`SELECT count(*) FROM consolidation_progress WHERE user_id = $1`, []any{user}},
+		"text statistics":    {`SELECT count(*) FROM owner_text_stats WHERE scope = 'user' AND subject = $1`, []any{user}},
 	} {
 		out[name] = e.count("acme", q.sql, q.args...)
 	}

@@ -165,11 +165,12 @@ type Decision struct {
 // owner serialise on a PostgreSQL advisory lock, so any number of resolvers in any
 // number of processes may run.
 type Resolver struct {
-	store *memory.Store
-	emb   Embedder
-	judge Judge
-	cfg   ResolverConfig
-	log   *slog.Logger
+	store   *memory.Store
+	emb     Embedder
+	judge   Judge
+	cfg     ResolverConfig
+	log     *slog.Logger
+	batches ownerBatches
 }
 
 // NewResolver makes a resolver. judge may be nil (rules only); a nil logger discards.
@@ -205,7 +206,13 @@ func (r *Resolver) Resolve(ctx context.Context, c memory.Candidate) (Decision, e
 	if err != nil {
 		return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
 	}
+	return r.resolveVec(ctx, c, vec)
+}
+
+// resolveVec is Resolve for a checked candidate and its vector.
+func (r *Resolver) resolveVec(ctx context.Context, c memory.Candidate, vec []float32) (Decision, error) {
 	var jv *judged
+	var err error
 	judgeRounds, attempt := 0, 0
 	for {
 		if r.judge != nil && jv == nil && judgeRounds < maxJudgeRounds {

@@ -101,7 +101,8 @@ func ObservedResolverHandler(r *Resolver, observe func(d Decision, took time.Dur
 				ev.Candidate.ID, ev.Candidate.Tenant, t))
 		}
 		start := time.Now()
-		d, err := r.Resolve(ctx, ev.Candidate)
+		// Candidates of one owner handled at the same time share a transaction.
+		d, err := r.ResolveQueued(ctx, ev.Candidate)
 		if observe != nil {
 			observe(d, time.Since(start), err)
 		}

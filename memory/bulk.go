@@ -207,9 +207,9 @@ func plainIdent(s string) bool {
 // baseline a search's vector side is measured against.
 func (t *Tx) ExactNearest(ctx context.Context, model, userID string, vec []float32, k int) ([]uuid.UUID, error) {
 	// k is part of the text, not a parameter, so the planner sees the real limit.
-	return t.nearestIDs(ctx, fmt.Sprintf(`SELECT e.memory_id FROM memory_embeddings e
-			WHERE e.tenant = $1 AND e.model = $2 AND e.user_id = $3%s ORDER BY e.embedding <=> $4, e.memory_id LIMIT %d`,
-		coveredVectors("e", len(vec)), k), model, userID, vec)
+	return t.nearestIDs(ctx, fmt.Sprintf(`SELECT memory_id FROM memory_embeddings
+			WHERE tenant = $1 AND model = $2 AND user_id = $3 ORDER BY embedding <=> $4, memory_id LIMIT %d`, k),
+		model, userID, vec)
 }
 
 // HNSWNearest is ExactNearest through an HNSW index over vector(dims) (see

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,7 +83,7 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 	if q.K <= 0 {
 		q.K = 10
 	}
-	rows, err := t.tx.Query(ctx, nearestVectorsFirstSQL(len(q.Vector)), t.nearestVectorsFirstArgs(q)...)
+	rows, err := t.tx.Query(ctx, nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("searching nearest memories of %s: %w", q.UserID, err)
 	}
@@ -99,22 +98,12 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 	return out, nil
 }
 
-// nearestVectorsFirstSQL is NearestVectorsFirst's statement (nearestVectorsFirstArgs)
-// for a query vector of dims dimensions: through the covering index where it holds them.
+// nearestVectorsFirstSQL is NearestVectorsFirst's statement (nearestVectorsFirstArgs).
 // Equal distances (equal texts) rank by id, so every path to the neighbours agrees.
-func nearestVectorsFirstSQL(dims int) string {
-	if coveredVectors("e", dims) != "" {
-		return nearestVectorsFirstCoveredSQL
-	}
-	return nearestVectorsFirstHeapSQL
-}
-
-var nearestVectorsFirstHeapSQL = strings.Replace(nearestVectorsFirstCoveredSQL, coveredVectors("e", coveredDims), "", 1)
-
-var nearestVectorsFirstCoveredSQL = `WITH near AS (
-			SELECT e.memory_id, e.embedding <=> $4 AS dist FROM memory_embeddings e
-			WHERE e.tenant = $1 AND e.model = $2 AND e.user_id = $3` + coveredVectors("e", coveredDims) + `
-			ORDER BY e.embedding <=> $4 LIMIT $5)
+var nearestVectorsFirstSQL = `WITH near AS (
+			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
+			WHERE tenant = $1 AND model = $2 AND user_id = $3
+			ORDER BY embedding <=> $4 LIMIT $5)
 		SELECT ` + memoryColumnsAs("m") + `, 1 - near.dist, (SELECT count(*) FROM near)
 		FROM near JOIN memories m ON m.tenant = $1 AND m.id = near.memory_id
 		WHERE m.status IN ('active', 'pending')

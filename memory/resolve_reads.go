@@ -171,5 +171,5 @@ func (t *Tx) resolveNearest(ix *HNSWOwnerIndex, q NearestQuery) (string, []any) 
 	if ix != nil {
 		return ix.resolveNearestSQL(), t.nearestVectorsFirstArgs(q)
 	}
-	return nearestVectorsFirstSQL(len(q.Vector)), t.nearestVectorsFirstArgs(q)
+	return nearestVectorsFirstSQL, t.nearestVectorsFirstArgs(q)
 }

@@ -83,6 +83,9 @@ type MemoryHit struct {
 	KeywordRank int64
 	Keyword     float64 // Okapi BM25 score of the search text (bm25Spec), 0 when no term matched
 	RecentRank  int64
+	// Vector is the memory's vector in the search's Model (nil without one, or when
+	// reading history).
+	Vector []float32
 }
 
 // memoryCandidatesSQL builds the candidate query: three ranked sides (keyword, recency,
@@ -147,6 +150,13 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		union = "SELECT id FROM ktop WHERE false"
 	}
 	vjoin := "LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank, NULL::float8 AS dist) vtop ON false"
+	// Each candidate's vector in the model comes with it (MemoryHit.Vector), for the
+	// caller's duplicate test and vector component, instead of a read of its own.
+	vcol, ejoin := "NULL::vector", ""
+	if q.Model != "" {
+		vcol = "ev.embedding"
+		ejoin = "\nLEFT JOIN memory_embeddings ev ON ev.tenant = $1 AND ev.memory_id = c.id AND ev.model = " + arg(q.Model)
+	}
 	if q.Vector != nil {
 		ctes = append(ctes, `dists AS MATERIALIZED (`+vectorDistancesSQL(q, filter, arg)+`)`,
 			// The nearest first; each is checked against the filters by primary key
@@ -168,13 +178,13 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
 	return "WITH " + strings.Join(ctes, ",\n") + `
-SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, kfreq.terms, kfreq.dfs
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, kfreq.terms, kfreq.dfs, ` + vcol + `
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
 ` + vjoin + `
 LEFT JOIN ktop ON ktop.id = c.id
 LEFT JOIN rtop ON rtop.id = c.id
-LEFT JOIN kfreq ON true`, args
+LEFT JOIN kfreq ON true` + ejoin, args
 }
 
 // vectorDistancesSQL selects id and dist (cosine distance to q.Vector under q.Model)
@@ -196,31 +206,15 @@ func vectorDistancesSQL(q MemorySearch, filter string, arg func(any) string) str
 			return q.hnsw.hnswDistancesSQL(model, vec, "''", filter, q.Limit)
 		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
-	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ''` + coveredVectors("e", len(q.Vector))
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ''`
 	default:
 		owner := arg(q.UserID)
 		if q.hnsw != nil {
 			return q.hnsw.hnswDistancesSQL(model, vec, owner, filter, q.Limit)
 		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
-	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + owner + coveredVectors("e", len(q.Vector))
+	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + owner
 	}
-}
-
-// coveredDims is the largest dimension whose vectors memory_embeddings_owner_covered
-// holds (migration 0014): an owner's vectors of a model that small are read in one
-// index-only range instead of one heap page each.
-const coveredDims = 512
-
-// coveredVectors is the condition that lets an exact scan of an owner's vectors of
-// dims dimensions (alias a of memory_embeddings) read the covering index: the index's
-// own predicate, as a constant the planner can match in a generic plan. Every vector
-// of a model has its dimension, so the condition drops none of the owner's.
-func coveredVectors(a string, dims int) string {
-	if dims <= 0 || dims > coveredDims {
-		return ""
-	}
-	return fmt.Sprintf(" AND %s.dims <= %d", a, coveredDims)
 }
 
 // memoryFilters are the conditions on memories m of a search's owner, types, metadata
@@ -376,6 +370,10 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 			validFrom, validTo    *time.Time
 		}
 		extra := []any{&vRank, &dist, &kRank, &kr, &rRank, &freq.terms, &freq.dfs}
+		var vec *pgvector.Vector
+		if q.AsOf == nil {
+			extra = append(extra, &vec)
+		}
 		if q.AsOf != nil {
 			extra = append(extra, &ver.version, &ver.content, &ver.status, &ver.cat, &ver.key,
 				&ver.importance, &ver.confidenc, &ver.validFrom, &ver.validTo)
@@ -393,6 +391,9 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 			}
 		}
 		h := MemoryHit{Memory: m, Distance: dist}
+		if vec != nil {
+			h.Vector = vec.Slice()
+		}
 		if vRank != nil {
 			h.VectorRank = *vRank
 		}

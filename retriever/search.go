@@ -121,6 +121,7 @@ type Result struct {
 
 	memoryID uuid.UUID
 	unit     []float32 // the memory's vector at length 1 (llm.Unit), for the duplicate test
+	vecRead  bool      // unit was read with the candidate (nil: the memory has no vector)
 }
 
 // SearchResponse is the answer of POST /v1/search.
@@ -520,6 +521,12 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 		if h.Distance != nil {
 			res.Components.Vector = 1 - *h.Distance
 		}
+		if q.AsOf == nil && r.emb != nil {
+			res.unit, res.vecRead = llm.Unit(h.Vector), true
+			if vec != nil && h.Vector != nil && len(vec) == len(h.Vector) && h.Distance == nil {
+				res.Components.Vector = float64(llm.Cosine(vec, h.Vector))
+			}
+		}
 		res.Components.Keyword = h.Keyword
 		// Recency is world time (when the fact became true), the same clock turns use
 		// (occurred_at): ingestion time would make every backfilled memory "new" and
@@ -622,7 +629,7 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	idx := map[uuid.UUID]int{}
 	var ids []uuid.UUID
 	for i, x := range res {
-		if x.Layer == LayerMemories && x.unit == nil {
+		if x.Layer == LayerMemories && x.unit == nil && !x.vecRead {
 			idx[x.memoryID] = i
 			ids = append(ids, x.memoryID)
 		}

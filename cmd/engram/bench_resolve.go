@@ -17,12 +17,16 @@ Seed owners that already hold memories (memories, versions and hash-embedder
 vectors, bulk-loaded with COPY in tenant-scoped transactions), then resolve
 synthetic candidates — 40% new facts, 30% restatements, 15% refinements, 15%
 contradictions — spread over the owners, and report candidates/s and latency per
-candidate; then resolve candidates for one large owner: by the exact scan, then,
+candidate; then resolve candidates for one large owner (--large-workers at once, as
+the worker handles a backlog of one owner: they share transactions): by the exact
+scan, then,
 after a maintenance pass has given it its HNSW index (it crosses the threshold,
 10,000 or --large-owner if smaller), through the index, with the recall@10 of the
 resolver's neighbours through it against the exact scan (--no-hnsw: the exact
 scan only). Seeding 1,000 × 1,000 takes about a minute. Run it against a
 benchmark database: the seeded tenant ("bench-<random>") stays unless --cleanup.
+Every candidate goes through the worker's path (consolidator.ResolveQueued): the
+candidates of one owner handled at the same moment are resolved in one transaction.
 Targets: ≥ 1,000 candidates/s across 1,000 owners × 1,000 memories, ≥ 300/s
 for the one owner of 10,000.
 `
@@ -38,6 +42,7 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	fs.IntVar(&cfg.Concurrency, "concurrency", 8, "resolving workers")
 	fs.IntVar(&cfg.LargeOwner, "large-owner", 10000, "memories of the one large owner (negative: skip)")
 	fs.IntVar(&cfg.LargeCandidates, "large-candidates", 500, "candidates resolved for the large owner")
+	fs.IntVar(&cfg.LargeWorkers, "large-workers", 8, "workers resolving the large owner's candidates at once (1: one at a time, a transaction each)")
 	fs.StringVar(&cfg.Tenant, "tenant", "", "tenant to seed (default: a fresh bench-<random>)")
 	fs.BoolVar(&cfg.Cleanup, "cleanup", false, "delete the seeded tenant afterwards")
 	fs.BoolVar(&cfg.NoHNSW, "no-hnsw", false, "resolve the large owner by the exact scan only (no HNSW index built)")
@@ -45,7 +50,8 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := positiveFlags("bench resolve", []intFlag{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates}, {"concurrency", cfg.Concurrency}}); err != nil {
+	if err := positiveFlags("bench resolve", []intFlag{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates},
+		{"concurrency", cfg.Concurrency}, {"large-workers", cfg.LargeWorkers}}); err != nil {
 		return err
 	}
 	if cfg.LargeOwner == 0 {

@@ -28,10 +28,13 @@ type ResolveConfig struct {
 	Candidates  int // candidates resolved across owners; default 5000
 	Concurrency int // resolving goroutines (and seeding transactions); default 8
 	// LargeOwner is the size of the one large owner resolved separately; default
-	// 10000, negative skips that phase. LargeCandidates are resolved for it one at a
-	// time (one owner's candidates serialise on its lock anyway); default 500.
+	// 10000, negative skips that phase. LargeCandidates are resolved for it by
+	// LargeWorkers at once, as the worker handles a backlog of one owner (its
+	// candidates then share transactions); defaults 500 and Concurrency (1: one at a
+	// time, each in a transaction of its own).
 	LargeOwner      int
 	LargeCandidates int
+	LargeWorkers    int
 	// Tenant to seed into; default a fresh "bench-<random>", so runs never mix.
 	Tenant string
 	// Seed makes the synthetic facts repeatable; default 1.
@@ -65,6 +68,9 @@ func (c ResolveConfig) withDefaults() ResolveConfig {
 	}
 	if c.LargeCandidates <= 0 {
 		c.LargeCandidates = 500
+	}
+	if c.LargeWorkers <= 0 {
+		c.LargeWorkers = c.Concurrency
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -224,8 +230,8 @@ func largeIndexConfig(cfg ResolveConfig) memory.HNSWConfig {
 // recallQueries is how many of the indexed phase's candidates measure the recall.
 const recallQueries = 100
 
-// runLargeOwner resolves candidates for the one large owner, one at a time: by the
-// exact scan, then (unless NoHNSW) through the HNSW index a maintenance pass builds
+// runLargeOwner resolves candidates for the one large owner, LargeWorkers at once: by
+// the exact scan, then (unless NoHNSW) through the HNSW index a maintenance pass builds
 // for it, with the recall of the resolver's neighbours through it.
 func runLargeOwner(ctx context.Context, store *memory.Store, r *consolidator.Resolver, emb *llm.HashEmbedder, gen benchFacts,
 	rnd *mrand.Rand, cfg ResolveConfig, large benchOwner, res *ResolveResult) error {
@@ -238,7 +244,7 @@ func runLargeOwner(ctx context.Context, store *memory.Store, r *consolidator.Res
 		}
 		next += len(lc)
 		fmt.Fprintf(p, "resolving %d candidates for one owner holding %d memories (%s)\n", len(lc), cfg.LargeOwner, what)
-		ph, err := runResolvePhase(ctx, r, lc, 1, p)
+		ph, err := runResolvePhase(ctx, r, lc, cfg.LargeWorkers, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -447,7 +453,9 @@ func runResolvePhase(ctx context.Context, r *consolidator.Resolver, cands []memo
 					return
 				}
 				t0 := time.Now()
-				d, err := r.Resolve(ctx, cands[i])
+				// The worker's path: one owner's candidates handled at once share a
+				// transaction (consolidator.ResolveQueued).
+				d, err := r.ResolveQueued(ctx, cands[i])
 				lat[i], kinds[i], errs[i] = time.Since(t0), d.Kind, err
 				if n := done.Add(1); n%1000 == 0 {
 					fmt.Fprintf(p, "  %d/%d resolved (%.0f/s)\n", n, len(cands), float64(n)/time.Since(start).Seconds())

@@ -284,36 +284,17 @@ func (t *Tx) Pipelined() bool {
 // reports a candidate already recorded as ErrAlreadyRecorded from there instead of
 // returning false.
 func (s *Store) InOwnerTx(ctx context.Context, tenant, lockKey string, fn func(*Tx) error) error {
-	if err := CheckTenant(tenant); err != nil {
-		return err
-	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("beginning a transaction: %w", err)
-	}
-	p := &pipeTx{conn: conn}
-	defer func() {
-		_ = p.Rollback(ctx)
-		conn.Release()
-	}()
-	t := &Tx{tx: p, tenant: tenant, indexes: s.indexes}
 	// Generic plans for the transaction (PreferGenericPlans' reason): PostgreSQL kept
 	// re-planning the nearest-memories statement for each candidate (0.4 ms a time, a
 	// tenth of the resolver's database time at 1,000 owners × 1,000 memories), while its
 	// generic plan is the one measured: the owner's index, then the exact distances. An
 	// owner's HNSW read sets custom plans for itself and resets the mode after it.
-	p.queue(queued{sql: "SELECT set_config('engram.tenant', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)",
-		args: []any{tenant}, what: "setting the tenant"})
-	if err := t.LockOwner(ctx, lockKey); err != nil {
-		return err
-	}
-	if err := fn(t); err != nil {
-		return err
-	}
-	if err := p.Commit(ctx); err != nil {
-		return fmt.Errorf("committing: %w", err)
-	}
-	return nil
+	return s.inPipelinedTx(ctx, tenant, func(t *Tx) error {
+		if err := t.LockOwner(ctx, lockKey); err != nil {
+			return err
+		}
+		return fn(t)
+	})
 }
 
 // InReadTx is InTx for a read path (a search, a context call): pipelined like
@@ -322,6 +303,11 @@ func (s *Store) InOwnerTx(ctx context.Context, tenant, lockKey string, fn func(*
 // round trip each, a large part of a search that reads an owner of a thousand
 // memories in a few milliseconds.
 func (s *Store) InReadTx(ctx context.Context, tenant string, fn func(*Tx) error) error {
+	return s.inPipelinedTx(ctx, tenant, fn)
+}
+
+// inPipelinedTx runs fn in a pipelined transaction of tenant with generic plans.
+func (s *Store) inPipelinedTx(ctx context.Context, tenant string, fn func(*Tx) error) error {
 	if err := CheckTenant(tenant); err != nil {
 		return err
 	}

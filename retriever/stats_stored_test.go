@@ -96,6 +96,17 @@ func TestStoredStatsFirstSearch(t *testing.T) {
 		}
 		return done
 	}
+	add := func(user, content string) {
+		t.Helper()
+		if err := store.InTx(ctx, "acme", func(tx *memory.Tx) error {
+			_, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: user, Scope: memory.ScopeUser, Type: memory.Semantic,
+				Category: memory.CatFact, Content: content, Importance: 0.5, Confidence: 0.9,
+				Source: memory.SourceUser, Extractor: "test", Actor: "test"})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	plonk := func(fs []memory.TermDF) float64 {
 		for _, f := range fs {
 			if f.Term == "plonk" {
@@ -128,14 +139,7 @@ func TestStoredStatsFirstSearch(t *testing.T) {
 	}
 
 	// An old row is still used, and refreshed in the background.
-	if err := store.InTx(ctx, "acme", func(tx *memory.Tx) error {
-		_, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: "u1", Scope: memory.ScopeUser, Type: memory.Semantic,
-			Category: memory.CatFact, Content: "plonk ptarmigan", Importance: 0.5, Confidence: 0.9,
-			Source: memory.SourceUser, Extractor: "test", Actor: "test"})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	add("u1", "plonk ptarmigan")
 	clock = clock.Add(frequentTermLives*DefaultConfig().StatsCacheTTL + time.Second)
 	r3 := newR()
 	search(r3, "u1")
@@ -154,14 +158,7 @@ func TestStoredStatsFirstSearch(t *testing.T) {
 	// A small owner: stored row or not, its N and mean length are counted afresh.
 	search(r4, "u2")
 	refreshAll(r4)
-	if err := store.InTx(ctx, "acme", func(tx *memory.Tx) error {
-		_, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: "u2", Scope: memory.ScopeUser, Type: memory.Semantic,
-			Category: memory.CatFact, Content: "zorbel quelbel", Importance: 0.5, Confidence: 0.9,
-			Source: memory.SourceUser, Extractor: "test", Actor: "test"})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	add("u2", "zorbel quelbel")
 	r5 := newR()
 	search(r5, "u2")
 	if e := entry(r5, "u2"); e.stats.N != 31 {

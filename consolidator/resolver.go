@@ -740,8 +740,9 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 		return err
 	}
 	deprecated := memory.StatusDeprecated
+	rule := newRuling(c)
 	for _, n := range ns {
-		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !rulesOut(c, n.mem) {
+		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !rule.rulesOut(n.mem) {
 			continue
 		}
 		if !c.ValidFrom.IsZero() && c.ValidFrom.Before(n.mem.ValidFrom) {

@@ -177,9 +177,13 @@ var (
 func features(text string) textFeatures {
 	lower := strings.ToLower(text)
 	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}, names: properNames(text)}
-	zh := zhNotNegation.Replace(lower)
-	f.negative = zhNegation.MatchString(zh)
-	f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
+	// The Chinese patterns match only Han characters: most texts skip them (they were a
+	// fifth of the resolver's CPU, run on every neighbour of every candidate).
+	if hasHan(lower) {
+		zh := zhNotNegation.Replace(lower)
+		f.negative = zhNegation.MatchString(zh)
+		f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
+	}
 	// "用户" (the user) opens nearly every extracted sentence: it carries no content.
 	lower = zhSynonyms.Replace(strings.ReplaceAll(lower, "用户", " "))
 	f.runes = utf8.RuneCountInString(strings.TrimSpace(lower))
@@ -252,10 +256,11 @@ func features(text string) textFeatures {
 	}
 	flushWord()
 	flushRun()
-	if f.negative && enNegPhrase.MatchString(strings.ToLower(text)) {
+	lowerText := strings.ToLower(text)
+	if f.negative && enNegPhrase.MatchString(lowerText) {
 		f.change = true
 	}
-	if enGiveUp.MatchString(strings.ToLower(text)) {
+	if (strings.Contains(lowerText, " up") || strings.Contains(lowerText, "cut out")) && enGiveUp.MatchString(lowerText) {
 		f.negative, f.change = true, true
 	}
 	return f

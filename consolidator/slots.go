@@ -161,13 +161,36 @@ func restricted(content string) string {
 // thing, rules out m, a liking that names that thing: "loves spicy hotpot" once the
 // user "can't eat spicy food anymore".
 func restrictionRulesOut(c memory.Candidate, m memory.Memory) bool {
-	// The key is not required: what the extractor keyed a restriction by varies with its
-	// wording, what it restricts does not.
-	if (c.Category != memory.CatConstraint && c.Category != memory.CatPreference) || !likingOf(m) && !habitOf(m) || sameLiking(c, m) {
-		return false
+	return newRuling(c).restriction(m)
+}
+
+// ruling is what a candidate may rule out, read from it once: its patterns are the
+// costly part, and it is checked against every neighbour.
+type ruling struct {
+	c memory.Candidate
+	// what a constraint or preference restricts (restricted), "" for none. The key is
+	// not required: what the extractor keyed a restriction by varies with its wording,
+	// what it restricts does not.
+	what string
+}
+
+func newRuling(c memory.Candidate) ruling {
+	r := ruling{c: c}
+	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
+		r.what = restricted(c.Content)
 	}
-	what := restricted(c.Content)
-	if what == "" {
+	return r
+}
+
+// rulesOut reports that the candidate, once believed, retires m: a diet or a
+// restriction excluding what m likes, or a correction of an identifier m copied.
+func (r ruling) rulesOut(m memory.Memory) bool {
+	return dietRulesOut(r.c, m) || r.restriction(m) || correctsID(r.c, m)
+}
+
+func (r ruling) restriction(m memory.Memory) bool {
+	what := r.what
+	if what == "" || !likingOf(m) && !habitOf(m) || sameLiking(r.c, m) {
 		return false
 	}
 	content := strings.ToLower(m.Content)
@@ -216,12 +239,6 @@ var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|lik
 
 func wordsOf(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' })
-}
-
-// rulesOut reports that c, once believed, retires m: a diet or a restriction excluding
-// what m likes.
-func rulesOut(c memory.Candidate, m memory.Memory) bool {
-	return dietRulesOut(c, m) || restrictionRulesOut(c, m) || correctsID(c, m)
 }
 
 // correctsID reports c, a correction giving the right identifier, of memory m holding

@@ -134,7 +134,8 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		match: func(qc string) string {
 			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
 		},
-		stats: stats,
+		stats:   stats,
+		rowByID: "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id",
 	}
 	q.Stats.frequentArgs(&spec, arg)
 	ctes := spec.ctes()
@@ -579,7 +580,8 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 				return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
 	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
 			},
-			stats: turnStats,
+			stats:   turnStats,
+			rowByID: "JOIN turns tv ON tv.tenant = $1 AND tv.turn_id = m.id",
 		}
 		q.Stats.frequentArgs(&spec, arg)
 		ctes = append(ctes, spec.ctes()...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -47,6 +48,7 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	fs.BoolVar(&cfg.Cleanup, "cleanup", false, "delete the seeded tenant afterwards")
 	fs.BoolVar(&cfg.NoHNSW, "no-hnsw", false, "resolve the large owner by the exact scan only (no HNSW index built)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the resolving phases to `FILE`")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +63,14 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 		return nil
 	}
 	cfg.Progress = stderr
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bench resolve: --cpuprofile: %w", err)
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
+	}
 	res, err := bench.RunResolve(ctx, pool, cfg)
 	return printBench("resolve", stdout, *asJSON, res, err, printBenchResolve)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	mrand "math/rand/v2"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,9 @@ type ResolveConfig struct {
 	NoHNSW bool
 	// Progress receives progress lines; nil is silent.
 	Progress io.Writer
+	// CPUProfile, when set, receives a CPU profile (pprof) of the resolving phases
+	// (not of the seeding).
+	CPUProfile io.Writer
 }
 
 func (c ResolveConfig) withDefaults() ResolveConfig {
@@ -194,6 +198,12 @@ func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (Res
 		cands[i] = gen.candidate(rnd, cfg.Tenant, o, i)
 	}
 	fmt.Fprintf(p, "resolving %d candidates across %d owners with %d workers\n", len(cands), cfg.Owners, cfg.Concurrency)
+	if cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
+			return res, fmt.Errorf("bench: starting the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res.Across, err = runResolvePhase(ctx, r, cands, cfg.Concurrency, p)
 	if err != nil {
 		return res, err

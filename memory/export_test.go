@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,4 +35,43 @@ func (t *Tx) ExplainResolveNearest(ctx context.Context, q NearestQuery) ([]strin
 func FreezeOwnerIndexes(s *Store) {
 	at := time.Now()
 	s.indexes.now = func() time.Time { return at }
+}
+
+// TurnKeywordScores runs the turns' keyword side alone (bm25Spec) over user's turns
+// for text, with the given statistics, either carrying every match's tsv through the
+// scoring or reading the rescored rows' tsv again by primary key (byID), and returns
+// each scored turn's BM25 score.
+func (t *Tx) TurnKeywordScores(ctx context.Context, user, text string, stats TextStats, byID bool) (map[string]float64, error) {
+	args := []any{t.tenant, user, SearchText(text)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	spec := bm25Spec{prefix: "k", text: "$3", limit: arg(20), order: "occurred_at DESC, id",
+		match: func(qc string) string {
+			return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, true AS keep
+	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
+		},
+		stats: `SELECT ` + arg(stats.N) + `::float8 AS n, ` + arg(stats.AvgLen) + `::float8 AS avgdl`,
+	}
+	if byID {
+		spec.rowByID = "JOIN turns tv ON tv.tenant = $1 AND tv.turn_id = m.id"
+	}
+	stats.frequentArgs(&spec, arg)
+	rows, err := t.tx.Query(ctx, "WITH "+strings.Join(spec.ctes(), ",\n")+" SELECT id, kr FROM kscored", args...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for rows.Next() {
+		var id string
+		var kr float64
+		if err := rows.Scan(&id, &kr); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[id] = kr
+	}
+	rows.Close()
+	return out, rows.Err()
 }

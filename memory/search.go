@@ -135,7 +135,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
 		},
 		stats:   stats,
-		rowByID: "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id",
+		rowByID: byID(q.Stats, "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id"),
 	}
 	q.Stats.frequentArgs(&spec, arg)
 	ctes := spec.ctes()
@@ -581,7 +581,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
 			},
 			stats:   turnStats,
-			rowByID: "JOIN turns tv ON tv.tenant = $1 AND tv.turn_id = m.id",
+			rowByID: byID(q.Stats, "JOIN turns tv ON tv.tenant = $1 AND tv.turn_id = m.id"),
 		}
 		q.Stats.frequentArgs(&spec, arg)
 		ctes = append(ctes, spec.ctes()...)

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"testing"
 	"time"
@@ -196,5 +197,64 @@ func TestMemoryKeywordBM25(t *testing.T) {
 		if s := scores[h.Memory.ID.String()]; s != h.Keyword {
 			t.Errorf("%q: score %v became %v after another owner's memories", h.Memory.Content, s, h.Keyword)
 		}
+	}
+}
+
+// TestKeywordRowsByID checks that reading the rescored rows' tsv again by primary key
+// (large owners) scores every turn exactly as carrying each match's tsv does, with and
+// without known frequent terms, and when more rows match than stage two rescores.
+func TestKeywordRowsByID(t *testing.T) {
+	e := newBM25Env(t)
+	words := []string{"kayak", "harbour", "lantern", "orchard", "violin", "glacier", "pottery", "saffron"}
+	for i := range 150 {
+		// Every turn says "weather"; the others rotate so that terms share rows
+		// unevenly and some turns repeat a word (term frequencies above 1).
+		text := fmt.Sprintf("the weather near the %s and the %s was fine", words[i%len(words)], words[(i*3)%len(words)])
+		if i%7 == 0 {
+			text += " " + words[i%len(words)] + " again"
+		}
+		e.turn("acme", "u1", fmt.Sprintf("s%d", i/10), fmt.Sprintf("t%03d", i), text)
+	}
+	e.turn("other", "u1", "s0", "x1", "the kayak and the lantern in another tenant")
+	stats := memory.TextStats{N: 150, AvgLen: 6}
+	withFrequent := stats
+	withFrequent.Frequent = []memory.TermDF{{Term: "weather", DF: 150}}
+	for _, tc := range []struct {
+		name  string
+		text  string
+		stats memory.TextStats
+	}{
+		{"one term", "kayak", stats},
+		{"two terms, many matches", "harbour lantern", stats},
+		{"a frequent term known", "weather violin glacier", withFrequent},
+		{"only the frequent term", "weather", withFrequent},
+		{"no match", "submarine", stats},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var carried, byID map[string]float64
+			err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+				var err error
+				if carried, err = tx.TurnKeywordScores(e.ctx, "u1", tc.text, tc.stats, false); err != nil {
+					return err
+				}
+				byID, err = tx.TurnKeywordScores(e.ctx, "u1", tc.text, tc.stats, true)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.text != "submarine" && len(carried) == 0 {
+				t.Fatalf("%q scored nothing", tc.text)
+			}
+			if len(byID) != len(carried) {
+				t.Fatalf("%q: %d turns scored by id, %d carried", tc.text, len(byID), len(carried))
+			}
+			for id, kr := range carried {
+				got, ok := byID[id]
+				if !ok || math.Abs(got-kr) > 1e-9 {
+					t.Errorf("%q: turn %s scored %v by id, %v carried", tc.text, id, got, kr)
+				}
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -63,14 +62,12 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 		return nil
 	}
 	cfg.Progress = stderr
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench resolve: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		cfg.CPUProfile = f
+	profile, closeProfile, err := cpuProfileFile("bench resolve", *cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer closeProfile()
+	cfg.CPUProfile = profile
 	res, err := bench.RunResolve(ctx, pool, cfg)
 	return printBench("resolve", stdout, *asJSON, res, err, printBenchResolve)
 }

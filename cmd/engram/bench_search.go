@@ -64,14 +64,12 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		return nil
 	}
 	cfg.Progress = stderr
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench search: %w", err)
-		}
-		defer f.Close()
-		cfg.CPUProfile = f
+	profile, closeProfile, err := cpuProfileFile("bench search", *cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer closeProfile()
+	cfg.CPUProfile = profile
 	res, err := bench.RunSearch(ctx, pool, cfg)
 	return printBench("search", stdout, *asJSON, res, err, printBenchSearch)
 }
@@ -134,4 +132,17 @@ func printBenchSearch(w io.Writer, r bench.SearchResult) {
 			r.HeavySearch.P95, verdict(r.HeavySearch.P95 <= 30), r.HeavyContext.P95, verdict(r.HeavyContext.P95 <= 30))
 	}
 	fmt.Fprintln(w)
+}
+
+// cpuProfileFile creates the --cpuprofile file of a bench command; with no path it
+// returns a nil writer (no profile) and a close that does nothing.
+func cpuProfileFile(command, path string) (io.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: --cpuprofile: %w", command, err)
+	}
+	return f, func() { _ = f.Close() }, nil
 }

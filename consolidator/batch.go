@@ -51,6 +51,9 @@ func (b *ownerBatches) waiting(key string) int {
 	return 0
 }
 
+// batchKey names c's owner among every tenant's: the tenant and its lock key.
+func batchKey(c memory.Candidate) string { return c.Tenant + "\x00" + lockKey(c) }
+
 type ownerQueue struct {
 	waiting []*queuedCandidate
 	leader  *queuedCandidate // takes the next batch; its batch always starts with it
@@ -154,7 +157,7 @@ func (r *Resolver) ResolveQueued(ctx context.Context, c memory.Candidate) (Decis
 	if err != nil {
 		return Decision{}, fmt.Errorf("resolving candidate %s: %w", c.ID, err)
 	}
-	key := c.Tenant + "\x00" + lockKey(c)
+	key := batchKey(c)
 	q := &queuedCandidate{c: c, vec: vec, done: make(chan queuedResult, 1)}
 	if r.batches.join(key, q) {
 		return r.leadBatch(ctx, key, q)

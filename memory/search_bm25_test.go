@@ -33,6 +33,19 @@ func (e *bm25Env) turn(tenant, user, session, id, content string) {
 	}
 }
 
+// copyRows bulk-loads turns and memories (their vectors under "test-2d") into tenant.
+func (e *bm25Env) copyRows(tenant string, turns []memory.BulkTurn, mems []memory.BulkMemory) {
+	e.t.Helper()
+	if err := e.s.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		if err := tx.CopyTurns(e.ctx, turns); err != nil {
+			return err
+		}
+		return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2})
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *bm25Env) turns(tenant string, q memory.TurnSearch) []memory.TurnHit {
 	e.t.Helper()
 	q.Keyword = true

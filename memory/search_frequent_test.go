@@ -76,14 +76,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 			Embedding: []float32{1, float32(i%7) / 7}}
 		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
 	}
-	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		if err := tx.CopyTurns(e.ctx, turns); err != nil {
-			return err
-		}
-		return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.copyRows("acme", turns, mems)
 
 	type run struct {
 		ids      []string

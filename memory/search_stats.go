@@ -96,20 +96,17 @@ func (t *Tx) ReadTextStats(ctx context.Context, k StatsKey) (StoredTextStats, bo
 		return StoredTextStats{}, false, err
 	}
 	var s StoredTextStats
-	var terms []string
-	var dfs []float64
+	var freq frequentColumns
 	err := t.tx.QueryRow(ctx, `SELECT docs, avg_len, counted_at, terms, dfs, terms_at FROM owner_text_stats
 		WHERE tenant = $1 AND layer = $2 AND scope = $3 AND subject = $4`, t.tenant, k.Layer, string(k.Scope), k.Subject).
-		Scan(&s.Stats.N, &s.Stats.AvgLen, &s.CountedAt, &terms, &dfs, &s.TermsAt)
+		Scan(&s.Stats.N, &s.Stats.AvgLen, &s.CountedAt, &freq.terms, &freq.dfs, &s.TermsAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StoredTextStats{}, false, nil
 	}
 	if err != nil {
 		return StoredTextStats{}, false, fmt.Errorf("reading the stored text statistics of %s %s %q: %w", k.Layer, k.Scope, k.Subject, err)
 	}
-	for i := range min(len(terms), len(dfs)) {
-		s.Stats.Frequent = append(s.Stats.Frequent, TermDF{Term: terms[i], DF: dfs[i]})
-	}
+	s.Stats.Frequent = freq.list()
 	return s, true, nil
 }
 
@@ -144,36 +141,31 @@ func (t *Tx) RefreshTextStats(ctx context.Context, k StatsKey, now time.Time, te
 		return TextStats{}, err
 	}
 	args := []any{t.tenant, k.Layer, string(k.Scope), k.Subject, now}
-	counts := `SELECT count(*)::float8 AS n, coalesce(avg(r.tsv_len), 0)::float8 AS avgdl FROM r`
-	var sql string
+	with := `WITH r AS MATERIALIZED (` + statsRows(k) + `),
+			s AS (SELECT count(*)::float8 AS n, coalesce(avg(r.tsv_len), 0)::float8 AS avgdl FROM r)`
+	// Without terms a new row gets none (counted at the epoch, so the next refresh
+	// counts them) and an existing row keeps its own.
+	termVals, termSet := `'{}', '{}', 'epoch'`, ""
 	if terms {
 		args = append(args, FrequentTermMinDF, FrequentTermShare, MaxStoredFrequentTerms)
 		// tsvector_to_array lists a row's distinct lexemes: one count per row holding it.
-		sql = `WITH r AS MATERIALIZED (` + statsRows(k) + `),
-			s AS (` + counts + `),
+		with += `,
 			d AS (SELECT u.lexeme, count(*)::float8 AS df FROM r, unnest(tsvector_to_array(r.tsv)) u(lexeme) GROUP BY u.lexeme),
-			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= s.n * $7 ORDER BY d.df DESC, d.lexeme LIMIT $8)
+			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= s.n * $7 ORDER BY d.df DESC, d.lexeme LIMIT $8)`
+		termVals = `coalesce((SELECT array_agg(lexeme ORDER BY lexeme) FROM f), '{}'),
+				coalesce((SELECT array_agg(df ORDER BY lexeme) FROM f), '{}'), $5`
+		termSet = ", terms = excluded.terms, dfs = excluded.dfs, terms_at = excluded.terms_at"
+	}
+	sql := with + `
 			INSERT INTO owner_text_stats AS o (tenant, layer, scope, subject, docs, avg_len, counted_at, terms, dfs, terms_at)
-			SELECT $1, $2, $3, $4, s.n, s.avgdl, $5,
-				coalesce((SELECT array_agg(lexeme ORDER BY lexeme) FROM f), '{}'),
-				coalesce((SELECT array_agg(df ORDER BY lexeme) FROM f), '{}'), $5
+			SELECT $1, $2, $3, $4, s.n, s.avgdl, $5, ` + termVals + `
 			FROM s WHERE s.n > 0
 			ON CONFLICT (tenant, layer, scope, subject) DO UPDATE SET docs = excluded.docs, avg_len = excluded.avg_len,
-				counted_at = excluded.counted_at, terms = excluded.terms, dfs = excluded.dfs, terms_at = excluded.terms_at
+				counted_at = excluded.counted_at` + termSet + `
 			RETURNING o.docs, o.avg_len, o.terms, o.dfs`
-	} else {
-		sql = `WITH r AS MATERIALIZED (` + statsRows(k) + `),
-			s AS (` + counts + `)
-			INSERT INTO owner_text_stats AS o (tenant, layer, scope, subject, docs, avg_len, counted_at, terms_at)
-			SELECT $1, $2, $3, $4, s.n, s.avgdl, $5, 'epoch' FROM s WHERE s.n > 0
-			ON CONFLICT (tenant, layer, scope, subject) DO UPDATE SET docs = excluded.docs, avg_len = excluded.avg_len,
-				counted_at = excluded.counted_at
-			RETURNING o.docs, o.avg_len, o.terms, o.dfs`
-	}
 	var s TextStats
-	var ts []string
-	var dfs []float64
-	err := t.tx.QueryRow(ctx, sql, args...).Scan(&s.N, &s.AvgLen, &ts, &dfs)
+	var freq frequentColumns
+	err := t.tx.QueryRow(ctx, sql, args...).Scan(&s.N, &s.AvgLen, &freq.terms, &freq.dfs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, err := t.tx.Exec(ctx, `DELETE FROM owner_text_stats WHERE tenant = $1 AND layer = $2 AND scope = $3 AND subject = $4`,
 			t.tenant, k.Layer, string(k.Scope), k.Subject); err != nil {
@@ -184,9 +176,7 @@ func (t *Tx) RefreshTextStats(ctx context.Context, k StatsKey, now time.Time, te
 	if err != nil {
 		return TextStats{}, fmt.Errorf("counting the text statistics of %s %s %q: %w", k.Layer, k.Scope, k.Subject, err)
 	}
-	for i := range min(len(ts), len(dfs)) {
-		s.Frequent = append(s.Frequent, TermDF{Term: ts[i], DF: dfs[i]})
-	}
+	s.Frequent = freq.list()
 	return s, nil
 }
 

@@ -34,14 +34,7 @@ func TestStoredTextStats(t *testing.T) {
 				Embedding: []float32{1, 0}})
 		}
 	}
-	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		if err := tx.CopyTurns(e.ctx, turns); err != nil {
-			return err
-		}
-		return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.copyRows("acme", turns, mems)
 	now := time.Now().UTC()
 	memKey := memory.StatsKey{Layer: memory.StatsMemories, Scope: memory.ScopeUser, Subject: "u1"}
 	turnKey := memory.StatsKey{Layer: memory.StatsTurns, Scope: memory.ScopeUser, Subject: "u1"}

@@ -120,8 +120,9 @@ type Result struct {
 	Components Components `json:"components"`
 
 	memoryID uuid.UUID
-	unit     []float32 // the memory's vector at length 1 (llm.Unit), for the duplicate test
-	vecRead  bool      // unit was read with the candidate (nil: the memory has no vector)
+	vector   []float32 // the memory's vector, for the duplicate test (nil: none)
+	vecRead  bool      // vector was read with the candidate (nil then: the memory has none)
+	unit     []float32 // vector at length 1 (llm.Unit), made only for results finish reaches
 }
 
 // SearchResponse is the answer of POST /v1/search.
@@ -522,7 +523,7 @@ func (r *Retriever) searchMemories(ctx context.Context, tx *memory.Tx, q query, 
 			res.Components.Vector = 1 - *h.Distance
 		}
 		if q.AsOf == nil && r.emb != nil {
-			res.unit, res.vecRead = llm.Unit(h.Vector), true
+			res.vector, res.vecRead = h.Vector, true
 			if vec != nil && h.Vector != nil && len(vec) == len(h.Vector) && h.Distance == nil {
 				res.Components.Vector = float64(llm.Cosine(vec, h.Vector))
 			}
@@ -606,6 +607,7 @@ func (r *Retriever) finish(ctx context.Context, tx *memory.Tx, res []Result, k i
 			continue
 		}
 		dup := false
+		x.unit = llm.Unit(x.vector)
 		if x.unit != nil {
 			for _, y := range kept {
 				if y.unit != nil && float64(llm.Dot(x.unit, y.unit)) > r.cfg.DuplicateCosine {
@@ -629,7 +631,7 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	idx := map[uuid.UUID]int{}
 	var ids []uuid.UUID
 	for i, x := range res {
-		if x.Layer == LayerMemories && x.unit == nil && !x.vecRead {
+		if x.Layer == LayerMemories && x.vector == nil && !x.vecRead {
 			idx[x.memoryID] = i
 			ids = append(ids, x.memoryID)
 		}
@@ -643,7 +645,7 @@ func (r *Retriever) loadEmbeddings(ctx context.Context, tx *memory.Tx, res []Res
 	}
 	for id, v := range vs {
 		x := &res[idx[id]]
-		x.unit = llm.Unit(v)
+		x.vector = v
 		if vec != nil && len(vec) == len(v) && x.Components.Vector == 0 {
 			x.Components.Vector = float64(llm.Cosine(vec, v))
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	mrand "math/rand/v2"
-	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -198,12 +197,11 @@ func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (Res
 		cands[i] = gen.candidate(rnd, cfg.Tenant, o, i)
 	}
 	fmt.Fprintf(p, "resolving %d candidates across %d owners with %d workers\n", len(cands), cfg.Owners, cfg.Concurrency)
-	if cfg.CPUProfile != nil {
-		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
-			return res, fmt.Errorf("bench: starting the CPU profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile()
 	res.Across, err = runResolvePhase(ctx, r, cands, cfg.Concurrency, p)
 	if err != nil {
 		return res, err

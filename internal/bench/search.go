@@ -261,11 +261,11 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 		}
 		res.Plans["context memories"] = cp.Memories
 	}
-	if cfg.CPUProfile != nil {
-		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
-			return res, fmt.Errorf("bench: starting the CPU profile: %w", err)
-		}
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile()
 	fmt.Fprintf(cfg.Progress, "measuring %d searches\n", cfg.Queries)
 	lat := make([]time.Duration, 0, cfg.Queries)
 	for _, x := range qs {
@@ -334,9 +334,7 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 		}
 		res.HeavySearch, res.HeavyContext = &hs, &hc
 	}
-	if cfg.CPUProfile != nil {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 
 	// The recall probe reads the search's vector side without its similarity floor, so
 	// it is compared like for like with the plain top-10.
@@ -703,4 +701,16 @@ func storeTextStats(ctx context.Context, store *memory.Store, cfg SearchConfig, 
 	res.StatsSeconds = time.Since(start).Seconds()
 	fmt.Fprintf(cfg.Progress, "stored the text statistics in %.1f s\n", res.StatsSeconds)
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into w (none when w is nil) and returns what
+// stops it; stopping twice is harmless.
+func startCPUProfile(w io.Writer) (stop func(), err error) {
+	if w == nil {
+		return func() {}, nil
+	}
+	if err := pprof.StartCPUProfile(w); err != nil {
+		return nil, fmt.Errorf("bench: starting the CPU profile: %w", err)
+	}
+	return pprof.StopCPUProfile, nil
 }

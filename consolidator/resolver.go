@@ -739,6 +739,9 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 	if err := r.propagateCorrection(ctx, tx, c, ns, d); err != nil {
 		return err
 	}
+	if err := r.retireRetellings(ctx, tx, c, ns, d); err != nil {
+		return err
+	}
 	deprecated := memory.StatusDeprecated
 	rule := newRuling(c)
 	for _, n := range ns {
@@ -753,6 +756,42 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
 			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
 			return fmt.Errorf("retiring memory %s ruled out by %s: %w", n.mem.ID, c.Key, err)
+		}
+	}
+	return nil
+}
+
+// retireRetellings deprecates the memories told together with a slot value c superseded
+// (from the same statement: the same valid_from) that retell the old value: "lives in
+// Tokyo, so book meetings on Tokyo time" once the user lives in Frankfurt. They stay in
+// history with their validity.
+func (r *Resolver) retireRetellings(ctx context.Context, tx *memory.Tx, c memory.Candidate, ns []scored, d Decision) error {
+	if d.Kind != KindSupersede || correctedValue(c) != "" {
+		return nil // a correction rewrites the wrong value where it was written (propagateCorrection)
+	}
+	var old memory.Memory
+	for _, n := range ns {
+		if n.mem.ID == d.MemoryID {
+			old = n.mem
+		}
+	}
+	if old.Key == "" {
+		return nil // only a slot has a value that another memory can retell
+	}
+	vals := oldValues(old.Content, c.Content)
+	if vals.empty() {
+		return nil
+	}
+	deprecated := memory.StatusDeprecated
+	for _, n := range ns {
+		if n.mem.ID == old.ID || n.mem.Status != memory.StatusActive || !n.mem.ValidFrom.Equal(old.ValidFrom) ||
+			!vals.heldBy(n.mem.Content) {
+			continue
+		}
+		reason := fmt.Sprintf("retells the old value of %s, superseded by candidate %s: %s", old.Key, c.ID, c.Content)
+		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
+			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+			return fmt.Errorf("retiring memory %s that retells the old %s: %w", n.mem.ID, old.Key, err)
 		}
 	}
 	return nil

@@ -322,3 +322,44 @@ func TestOlderContradictionDoesNotOverrideNewer(t *testing.T) {
 		t.Fatalf("memory %q v%d", m.Content, m.Version)
 	}
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestSupersedeRetiresRetellingsOfTheOldValue(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	told := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	later := told.AddDate(0, 2, 0)
+	loc := resolve(t, r, cand("u1", "The user lives in Valparaiso", withKey("user.location"), validFrom(told)), consolidator.KindAdd)
+	retold := resolve(t, r, cand("u1", "The user lives in Valparaiso, so book calls on Chilean afternoons",
+		withKey("meeting.preferred_time"), validFrom(told)), consolidator.KindAdd)
+	other := resolve(t, r, cand("u1", "The user's sister also lives in Valparaiso", validFrom(told.AddDate(0, 0, 1))), consolidator.KindAdd)
+	resolve(t, r, cand("u1", "The user lives in Rotterdam", withKey("user.location"), validFrom(later)), consolidator.KindSupersede)
+	if m := detail(t, s, loc.MemoryID).Memory; m.Content != "The user lives in Rotterdam" {
+		t.Fatalf("slot holds %q", m.Content)
+	}
+	if m := detail(t, s, retold.MemoryID).Memory; m.Status != memory.StatusDeprecated {
+		t.Errorf("the retelling of the old value is %s, want deprecated", m.Status)
+	}
+	// Told at another time, the same name is another fact.
+	if m := detail(t, s, other.MemoryID).Memory; m.Status != memory.StatusActive {
+		t.Errorf("a memory told apart is %s, want active", m.Status)
+	}
+}
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestPartingWithAThingRetiresWhatWasSaidOfIt(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	told := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	said := resolve(t, r, cand("u1", "The clutch on the user's van slips on every hill", validFrom(told)), consolidator.KindAdd)
+	kept := resolve(t, r, cand("u1", "The user's bike needs a new chain", validFrom(told)), consolidator.KindAdd)
+	sold := cand("u1", "The user sold the old van", validFrom(told.AddDate(0, 1, 0)))
+	sold.Metadata = map[string]any{"parted_with": "van"}
+	resolve(t, r, sold, consolidator.KindAdd)
+	if m := detail(t, s, said.MemoryID).Memory; m.Status != memory.StatusDeprecated {
+		t.Errorf("what was said of the sold van is %s, want deprecated", m.Status)
+	}
+	if m := detail(t, s, kept.MemoryID).Memory; m.Status != memory.StatusActive {
+		t.Errorf("the bike's memory is %s, want active", m.Status)
+	}
+}

@@ -2,6 +2,7 @@ package consolidator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -104,6 +105,31 @@ func TestReplaceValue(t *testing.T) {
 	for _, tt := range tests {
 		if got := replaceValue(tt.text, tt.wrong, tt.right); got != tt.want {
 			t.Errorf("replaceValue(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestPartedWith(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	sold := memory.Candidate{Content: "The user sold the old van", ValidFrom: day(20),
+		Metadata: map[string]any{"parted_with": "van"}}
+	tests := []struct {
+		name string
+		m    memory.Memory
+		want bool
+	}{
+		{"what was said of it", memory.Memory{Content: "The user's van needs new brakes again", ValidFrom: day(2)}, true},
+		{"told of this one", memory.Memory{Content: "The user is fed up with this van", ValidFrom: day(2)}, true},
+		{"another thing", memory.Memory{Content: "The user's bike needs new brakes", ValidFrom: day(2)}, false},
+		{"a van not theirs", memory.Memory{Content: "A delivery van blocked the drive", ValidFrom: day(2)}, false},
+		{"told after the sale", memory.Memory{Content: "The user misses their van", ValidFrom: day(25)}, false},
+		{"told in the same turn", memory.Memory{Content: "The user sold their van to a neighbour", ValidFrom: day(20)}, false},
+	}
+	r := newRuling(sold)
+	for _, tt := range tests {
+		if got := r.rulesOut(tt.m); got != tt.want {
+			t.Errorf("%s: rulesOut(%q) = %v, want %v", tt.name, tt.m.Content, got, tt.want)
 		}
 	}
 }

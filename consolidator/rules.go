@@ -101,6 +101,10 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		return ruleMatch{relContradiction, why("polarity flips (negation or opposite verb)")}
 	case flip:
 		return ruleMatch{relUnrelated, why("opposite polarity but not similar enough to be the same fact")}
+	case cf.change && movedDay(cf, nf) && (len(sharedNames(cf, nf)) > 0 || shared >= 2):
+		// "Nico swims on Thursdays now instead" of "lessons are on Tuesdays": the same
+		// thing, named by a shared name or words, on another day.
+		return ruleMatch{relContradiction, why("change cue and another day of the week")}
 	case !keyed && extraNew > 0 && revises(cf, c, n.mem):
 		// "X改成Y" / "switched X to Y" with X in the memory: the same thing, a new value.
 		return ruleMatch{relContradiction, why("revises %q, which the memory is about", revisedThing(c.Content))}
@@ -139,6 +143,7 @@ type textFeatures struct {
 	numbers  map[string]struct{} // the tokens that are numbers
 	names    map[string]struct{} // capitalised words inside sentences (see properNames)
 	runes    int                 // length of the normalised text
+	days     map[int]struct{}    // the weekdays named (Tuesdays, 周二 …), Monday = 1
 	negative bool                // a negation or a negative verb (not, hate, 不, 讨厌 …)
 	change   bool                // a change cue (now, instead, switched, 改成, 不再 …)
 }
@@ -160,6 +165,9 @@ var (
 	enChange = map[string]bool{"now": true, "instead": true, "changed": true, "change": true, "switched": true,
 		"switch": true, "moved": true, "move": true, "anymore": true, "longer": true, "stopped": true, "quit": true,
 		"became": true, "become": true, "started": true, "starting": true, "nowadays": true, "replaced": true}
+	enWeekday = map[string]int{"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
+		"saturday": 6, "sunday": 7}
+	zhWeekday = regexp.MustCompile(`(?:周|星期|礼拜)([一二三四五六日天])`)
 	// zhBreak are function characters that split CJK runs before bigramming, so that
 	// word order around them (王磊是用户的经理 / 用户的经理是王磊) does not matter.
 	zhBreak = "的了是在和与及都也就还很会吗呢吧啊着过一个把被给让对要想"
@@ -176,13 +184,17 @@ var (
 
 func features(text string) textFeatures {
 	lower := strings.ToLower(text)
-	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}, names: properNames(text)}
+	f := textFeatures{tokens: map[string]struct{}{}, numbers: map[string]struct{}{}, names: properNames(text),
+		days: map[int]struct{}{}}
 	// The Chinese patterns match only Han characters: most texts skip them (they were a
 	// fifth of the resolver's CPU, run on every neighbour of every candidate).
 	if hasHan(lower) {
 		zh := zhNotNegation.Replace(lower)
 		f.negative = zhNegation.MatchString(zh)
 		f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
+		for _, m := range zhWeekday.FindAllStringSubmatch(lower, -1) {
+			f.days[strings.Index("一二三四五六日天", m[1])/len("一")%7+1] = struct{}{}
+		}
 	}
 	// "用户" (the user) opens nearly every extracted sentence: it carries no content.
 	lower = zhSynonyms.Replace(strings.ReplaceAll(lower, "用户", " "))
@@ -201,6 +213,9 @@ func features(text string) textFeatures {
 		}
 		if enChange[w] {
 			f.change = true
+		}
+		if d, ok := enWeekday[strings.TrimSuffix(w, "s")]; ok {
+			f.days[d] = struct{}{}
 		}
 		if ruleStopword(w) {
 			return
@@ -420,13 +435,79 @@ func properNames(text string) map[string]struct{} {
 	return out
 }
 
+// slotValue is what an old statement of a slot holds that its replacement does not: the
+// proper names in Latin script, the runs of two or more Han characters in Chinese.
+type slotValue struct {
+	names map[string]struct{}
+	runs  []string
+}
+
+// oldValues is the value old holds and new does not ("Tokyo" of "lives in Tokyo" replaced
+// by "lives in Frankfurt"; 东京常驻 of 用户家在东京常驻).
+func oldValues(old, new string) slotValue {
+	v := slotValue{names: properNames(old)}
+	for n := range properNames(new) {
+		delete(v.names, n)
+	}
+	var run []rune
+	flush := func() {
+		if len(run) >= 2 {
+			v.runs = append(v.runs, string(run))
+		}
+		run = run[:0]
+	}
+	for _, r := range strings.ReplaceAll(old, "用户", " ") {
+		if unicode.Is(unicode.Han, r) && !strings.ContainsRune(new, r) {
+			run = append(run, r)
+			continue
+		}
+		flush()
+	}
+	flush()
+	return v
+}
+
+func (v slotValue) empty() bool { return len(v.names) == 0 && len(v.runs) == 0 }
+
+// heldBy reports text holding the whole value: every name and every run.
+func (v slotValue) heldBy(text string) bool {
+	names := properNames(text)
+	for n := range v.names {
+		if _, ok := names[n]; !ok {
+			return false
+		}
+	}
+	for _, r := range v.runs {
+		if !strings.Contains(text, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedDay reports that new names weekdays and old names one that new does not.
+func movedDay(new, old textFeatures) bool {
+	return len(new.days) > 0 && len(old.days) > 0 && hasOutside(old.days, new.days)
+}
+
+// sharedNames are the proper names both texts hold.
+func sharedNames(a, b textFeatures) []string {
+	var out []string
+	for n := range a.names {
+		if _, ok := b.names[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // numbersConflict reports that each text has a number the other lacks (7点 / 6点,
 // UTC+8 / UTC-5): a changed value, however similar the rest.
 func numbersConflict(a, b textFeatures) bool {
 	return hasOutside(a.numbers, b.numbers) && hasOutside(b.numbers, a.numbers)
 }
 
-func hasOutside(a, b map[string]struct{}) bool {
+func hasOutside[K comparable](a, b map[K]struct{}) bool {
 	for n := range a {
 		if _, ok := b[n]; !ok {
 			return true

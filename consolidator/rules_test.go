@@ -81,6 +81,11 @@ func TestRelate(t *testing.T) {
 		{"I love Chinese food", "", "I hate Chinese food", "", memory.Semantic, relContradiction},
 		{"The user likes coffee.", "", "The user likes coffee, especially oat milk lattes.", "", memory.Semantic, relRefinement},
 		{"The user prefers dark mode in every app.", "", "The user prefers dark mode.", "", memory.Semantic, relDuplicate},
+		// A timetable moved to another day: a change cue, a shared name, another weekday.
+		{"Tomasz has judo on Mondays at 6.", "", "Tomasz does judo on Wednesdays at 6 now.", "", memory.Semantic, relContradiction},
+		{"用户的瑜伽课在每周二晚上", "", "瑜伽课现在改到周四晚上了", "", memory.Semantic, relContradiction},
+		// Another day without a change cue is another fact: both can hold.
+		{"Tomasz has judo on Mondays at 6.", "", "Tomasz has chess club on Wednesdays at 6.", "", memory.Semantic, relUnrelated},
 	} {
 		vs, err := emb.Embed(context.Background(), []string{tc.old, tc.new})
 		if err != nil {

@@ -172,10 +172,15 @@ type ruling struct {
 	// not required: what the extractor keyed a restriction by varies with its wording,
 	// what it restricts does not.
 	what string
+	// parted is the thing the speaker sold or gave away ("car"), "" for none.
+	parted string
 }
 
 func newRuling(c memory.Candidate) ruling {
 	r := ruling{c: c}
+	if p, _ := c.Metadata["parted_with"].(string); p != "" {
+		r.parted = p
+	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
 	}
@@ -185,7 +190,27 @@ func newRuling(c memory.Candidate) ruling {
 // rulesOut reports that the candidate, once believed, retires m: a diet or a
 // restriction excluding what m likes, or a correction of an identifier m copied.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || correctsID(r.c, m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || correctsID(r.c, m) || r.partedWith(m)
+}
+
+// partedWith reports m, told before the candidate, speaking of the speaker's own thing the
+// candidate says they parted with ("hates this van", once "sold my old van"): it
+// described something they no longer have.
+func (r ruling) partedWith(m memory.Memory) bool {
+	if r.parted == "" || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+		return false
+	}
+	content := strings.ToLower(m.Content)
+	for _, det := range []string{"my ", "this ", "that ", "our ", "their ", "the user's ", "his ", "her "} {
+		for _, adj := range []string{"", "old ", "new "} {
+			for _, noun := range []string{r.parted, r.parted + "s"} {
+				if valueSpans(content, det+adj+noun) != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func (r ruling) restriction(m memory.Memory) bool {

@@ -31,9 +31,11 @@ type clauseRules struct {
 	petEN, petHaveEN, petZH, petHaveZH           *regexp.Regexp
 	deviceEN, deviceZH, healthEN, healthZH       *regexp.Regexp
 	workAsEN, nowJobEN, orgJobZH, quitEN, quitZH *regexp.Regexp
+	asJobEN                                      *regexp.Regexp
 	tasteEN, tasteZH                             *regexp.Regexp
 	planEN, planZH                               *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
+	procToldEN, procToldZH                       *regexp.Regexp
 	procZH, procStepsZH                          *regexp.Regexp
 	workZH, liveDropZH, relIsZH                  *regexp.Regexp
 	roleTheEN, teachEN, businessEN, vehicleEN    *regexp.Regexp
@@ -101,16 +103,22 @@ func newClauseRules() *clauseRules {
 		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是|不是[^，。,]{1,10}[，,]\s*(?:而)?是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
 		procBefore2EN: re(`(?i:\bbefore\s+)((?i:every|each|any|a|we|i|you)\s+[^,.;!?]{3,60}?)\s*,\s*(?i:(?:we\s+|i\s+|you\s+)?(?:always\s+|first\s+|must\s+|need to\s+|should\s+)+)([^.;!?]{3,100})`),
-		procStepsEN:   re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
-		procZH:        re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
-		procStepsZH:   re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
-		workZH:        re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
+		// "…, so this is the process: do X, send Y, then Z": steps announced as such.
+		procToldEN:  re(`(?i)\b(?:here's|here is|this is|that's|the)\s+(?:the\s+|my\s+|our\s+)?(?:order|process|procedure|routine|drill|steps|sequence|workflow|checklist)(?:\s+(?:for|with)\s+([^:]{2,40}))?\s*(?:is\s*)?:\s*([^:]{10,})$`),
+		procToldZH:  re(`(?:流程|步骤|顺序|规矩)(?:是|如下|一般是)?[:：]\s*([^:：]{6,})$`),
+		procStepsEN: re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
+		procZH:      re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
+		procStepsZH: re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
+		workZH:      re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
 		// A clause without its subject after one about the speaker ("我叫…，住在海边的小城"):
 		// Chinese drops the repeated 我.
 		liveDropZH: re(`[，,；;](?:现在|目前|一直)?(?:住在|定居在|生活在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
 		// "我现在的组长是某某": a relation named with 是 (a job after 是 is relJobZH's).
 		relIsZH: re(`我(?:现在|目前|新|以前|原来)?的(` + relZH + `)(?:现在|目前)?是(\p{Han}{2,3})(?:[，。,.!！；;]|$)`),
 		// "I'm the head nurse at Mercy General": a role with "the" and where it is held.
+		// "Being sous chef at X means I …", "As a nurse at X, I …": the participle's
+		// subject is the speaker of the main clause.
+		asJobEN:   re(`^(?i:(?:being|as)\s+(?:an?\s+|the\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|with)\s+` + orgName + `(?i:[^.!?]*\b(?:i|i'm|i've|i am|me|my)\b)`),
 		roleTheEN: re(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?the\s+(?:new\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|of)\s+` + orgName),
 		// "I teach piano at a music school": a profession told by its verb.
 		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+(?i:at|in|for)\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
@@ -132,7 +140,7 @@ func newClauseRules() *clauseRules {
 		// "平时最喜欢去滑雪": a liking of a thing to do, in its thing's slot.
 		likeZH: re(`(?:最|很|特别|超|非常|挺|真)?(?:喜欢|爱|迷上了|爱上了)(?:去|玩|打|看|听|做|弹|练)?(\p{Han}{2,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		// "Sushi nights are my favourite treat": a favourite thing.
-		favEN: re(`(?i)^(?:the\s+)?([a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:is|are)\s+(?:definitely\s+|really\s+|still\s+)?(?:my|our)\s+(?:absolute\s+|all-time\s+)?favou?rite\b`),
+		favEN: re(`(?i)^(?:the\s+)?([a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:is|are)\s+(?:definitely\s+|really\s+|still\s+)?(?:my|our)\s+(?:absolute\s+|all-time\s+|biggest\s+|one\s+|only\s+|secret\s+|true\s+|great\s+)?(?:favou?rite|weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b`),
 		// "上线之前一定要先通知运维": a rule about what comes first, without 每次.
 		procRuleZH: re(`^([^，。,；;我]{1,12}?)(?:前|之前|以前)[，,]?(?:都)?(?:一定要|必须|要|得|务必)先([^。；;]{1,40})`),
 		// "I just joined Initrode": a new employer.
@@ -180,7 +188,7 @@ func (c *clauseRules) matchAny(s string) bool {
 	s = clip(s)
 	for _, r := range []*regexp.Regexp{c.intro, c.jobAt, c.moveEN, c.moveZH, c.liveZH, c.tzEN, c.tzOnEN, c.tzZH,
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
-		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.orgJobZH, c.quitEN, c.quitZH,
+		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.asJobEN, c.orgJobZH, c.quitEN, c.quitZH,
 		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
 		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN, c.procBeforeImpEN} {
 		if r.MatchString(s) {
@@ -266,7 +274,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 	profile := func(key, content string) { add(fact{key: key, content: content, cat: memory.CatProfile}) }
 	// A user's sentence that opens with its verb ("Switched to …", "Moved to …") dropped
 	// its subject, the speaker.
-	selfish := c.selfStart.MatchString(s) || subjectlessEN.MatchString(s)
+	selfish := c.selfStart.MatchString(s) || droppedSubjectEN.MatchString(s)
 
 	if !zh {
 		if selfish {
@@ -299,6 +307,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
+		}
+		if m := c.asJobEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) && !c.notName[m[2]] {
+			profile("user.role", "The user is "+article(m[1])+m[1]+" at "+m[2])
+			profile("user.employer", "The user works at "+m[2])
 		}
 		if m := ownCarEN.FindStringSubmatch(s); m != nil && carTalk.MatchString(s) && !c.notName[strings.Fields(m[1])[0]] {
 			// "My old Fiat Panda keeps stalling at lights": a named car the speaker has, told
@@ -611,7 +623,6 @@ func (c *clauseRules) clauseOf(re *regexp.Regexp, s string) ([]string, string) {
 // workTalk marks a sentence about where someone works.
 var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|company|employer|quit|left|joined)\b`)
 
-// subjectlessEN is a sentence that opens with a past-tense verb: its subject was dropped.
 // Devices and cars of the speaker's in Chinese, by their measure word: 辆 a vehicle, 部 a
 // phone, 台 a computer (unless its name says phone).
 var (
@@ -640,11 +651,6 @@ var (
 	ownCarEN = regexp.MustCompile(`\b[Mm]y\s+(?:old\s+|new\s+|trusty\s+|little\s+|beloved\s+)?(\p{Lu}[\p{L}-]+(?:\s(?:\p{Lu}[\p{L}\d-]*|\d[\w-]*)){1,2})\b`)
 	carTalk  = regexp.MustCompile(`(?i)\b(?:brakes?|braking|engine|tyres?|tires?|mileage|mechanic|oil change|transmission|clutch|gearbox|dashboard|parked|parking|windshield|windscreen|exhaust|mpg|test drive|car wash|fill(?:ed)? up|charging|chargers?|road trip)\b`)
 )
-
-// droppedSubjectEN opens a story sentence with a past verb and no subject.
-var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up)\b`)
-
-var subjectlessEN = regexp.MustCompile(`(?i)^(?:just\s+|finally\s+|recently\s+)?(?:switched|moved|relocated|started|joined|bought|got|quit|left|adopted|signed up)\b`)
 
 var otherSubject = regexp.MustCompile(`(?i)\b(?:he|she|they|his|her|their|him|them)\b`)
 
@@ -849,10 +855,7 @@ func (o *Offline) objectKey(s string) string {
 			if len(words) == 0 && strings.HasSuffix(w, "ing") && i+1 < len(fs) || strings.Trim(w, "0123456789") == "" {
 				continue
 			}
-			if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3 {
-				w = strings.TrimSuffix(w, "s")
-			}
-			words = append(words, w)
+			words = append(words, singular(w))
 			continue
 		}
 		if len(words) > 0 {
@@ -1095,6 +1098,41 @@ func (o *Offline) procedure(s string) (fact, bool) {
 	return fact{}, false
 }
 
+// toldSteps recognises steps announced as such ("…, so this is the process: do X, send Y,
+// then Z", "报销的流程是：…"). It reads the whole sentence: what the steps are for is told
+// before the label, and a "you" inside the steps is anyone doing them, not the listener.
+func (o *Offline) toldSteps(s string, ref time.Time) (draft, bool) {
+	c := o.lex.clauses
+	s = clip(o.clean(s))
+	var f fact
+	if loc := c.procToldZH.FindStringSubmatchIndex(s); hasHan(s) && loc != nil && strings.ContainsAny(s[loc[2]:loc[3]], "，,、；;") {
+		when := strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: "), "的")
+		if when != "" {
+			when = strings.ReplaceAll(strings.ReplaceAll(when, "我们", "用户"), "我", "用户") + "："
+		}
+		f = fact{content: "用户的步骤：" + when + trimEnd(s[loc[2]:loc[3]])}
+	} else if loc := c.procToldEN.FindStringSubmatchIndex(s); !hasHan(s) && loc != nil && strings.Contains(s[loc[4]:loc[5]], ",") &&
+		orderVerb(s[loc[4]:loc[5]]) {
+		// What the steps are for is told in the label ("the process for new hires") or
+		// before it ("Invoices go out on Mondays, so here is the drill: …").
+		content := "The user's steps"
+		if loc[2] >= 0 {
+			content += " for " + o.pronounsEN(s[loc[2]:loc[3]], true)
+		}
+		if when := strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(s[:loc[0]]), ",;: "), " and"); when != "" {
+			content += " (" + o.pronounsEN(lowerFirst(strings.TrimRight(when, ",; ")), true) + ")"
+		}
+		f = fact{content: content + ": " + o.pronounsEN(trimEnd(s[loc[4]:loc[5]]), true)}
+	} else {
+		return draft{}, false
+	}
+	f.cat, f.typ, f.imp = memory.CatSkill, memory.Procedural, impPreference
+	d := o.factDraft(f, ref, "procedure")
+	d.confidence = confInstruction
+	d.meta["instruction"] = true
+	return d, true
+}
+
 // orderVerb reports a clause that opens with a verb, as an order does ("run the tests"),
 // rather than with a subject ("I get nervous", "the office closes").
 func orderVerb(s string) bool {
@@ -1265,6 +1303,11 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 	if len(story) == 1 && !zh && presentSelfEN.MatchString(o.clean(story[0])) && !o.lex.event.MatchString(lowerText(story[0])) {
 		// What the speaker does as a rule is a standing fact: a later change can replace it.
 		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "self", impState
+	}
+	if whole := lowerText(strings.Join(story, " ")); recurring.MatchString(whole) && !pastTense.MatchString(whole) {
+		// A timetable ("lessons are on Tuesdays at 5", "每周三晚上练琴") is a standing fact:
+		// when it moves, the new one replaces it, where an event would stand beside it.
+		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "routine", impState
 	}
 	d.expire = o.expiry(strings.Join(story, " "), ref)
 	return d, true

@@ -123,6 +123,13 @@ func TestClauseFacts(t *testing.T) {
 		{"a pregnancy en", "Heads up, I'm 24 weeks pregnant, so nothing too strenuous.", map[string]string{"user.health.pregnancy": "24 weeks pregnant"}},
 		{"a pregnancy zh", "我现在怀孕七个月了，走路有点累。", map[string]string{"user.health.pregnancy": "怀孕七个月"}},
 		{"a car told by its purchase zh", "旧车卖了，换成新提了一辆零跑C10。", map[string]string{"user.vehicle": "零跑"}},
+		{"a job told by a participle", "Being night manager at Halvard Hotel means I sleep through most mornings.",
+			map[string]string{"user.role": "night manager", "user.employer": "Halvard Hotel"}},
+		{"a job told by 'as'", "As a paramedic with Ostrava Rescue, I see a lot of bad nights.",
+			map[string]string{"user.role": "paramedic", "user.employer": "Ostrava Rescue"}},
+		{"a liking told as a weakness", "Full disclosure: pistachio gelato is my weakness.", map[string]string{"taste.gelato": "istachio gelato"}},
+		{"a liking told as a guilty pleasure", "Salted pretzels are my guilty pleasure.", map[string]string{"taste.pretzel": "Salted pretzels"}},
+		{"a pregnancy told without a subject zh", "目前怀孕四个月了，咖啡都不敢喝。", map[string]string{"user.health.pregnancy": "怀孕四个月"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,7 +113,7 @@ func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
 	if g.lex.isSmallTalk(text) {
 		return skip("small talk")
 	}
-	text = restoreSubjectsZH(text)
+	text = restoreSubjects(text)
 	if sigs := g.lex.turnSignals(text, false); len(sigs) > 0 {
 		return pass(sigs...)
 	}

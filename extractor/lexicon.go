@@ -74,7 +74,9 @@ func newLexicon() *lexicon {
 					"can't beat", "can't deny", "can't agree more", "couldn't have done", "can't get enough", "never forget", "never give up",
 					"never been", "never shy", "don't let", "don't give up", "never stop", "don't stop",
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
-			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b`),
+			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b` +
+				// A standing instruction told as an imperative: "use the PO box for all of that".
+				`|\buse\s+[^.!?;]{2,60}?\s+for\s+(?:all|every|any|each)\b|怀孕|孕期|备孕|哺乳期`),
 				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",
 					"must be so", "must be really", "must be nice", "must be fun", "must be hard", "must be tough", "must be great", "must be awesome",
 					"must be amazing", "must be exciting", "must feel"}},
@@ -82,7 +84,7 @@ func newLexicon() *lexicon {
 			// the old value when the revision lands in the same key slot.
 			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
+			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -251,6 +253,49 @@ var (
 	stayZH = regexp.MustCompile(`这几天|这两天|这些天|最近几天|未来几天|接下来几天|这(?:三|四|五)天`)
 )
 
+// spanEN and spanZH are how long an event lasts, told after its date: "the whole week",
+// "for two weeks", "持续三天", "要一个星期".
+var (
+	spanEN = regexp.MustCompile(`\b(?:the\s+(?:whole|entire|full)|all(?:\s+the)?|a\s+(?:whole|full))\s+(day|week|weekend|month)\b|\bfor\s+(a|one|two|three|four|five|six|\d{1,2})\s+(days?|weeks?|months?)\b`)
+	spanZH = regexp.MustCompile(`(?:整整|整个)一?个?(天|周|星期|礼拜|月)|(?:持续|要|得|共)(一|两|二|三|四|五|六|七|\d{1,2})个?(天|周|星期|礼拜|月)`)
+)
+
+// spanDays is how many days the span s names lasts, or 0 for none.
+func spanDays(lower string) int {
+	unitDays := func(u string) int {
+		switch strings.TrimSuffix(u, "s") {
+		case "day", "天":
+			return 1
+		case "weekend":
+			return 2
+		case "week", "周", "星期", "礼拜":
+			return 7
+		case "month", "月":
+			return 30
+		}
+		return 0
+	}
+	count := func(n, unit string) int {
+		if c, ok := parseCount(n); ok {
+			return c * unitDays(unit)
+		}
+		return 0
+	}
+	if m := spanEN.FindStringSubmatch(lower); m != nil {
+		if m[1] != "" {
+			return unitDays(m[1])
+		}
+		return count(m[2], m[3])
+	}
+	if m := spanZH.FindStringSubmatch(lower); m != nil {
+		if m[1] != "" {
+			return unitDays(m[1])
+		}
+		return count(m[2], m[3])
+	}
+	return 0
+}
+
 // stayDays is how many days a stay s names lasts (a few: three), or 0 for none.
 func stayDays(lower string) int {
 	if stayZH.MatchString(lower) {
@@ -310,10 +355,48 @@ func (l *lexicon) statement(s string) (string, bool) {
 		s = trimQuestion(s[loc[1]:])
 		return s, s != ""
 	}
-	if isQuestion(s) || l.hypothetical(s) {
+	if isQuestion(s) {
+		// "She's staying a week, where will everyone sleep?": the clauses told before
+		// the question still state something.
+		lead, ok := toldBeforeQuestion(s)
+		if !ok {
+			return "", false
+		}
+		s = lead
+	}
+	if l.hypothetical(s) {
 		return "", false
 	}
 	return s, s != ""
+}
+
+// questionTail is a question's last clause: a question word opens it (English) or sits in
+// it (Chinese).
+var (
+	questionTailEN = regexp.MustCompile(`(?i)^(?:so\s+|but\s+)?(?:what|how|where|when|which|who|why|any|anything|can|could|should|would|do|does|is|are|got|thoughts|ideas|tips|suggestions)\b`)
+	questionTailZH = regexp.MustCompile(`怎么|怎样|什么|啥|哪|谁|为什么|为啥|多少|几|咋|如何|是不是|要不要|能不能|可不可以|有没有|吗|呢|么`)
+	secondPerson   = regexp.MustCompile(`(?i)你|您|\byou\b|\byour\b`)
+)
+
+// toldBeforeQuestion returns the statement before the last clause of question s, when that
+// clause is what asks and the statement is not addressed to the listener.
+func toldBeforeQuestion(s string) (string, bool) {
+	zh := hasHan(s)
+	cut := strings.LastIndex(s, ", ")
+	if zh {
+		cut = max(strings.LastIndex(s, "，"), cut)
+	}
+	if cut <= 0 {
+		return "", false
+	}
+	lead, tail := strings.TrimSpace(s[:cut]), strings.TrimLeft(s[cut:], "，, ")
+	if zh && !questionTailZH.MatchString(tail) || !zh && !questionTailEN.MatchString(tail) {
+		return "", false
+	}
+	if secondPerson.MatchString(lead) || isQuestion(lead) || questionTailEN.MatchString(lead) || len([]rune(lead)) < 6 {
+		return "", false
+	}
+	return lead, true
 }
 
 // rememberClause is a clause asking the listener to remember what the sentence says.
@@ -439,6 +522,24 @@ var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]
 // "I bank with …"): a standing fact, not an event.
 var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing)\b`)
 
+// partedEN is the speaker parting with a thing of theirs: "I sold my old van", "we got
+// rid of our old sofa", "I traded in my bike". The group is the thing's noun.
+var partedEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:\w+ly\s+|just\s+|finally\s+)?(?:sold|traded(?:\s+in)?|gave away|got rid of|ditched|scrapped|donated|totall?ed|wrecked)\s+(?:the|my|our)\s+(?:old\s+|trusty\s+|beloved\s+)?([a-z]{3,})\b`)
+
+// singular is the singular of a plain English plural noun ("bikes" → "bike").
+func singular(w string) string {
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		return strings.TrimSuffix(w, "s")
+	}
+	return w
+}
+
+// recurring is a time that repeats: "every Tuesday", "on Thursdays", "weekly", 每周三.
+var recurring = regexp.MustCompile(`\b(?:every|each)\s+(?:other\s+|single\s+)?(?:day|morning|afternoon|evening|night|week|weekend|weekday|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weekends)\b|\b(?:weekly|daily|nightly|fortnightly|biweekly)\b|每(?:周|天|晚|早|个?星期|个?礼拜|个?月|逢)|周[一二三四五六日天]都|天天`)
+
+// pastTense marks a story told in the past: what happened, not what holds.
+var pastTense = regexp.MustCompile(`\b(?:was|were|went|did|had|used to|last)\b|了|过`)
+
 // negatedHaveEN is a clause that says what the speaker does not have ("I don't have a dog,
 // but …"): nothing to remember, and told on it would read as a possession.
 var negatedHaveEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:don't|do not|didn't|did not|never)\s+(?:have|own|keep|got|had)\s+(?:a|an|any)\b[^,;]*(?:[,;]\s*(?:but\s+)?|$)`)
@@ -530,8 +631,8 @@ var (
 // identifier of the same shape (see the resolver's sameShapeID).
 var (
 	correctedIDEN = regexp.MustCompile(`(?i)\b(?:actually|sorry|oops|i meant|correction|typo|wrong)\b[^.!?]{0,40}?\b((?-i:[A-Z]{0,5})-?\d[\dA-Za-z-]{2,15})\b`)
-	correctedIDZH = regexp.MustCompile(`(?:其实|应该|实际上|正确的|更正|抱歉|不好意思|说错|记错|写错|搞错)[^。！？]{0,12}?([A-Za-z]{0,5}-?\d[\dA-Za-z-]{2,15})`)
-	correctionCue = regexp.MustCompile(`(?i)\b(?:actually|sorry|oops|i meant|correction|typo|wrong|mixed up|swapped)\b|其实|应该是|更正|说错|记错|写错|搞错|弄错|记反`)
+	correctedIDZH = regexp.MustCompile(`(?:其实|应该|实际上|正确的|更正|抱歉|不好意思|说错|记错|写错|搞错|打错|输错|填错|弄反|写反|记反)[^。！？]{0,12}?([A-Za-z]{0,5}-?\d[\dA-Za-z-]{2,15})`)
+	correctionCue = regexp.MustCompile(`(?i)\b(?:actually|sorry|oops|i meant|correction|typo|wrong|mixed up|swapped)\b|其实|应该是|更正|说错|记错|写错|搞错|弄错|记反|打错|输错|填错|弄反|写反`)
 )
 
 // correctedID is the identifier a correction gives as the right one, or "".

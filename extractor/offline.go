@@ -75,14 +75,17 @@ var _ Extractor = (*Offline)(nil)
 func NewOffline() *Offline {
 	re := regexp.MustCompile
 	return &Offline{
-		lex:          newLexicon(),
-		topics:       newTopicLexicon(),
-		hedge:        re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
-		permanent:    re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b`),
+		lex:    newLexicon(),
+		topics: newTopicLexicon(),
+		hedge:  re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
+		permanent: re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b` +
+			// Giving something up lasts ("no more X", 不再), and a date a state holds since
+			// ("since last month") is not when it ends.
+			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
 		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly)(?:[,:!]\s*|\s+))+`),
+		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:       re(`(?i)^let's\s+`),
@@ -228,6 +231,7 @@ func firstNonEmpty(a, b string) string {
 func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
 	var story, corrected, correctedTos, correctedIDs []string
+	var parted string
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
@@ -245,12 +249,19 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if d, ok := o.tripDraft(s, t.OccurredAt); ok {
 			out = append(out, d)
 		}
-		s = dropNegatedHave(o.lex.speakerPart(restoreSubjectZH(s)))
+		if d, ok := o.toldSteps(s, t.OccurredAt); ok {
+			out = append(out, d)
+			continue
+		}
+		s = dropNegatedHave(o.lex.speakerPart(restoreSubject(s)))
 		if s == "" {
 			continue
 		}
 		if o.lex.aboutListener(o.clean(s)) {
 			continue
+		}
+		if m := partedEN.FindStringSubmatch(s); m != nil && parted == "" {
+			parted = singular(strings.ToLower(m[1]))
 		}
 		fixes := correctedValue(orig) != "" || newID != ""
 		s = dropCorrected(s)
@@ -287,6 +298,16 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	}
 	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
 		out = append(out, d)
+	}
+	if parted != "" {
+		// What the speaker sold or gave away: the resolver retires what they said of it
+		// while they had it ("hates this van" once "sold my old van").
+		for i := range out {
+			if out[i].meta == nil {
+				out[i].meta = map[string]any{}
+			}
+			out[i].meta["parted_with"] = parted
+		}
 	}
 	if len(correctedIDs) > 0 {
 		// The right identifier: the resolver retires the memory holding one of its shape.
@@ -418,8 +439,13 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 		return nil
 	}
 	for _, m := range o.lex.temporal.Find(s, ref) {
-		if m.Until.After(ref) {
-			u := m.Until
+		u := m.Until
+		// An event that lasts ("report for jury duty on Monday … it could run the whole
+		// week") holds until its span ends, not at the end of its first day.
+		if n := spanDays(lowerText(s[m.End:])); n > 0 && m.At.AddDate(0, 0, n).After(u) {
+			u = dayOf(m.At, n)
+		}
+		if u.After(ref) {
 			return &u
 		}
 	}
@@ -856,18 +882,10 @@ func thirdSingular(w string) string {
 		return "has"
 	case "am", "are":
 		return "is"
-	case "no", "not", "never", "no-longer", "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
-		"must", "mustn't", "may", "might", "shall", "did", "didn't", "was", "wasn't", "were", "had", "hadn't", "is",
-		"went", "got", "made", "took", "said", "found", "left", "bought", "ate", "came", "saw", "knew", "thought",
-		"told", "broke", "chose", "sent", "spent", "felt", "lost", "met", "paid", "ran", "wrote", "built", "began",
-		"became", "forgot", "gave", "kept", "heard", "put", "set", "read", "let", "cut", "hit", "quit", "and", "or", "to",
-		// The other common irregular pasts: a past verb takes no -s.
-		"sold", "won", "flew", "drove", "rode", "swam", "sang", "threw", "caught", "brought", "taught", "fought", "held",
-		"stood", "understood", "wore", "tore", "woke", "spoke", "stole", "froze", "grew", "drew", "slept",
-		"meant", "dealt", "lent", "sat", "shot", "led", "fed", "fell", "hung", "dug", "stuck", "struck", "bit":
+	case "no", "not", "never", "no-longer", "and", "or", "to":
 		return w
 	}
-	if strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {
+	if unconjugated(lw) || strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {
 		return w
 	}
 	switch {
@@ -1307,4 +1325,38 @@ func (tl topicLexicon) key(lower string) string {
 		return "response.style"
 	}
 	return ""
+}
+
+// pastOrModal are the modals and irregular past forms: they take no -s after "the user".
+var pastOrModal = map[string]bool{
+	"can": true, "can't": true, "cannot": true, "could": true, "couldn't": true, "will": true,
+	"won't": true, "would": true, "wouldn't": true, "should": true, "shouldn't": true, "must": true,
+	"mustn't": true, "may": true, "might": true, "shall": true, "did": true, "didn't": true,
+	"was": true, "wasn't": true, "were": true, "had": true, "hadn't": true, "is": true, "went": true,
+	"got": true, "made": true, "took": true, "said": true, "found": true, "left": true,
+	"bought": true, "ate": true, "came": true, "saw": true, "knew": true, "thought": true,
+	"told": true, "broke": true, "chose": true, "sent": true, "spent": true, "felt": true,
+	"lost": true, "met": true, "paid": true, "ran": true, "wrote": true, "built": true, "began": true,
+	"became": true, "forgot": true, "gave": true, "kept": true, "heard": true, "put": true,
+	"set": true, "read": true, "let": true, "cut": true, "hit": true, "quit": true, "sold": true,
+	"won": true, "flew": true, "drove": true, "rode": true, "swam": true, "sang": true, "threw": true,
+	"caught": true, "brought": true, "taught": true, "fought": true, "held": true, "stood": true,
+	"understood": true, "wore": true, "tore": true, "woke": true, "spoke": true, "stole": true,
+	"froze": true, "grew": true, "drew": true, "slept": true, "meant": true, "dealt": true,
+	"lent": true, "sat": true, "shot": true, "led": true, "fed": true, "fell": true, "hung": true,
+	"dug": true, "stuck": true, "struck": true, "bit": true,
+}
+
+// unconjugated reports a modal or a past form, also behind a prefix ("overpaid", "rebuilt",
+// "misread"): one that takes no -s.
+func unconjugated(lw string) bool {
+	if pastOrModal[lw] {
+		return true
+	}
+	for _, p := range []string{"over", "under", "mis", "out", "re", "up", "with", "for"} {
+		if rest, ok := strings.CutPrefix(lw, p); ok && len(rest) > 2 && pastOrModal[rest] {
+			return true
+		}
+	}
+	return false
 }

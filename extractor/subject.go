@@ -12,7 +12,7 @@ import (
 var (
 	zhPronoun     = regexp.MustCompile(`我|咱|你|您|他|她|它|大家|别人|有人`)
 	zhTimeLead    = regexp.MustCompile(`^(?:现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
-	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家"}
+	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家", "怀孕", "怀了", "备孕", "生病", "住院"}
 	zhNotVerbLead = []string{"去年", "在吗", "是的", "是不是", "要不", "想想", "对了", "对吧", "对啊", "对不对", "做饭了"}
 )
 
@@ -109,14 +109,31 @@ func splitClausesZH(s string) []string {
 	return out
 }
 
-// restoreSubjectsZH applies restoreSubjectZH to each sentence of a turn.
-func restoreSubjectsZH(text string) string {
-	if !hasHan(text) {
-		return text
+// droppedSubjectEN opens a sentence with a past verb and no subject: in a user's chat turn
+// ("Sold my bike last week.", "Traded it in for …") the dropped subject is the speaker.
+var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also|then)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up|switched|moved|relocated|quit|left|traded|gave away|got rid of|ditched|replaced|upgraded|swapped|ordered|lost|broke)\b`)
+
+// restoreSubject writes the speaker back as the subject of a sentence that dropped it:
+// 我 in Chinese (restoreSubjectZH), "I" before an opening past verb in English.
+func restoreSubject(s string) string {
+	if hasHan(s) {
+		return restoreSubjectZH(s)
 	}
-	var b strings.Builder
-	for _, s := range splitSentences(text) {
-		b.WriteString(restoreSubjectZH(s))
+	if droppedSubjectEN.MatchString(s) {
+		return "I " + lowerFirst(s)
 	}
-	return b.String()
+	return s
+}
+
+// restoreSubjects applies restoreSubject to each sentence of a turn.
+func restoreSubjects(text string) string {
+	parts := splitSentences(text)
+	for i, s := range parts {
+		parts[i] = restoreSubject(s)
+	}
+	sep := " "
+	if hasHan(text) {
+		sep = ""
+	}
+	return strings.Join(parts, sep)
 }

@@ -1,0 +1,170 @@
+package extractor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// The sentences below were written for these tests; none comes from an evaluation set.
+
+// TestExpiryOfLastingAndSpanningStatements: a date a thing started at, or a giving-up,
+// does not bound how long it holds; an event told with its span holds until the span ends.
+func TestExpiryOfLastingAndSpanningStatements(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, text string
+		want       string // expire_at of the first candidate, "" for none
+	}{
+		{"a giving-up beside a start date", "Started physio this month, so no more running for me.", ""},
+		{"a deadline with a start not made", "The report is due this Friday and I haven't started it.", "2026-04-11"},
+		{"a start told with since", "I've been vegetarian since last month.", ""},
+		{"a giving-up zh", "这个月开始我不再喝咖啡了。", ""},
+		{"an event spanning a week", "I have a training course next Tuesday and it runs the whole week.", "2026-04-21"},
+		{"an event spanning days", "I fly to Madrid this Friday for three days.", "2026-04-13"},
+		{"an event of one day", "I have a dentist appointment this Friday.", "2026-04-11"},
+		{"a week on call", "I'm on call this week.", "2026-04-13"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := extractOne(t, memory.Turn{Content: tt.text})
+			if len(got) == 0 {
+				t.Fatalf("%q: no memory", tt.text)
+			}
+			exp := ""
+			if got[0].ExpireAt != nil {
+				exp = got[0].ExpireAt.Format(time.DateOnly)
+			}
+			if exp != tt.want {
+				t.Errorf("%q: expire_at %q, want %q (%s)", tt.text, exp, tt.want, dump(got))
+			}
+		})
+	}
+}
+
+// TestDroppedSubjectIsTheSpeaker: a chat sentence that opens with a past verb is about the
+// speaker, and what they sold or gave away is named for the resolver.
+func TestDroppedSubjectIsTheSpeaker(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text, content, parted string
+	}{
+		{"Sold my old scooter to a student last week.", "The user sold", "scooter"},
+		{"Gave away the old sofa, the new one arrives Monday.", "The user gave away", "sofa"},
+		{"Finally got rid of our old printers.", "got rid of", "printer"},
+		{"Went hiking in the Tatras with my cousins.", "The user went hiking", ""},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		found := false
+		for _, c := range got {
+			if strings.Contains(c.Content, tt.content) {
+				found = true
+			}
+			if p, _ := c.Metadata["parted_with"].(string); p != tt.parted {
+				t.Errorf("%q: parted_with %q, want %q", tt.text, p, tt.parted)
+			}
+		}
+		if !found {
+			t.Errorf("%q: no memory holding %q: %s", tt.text, tt.content, dump(got))
+		}
+	}
+	if g := NewGate().Check(memory.Turn{Role: memory.RoleUser, Content: "Traded my old kayak for a paddleboard."}); !g.Pass {
+		t.Errorf("the gate skipped a subjectless statement: %+v", g)
+	}
+}
+
+// TestTimetableIsAStandingFact: a recurring time is a fact a later change replaces, where
+// a one-off event is not.
+func TestTimetableIsAStandingFact(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text string
+		typ  memory.Type
+	}{
+		{"Mira's piano lessons are on Wednesdays at 4, so I leave work early that day.", memory.Semantic},
+		{"Our book club meets every other Sunday at the library and I host it.", memory.Semantic},
+		{"Last Wednesday I went to Mira's piano recital at the library and it was lovely.", memory.Episodic},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if len(got) == 0 || got[0].Type != tt.typ {
+			t.Errorf("%q: want one %s memory first: %s", tt.text, tt.typ, dump(got))
+		}
+	}
+}
+
+// TestCorrectionCuesZH: "typed it wrong" and "the digits were swapped" correct a number.
+func TestCorrectionCuesZH(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"之前的门牌号打错了，应该是2207。", "车牌号弄反了，是沪A7342。"} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) == 0 {
+			t.Fatalf("%q: no memory", text)
+		}
+		if v, _ := got[0].Metadata["corrects_like"].(string); v == "" {
+			t.Errorf("%q: no corrects_like: %s", text, dump(got))
+		}
+	}
+}
+
+// TestStepsToldAsSuch: steps announced by a label ("here's the order:", 流程是：) are a
+// procedure, with what they are for; a "you" in them is whoever does them.
+func TestStepsToldAsSuch(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ text, want string }{
+		{"Month-end close happens on the last Friday, so this is the process: reconcile the bank feed, export the ledger, then you email it to Farrah.",
+			"month-end close happens on the last Friday"},
+		{"This is my routine for flaky tests: rerun them twice, tag the owner, and open a ticket if they still fail.", "for flaky tests"},
+		{"装修报价的流程是：先量房，再出图纸，最后让你确认预算。", "装修报价"},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if len(got) == 0 || got[0].Type != memory.Procedural || !strings.Contains(got[0].Content, tt.want) {
+			t.Errorf("%q: want a procedure holding %q first: %s", tt.text, tt.want, dump(got))
+		}
+	}
+}
+
+// TestStatementBeforeAQuestion: the clauses told before a question's last clause still
+// state something; a question about the listener or a whole question states nothing.
+func TestStatementBeforeAQuestion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text, want string // want "" for no memory
+	}{
+		{"My cousin Ilse is moving in for a month, where should she keep her bike?", "Ilse"},
+		{"表弟周一鸣下周要来借住，这沙发床怎么铺啊？", "周一鸣"},
+		{"Do you think I should sell the boat, or keep it?", ""},
+		{"你觉得我该换工作，还是再等等？", ""},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if tt.want == "" {
+			if len(got) > 0 {
+				t.Errorf("%q: want no memory, got %s", tt.text, dump(got))
+			}
+			continue
+		}
+		found := false
+		for _, c := range got {
+			found = found || strings.Contains(c.Content, tt.want)
+		}
+		if !found {
+			t.Errorf("%q: no memory holding %q: %s", tt.text, tt.want, dump(got))
+		}
+	}
+}
+
+func TestThirdSingularKeepsPrefixedPasts(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"overpaid": "overpaid", "rebuilt": "rebuilt", "misread": "misread",
+		"outgrew": "outgrew", "overcook": "overcooks", "prefer": "prefers"} {
+		if got := thirdSingular(in); got != want {
+			t.Errorf("thirdSingular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

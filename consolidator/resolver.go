@@ -694,6 +694,16 @@ func (r *Resolver) write(ctx context.Context, tx *memory.Tx, c memory.Candidate,
 		d.Reason = "doubtful contradiction (" + doubtReason(c) + "); " + d.Reason
 	case p.rel == relContradiction:
 		content, conf, imp, cat := c.Content, c.Confidence, c.Importance, c.Category
+		if fixed, ok := correctedID(c, t.Content); ok && correctedValue(c) == "" {
+			// "The digits were swapped, it's 2741": the memory keeps what it said, with
+			// the right number; the remark itself holds nothing more.
+			content, cat = fixed, t.Category
+			v, err := r.embed(ctx, content)
+			if err != nil {
+				return Decision{}, fmt.Errorf("embedding memory %s corrected by %s: %w", t.ID, c.ID, err)
+			}
+			vec = v
+		}
 		upd.Change, upd.Content, upd.Confidence, upd.Importance, upd.Category = memory.ChangeSupersede, &content, &conf, &imp, &cat
 		upd.ValidFrom = validFrom(c)
 		upd.Embeddings = []memory.Embedding{{Model: r.emb.Model(), Vector: vec}}
@@ -798,24 +808,31 @@ func (r *Resolver) retireRetellings(ctx context.Context, tx *memory.Tx, c memory
 }
 
 // propagateCorrection rewrites the wrong value a correction names ("it's Jayden, not
-// Jaden") in the other active memories that still hold it: the name was wrong wherever it
-// was written down. Each rewrite is a new version with its reason; the old text stays in
+// Jaden", or a mistyped number of the right one's shape) in the other active memories
+// that still hold it: the value was wrong wherever it was written down. Each rewrite is a new version with its reason; the old text stays in
 // history.
 func (r *Resolver) propagateCorrection(ctx context.Context, tx *memory.Tx, c memory.Candidate, ns []scored, d Decision) error {
 	wrong, right := correctedValue(c), correctedTo(c)
-	if wrong == "" || right == "" || strings.EqualFold(wrong, right) {
-		return nil
-	}
+	byName := wrong != "" && right != "" && !strings.EqualFold(wrong, right)
 	for _, n := range ns {
-		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !holdsValue(n.mem.Content, wrong) {
+		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive {
 			continue
 		}
-		content := replaceValue(n.mem.Content, wrong, right)
+		var reason string
+		content, ok := correctedID(c, n.mem.Content)
+		if ok {
+			reason = fmt.Sprintf("corrected by candidate %s: the number is %v", c.ID, c.Metadata["corrects_like"])
+		}
+		if byName && holdsValue(content, wrong) {
+			content, reason = replaceValue(content, wrong, right), fmt.Sprintf("corrected by candidate %s: %q, not %q", c.ID, right, wrong)
+		}
+		if reason == "" {
+			continue
+		}
 		vec, err := r.embed(ctx, content)
 		if err != nil {
 			return fmt.Errorf("embedding memory %s corrected by %s: %w", n.mem.ID, c.ID, err)
 		}
-		reason := fmt.Sprintf("corrected by candidate %s: %q, not %q", c.ID, right, wrong)
 		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeUpdate, Content: &content,
 			Embeddings: []memory.Embedding{{Model: r.emb.Model(), Vector: vec}},
 			Actor:      r.cfg.Actor, Module: module, Reason: reason}); err != nil {

@@ -363,3 +363,21 @@ func TestPartingWithAThingRetiresWhatWasSaidOfIt(t *testing.T) {
 		t.Errorf("the bike's memory is %s, want active", m.Status)
 	}
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestMistypedNumberIsRewrittenWhereverCopied(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t, nil)
+	told := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	addr := resolve(t, r, cand("u1", "The user's delivery address is Linden Court, flat 2714", validFrom(told)), consolidator.KindAdd)
+	fix := cand("u1", "The user said the flat number is 2741, the digits were swapped", validFrom(told.AddDate(0, 0, 1)))
+	fix.Metadata = map[string]any{"corrects_like": "2741"}
+	resolve(t, r, fix, consolidator.KindSupersede)
+	got := detail(t, s, addr.MemoryID)
+	if got.Memory.Content != "The user's delivery address is Linden Court, flat 2741" || got.Memory.Status != memory.StatusActive {
+		t.Fatalf("the address is %q (%s), want the right number and still active", got.Memory.Content, got.Memory.Status)
+	}
+	if len(got.Versions) != 2 || got.Versions[0].Content != "The user's delivery address is Linden Court, flat 2714" {
+		t.Fatalf("the mistyped number is not in history: %+v", got.Versions)
+	}
+}

@@ -156,7 +156,7 @@ var (
 		"没问题", " ", "要不要", " ", "不得不", " ", "特别", " ", "区别", " ", "别人", " ", "分别", " ",
 		"类别", " ", "级别", " ", "性别", " ")
 	zhNegation = regexp.MustCompile(`不|没|别|讨厌|反感|厌恶|避开|避免|拒绝|戒掉|停止|受不了`)
-	zhChange   = regexp.MustCompile(`改成|改为|改用|改坐|改到|换成|换了|换到|换工作|不再|现在|如今|已经|搬到|搬去|搬家|转到|转去|开始|以后|今后|从此|也可以|可以了|不.*了$`)
+	zhChange   = regexp.MustCompile(`改成|改为|改用|改坐|改到|挪到|调到|推迟|推到|延到|提前到|延期|换成|换了|换到|换工作|不再|现在|如今|已经|搬到|搬去|搬家|转到|转去|开始|以后|今后|从此|也可以|可以了|不.*了$`)
 	enNegation = map[string]bool{"not": true, "no": true, "never": true, "dont": true, "doesnt": true,
 		"didnt": true, "cant": true, "cannot": true, "wont": true, "isnt": true, "arent": true, "wasnt": true,
 		"werent": true, "shouldnt": true, "nor": true, "hate": true, "hates": true, "hated": true,
@@ -164,7 +164,8 @@ var (
 		"stop": true, "stopped": true, "quit": true, "quitted": true, "anymore": true, "refuse": true, "refuses": true}
 	enChange = map[string]bool{"now": true, "instead": true, "changed": true, "change": true, "switched": true,
 		"switch": true, "moved": true, "move": true, "anymore": true, "longer": true, "stopped": true, "quit": true,
-		"became": true, "become": true, "started": true, "starting": true, "nowadays": true, "replaced": true}
+		"became": true, "become": true, "started": true, "starting": true, "nowadays": true, "replaced": true,
+		"bumped": true, "rescheduled": true, "postponed": true, "pushed": true, "delayed": true, "reshuffled": true}
 	enWeekday = map[string]int{"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
 		"saturday": 6, "sunday": 7}
 	zhWeekday = regexp.MustCompile(`(?:周|星期|礼拜)([一二三四五六日天])`)

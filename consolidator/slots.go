@@ -188,9 +188,9 @@ func newRuling(c memory.Candidate) ruling {
 }
 
 // rulesOut reports that the candidate, once believed, retires m: a diet or a
-// restriction excluding what m likes, or a correction of an identifier m copied.
+// restriction excluding what m likes, or a thing the speaker parted with.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || correctsID(r.c, m) || r.partedWith(m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m)
 }
 
 // partedWith reports m, told before the candidate, speaking of the speaker's own thing the
@@ -258,7 +258,7 @@ func habitOf(m memory.Memory) bool {
 	return habitWords.MatchString(m.Content) && !restrictEN.MatchString(m.Content) && restrictZH.FindString(m.Content) == ""
 }
 
-var habitWords = regexp.MustCompile(`(?i)\b(?:every|each)\s+(?:morning|day|night|evening|week|weekend)\b|\b(?:daily|nightly|ritual|routine)\b|每天|天天|每晚|每周|每个周末|每次|雷打不动`)
+var habitWords = regexp.MustCompile(`(?i)\b(?:every|each)\s+(?:morning|day|night|evening|week|weekend)\b|\b(?:daily|nightly|ritual|routine)\b|每天|天天|每晚|每周|每个周末|每次|雷打(?:不|都不)动`)
 
 var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to|swears? by|go-to|(?:always|usually)\s+(?:goes|go|went|picks?|books?|orders?)\s+for)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
 
@@ -269,16 +269,24 @@ func wordsOf(s string) []string {
 // correctsID reports c, a correction giving the right identifier, of memory m holding
 // one of its shape: every memory that copied the wrong number is wrong.
 func correctsID(c memory.Candidate, m memory.Memory) bool {
+	_, ok := correctedID(c, m.Content)
+	return ok
+}
+
+// correctedID is content with the identifiers of the right one's shape (the wrong copies
+// correction c names) replaced by the right one; ok is false when content holds none.
+func correctedID(c memory.Candidate, content string) (string, bool) {
 	right, _ := c.Metadata["corrects_like"].(string)
 	if right == "" {
-		return false
+		return content, false
 	}
-	for _, w := range idTokens(m.Content) {
-		if sameShapeID(w, right) {
-			return true
+	ok := false
+	for _, w := range idTokens(content) {
+		if w != right && sameShapeID(w, right) {
+			content, ok = strings.ReplaceAll(content, w, right), true
 		}
 	}
-	return false
+	return content, ok
 }
 
 // relatedPrefixes are the key prefixes whose memories c may rule out beyond its own slot.

@@ -162,9 +162,47 @@ func TestStatementBeforeAQuestion(t *testing.T) {
 func TestThirdSingularKeepsPrefixedPasts(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"overpaid": "overpaid", "rebuilt": "rebuilt", "misread": "misread",
-		"outgrew": "outgrew", "overcook": "overcooks", "prefer": "prefers"} {
+		"outgrew": "outgrew", "overcook": "overcooks", "prefer": "prefers", "need": "needs", "proceed": "proceeds",
+		"agreed": "agreed"} {
 		if got := thirdSingular(in); got != want {
 			t.Errorf("thirdSingular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCorrectedNumberWithSeparators: a corrected amount with thousands separators drops
+// the whole wrong amount.
+func TestCorrectedNumberWithSeparators(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "Oops, the deposit is $2,310, not 2,130, I mixed them up."})
+	for _, c := range got {
+		if strings.Contains(c.Content, "2,130") || strings.Contains(c.Content, "310,130") {
+			t.Errorf("the wrong amount lives on: %q", c.Content)
+		}
+	}
+	if len(got) == 0 || !strings.Contains(got[0].Content, "$2,310") {
+		t.Errorf("no memory of the right amount: %s", dump(got))
+	}
+}
+
+// TestVerblessBan: "No calls before 9" bans without a verb; "No worries" bans nothing.
+func TestVerblessBan(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"No meetings on Friday afternoons.":        true,
+		"And no cilantro in anything, ever.":       true,
+		"No worries, take your time!":              false,
+		"No problem whatsoever, thanks.":           false,
+		"No, I meant the other spreadsheet.":       false,
+		"Still no dairy for me, the rash is back.": true,
+	} {
+		got := extractOne(t, memory.Turn{Content: text})
+		constraint := false
+		for _, c := range got {
+			constraint = constraint || c.Category == memory.CatConstraint
+		}
+		if constraint != want {
+			t.Errorf("%q: constraint %v, want %v: %s", text, constraint, want, dump(got))
 		}
 	}
 }

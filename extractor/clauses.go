@@ -34,6 +34,7 @@ type clauseRules struct {
 	asJobEN                                      *regexp.Regexp
 	tasteEN, tasteZH                             *regexp.Regexp
 	planEN, planZH                               *regexp.Regexp
+	planHaveEN, planMovedEN                      *regexp.Regexp
 	procBeforeEN, procBefore2EN, procStepsEN     *regexp.Regexp
 	procToldEN, procToldZH                       *regexp.Regexp
 	procZH, procStepsZH                          *regexp.Regexp
@@ -61,7 +62,7 @@ const (
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
 	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
-	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程`
+	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
 )
 
@@ -73,7 +74,9 @@ func newClauseRules() *clauseRules {
 		// ", a data engineer" right after a name.
 		apposJob: re(`(?i:i'm|i am)\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2},\s+(?i:an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|from|and|who)\b|[,.;!]|$)`),
 		// "engineer at Northwind" / "work for Acme".
-		jobAt: re(`(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?:at|for|by|with))\s+` + orgName),
+		// The job noun by its ending is lower-case: a capitalised "…or at" is a name
+		// ("an appointment with Dr. Okafor at …").
+		jobAt: re(`(?:(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor))|\b[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?i:at|for|by|with)\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
 		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:(?:packed\s+up|sold\s+(?:the|our|my)\s+\w+|gave\s+notice|quit\s+(?:my|our)\s+\w+)\s+and\s+)?(?:moved|relocated|moving|relocating)(?:\s+(?:back|down|up|out|over|away|all\s+the\s+way))?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
@@ -98,7 +101,11 @@ func newClauseRules() *clauseRules {
 		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|(?:can't|cannot|can no longer|don't|do not|won't|shouldn't|no longer)\s+have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
 		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		// habitFoodZH: what a habit eats or drinks ("每天早上都喝一杯豆浆"), in the taste slot.
-		habitFoodZH:   re(`(?:吃|喝)(?:一杯|一碗|一份|一点|一个|点|杯|碗)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		habitFoodZH: re(`(?:吃|喝)(?:一杯|一碗|一份|一点|一个|点|杯|碗)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
+		// "I've got a root canal next Thursday": a dated thing the speaker has, whatever it is.
+		planHaveEN: re(`(?i:\b(?:i|we)(?:'ve|\s+have)?\s+(?:got|have|booked|scheduled)\s+(?:an?|my|our)\s+)((?i:[a-z-]+\s+)?(?i:[a-z-]{3,}))(?i:\s+(?:appointment\s+)?(?:on|this|next|tomorrow|today|tonight|at|in)\b)`),
+		// "the root canal got bumped to Monday": a thing rescheduled is a plan.
+		planMovedEN:   re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z-]+\s+)??(?i:[a-z-]{3,}))(?i:\s+(?:got|was|has been|is being|is)?\s*(?:bumped|moved|rescheduled|postponed|pushed(?:\s+back)?|delayed|brought forward|shifted)\b)`),
 		planEN:        re(`(?i:\b(?:my|our|the)\s+)((?i:[a-z]+\s+)?(?i:appointment|interview|flight|exam|meeting|surgery|check-?up|visit|trip|party|wedding|deadline|test|class|lesson|reservation|booking|call|dinner|lunch|review|session|conference|workshop|webinar|training|audit|retreat|offsite|shift|concert|presentation|launch|release|demo|hearing|ceremony|recital|tournament|race|move))\b`),
 		planZH:        re(`(\p{Han}{0,4}?(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁))(?:改到|推迟到|提前到|改成|改在|定在|安排在|是在|在|是|不是[^，。,]{1,10}[，,]\s*(?:而)?是)`),
 		procBeforeEN:  re(`(?i:\b(?:always|first)\s+)([^,.;!?]{3,80}?)(?i:\s+before\s+)([^,.;!?]{3,80})`),
@@ -109,7 +116,7 @@ func newClauseRules() *clauseRules {
 		procStepsEN: re(`(?i:\bfirst\b)[^.;!?]{3,100}\b(?i:then|after that|next)\b[^.;!?]{3,100}`),
 		procZH:      re(`(?:每次|每回|每当)([^，。,；;]{1,20}?)(?:前|之前|以前)[，,]?(?:都)?(?:要|得|必须)?先([^。；;]{1,40})`),
 		procStepsZH: re(`先([^，。,；;]{2,20})[，,]?(?:再|然后|接着)([^。；;]{2,40})`),
-		workZH:      re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
+		workZH:      re(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,]{2,14}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;当做]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`),
 		// A clause without its subject after one about the speaker ("我叫…，住在海边的小城"):
 		// Chinese drops the repeated 我.
 		liveDropZH: re(`[，,；;](?:现在|目前|一直)?(?:住在|定居在|生活在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
@@ -157,7 +164,7 @@ func newClauseRules() *clauseRules {
 		nowJobEN:  re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
 		orgJobZH:  re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
 		quitEN:    re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
-		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,]{2,12}?)离职|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
+		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,\s]{2,12}?)(?:离职|辞职|辞了职|裸辞)|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
 		relAnyEN:  re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:  re(`我(?:的|家)?(` + relZH + `)`),
 		selfStart: re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
@@ -307,6 +314,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.vehicleEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
+		}
+		if m := runAtEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
+			// "I run the soil lab at Prairie Ridge": what the speaker runs, and where.
+			profile("user.role", "The user "+thirdVerb(strings.ToLower(m[1]))+" "+m[2]+" at "+m[3])
+			profile("user.employer", "The user works at "+m[3])
 		}
 		if m := c.asJobEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) && !c.notName[m[2]] {
 			profile("user.role", "The user is "+article(m[1])+m[1]+" at "+m[2])
@@ -462,6 +474,21 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			profile("user.role", "用户是"+m[2])
 		}
+		if m := workCoZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			// "在一家做无人机的公司当测试，公司叫云翼": the company by its kind, then
+			// by its name when the sentence gives one.
+			where := m[1]
+			if n := coNameZH.FindStringSubmatch(s); n != nil {
+				where = n[1]
+			}
+			add(fact{key: "user.employer", content: "用户现在在" + where + "工作", cat: memory.CatProfile, replace: true})
+			profile("user.role", "用户是"+m[2])
+		}
+		if m := teachZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) && !isPlace(m[1]) {
+			// "我在城南中学教化学": a teacher, where they teach.
+			profile("user.employer", "用户在"+m[1]+"工作")
+			profile("user.role", "用户在"+m[1]+"教"+m[2])
+		}
 		if m := joinZH.FindStringSubmatch(s); m != nil && !isPlace(m[1]) {
 			add(fact{key: "user.employer", content: "用户现在在" + m[1] + "工作", cat: memory.CatProfile, replace: true})
 			profile("user.role", "用户是"+m[2])
@@ -513,7 +540,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "换了台…": what the speaker uses now, in the slot of its kind, so that it
 			// replaces the one before.
 			what := strings.TrimSpace(m[2])
-			add(fact{key: deviceSlotZH(m[1], what), content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+			if key := deviceSlotZH(m[1], what); m[1] != "个" {
+				add(fact{key: key, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+			} else if kind := deviceNounZH(s); phoneLine.MatchString(strings.ToLower(what)) || kind != "" {
+				// 个 measures anything: the kind comes from the maker or the sentence's noun.
+				if kind == "" {
+					kind = "phone"
+				}
+				add(fact{key: "user.device." + kind, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+			}
 		} else if m := ownDeviceZH.FindStringSubmatch(s); m != nil && deviceTalkZH.MatchString(s) {
 			// "我那台…用了好几年，屏幕都黄了": a device of the speaker's, told by what
 			// devices do.
@@ -626,7 +661,7 @@ var workTalk = regexp.MustCompile(`(?i)\b(?:work(?:s|ed|ing)?|jobs?|employ\w*|co
 // Devices and cars of the speaker's in Chinese, by their measure word: 辆 a vehicle, 部 a
 // phone, 台 a computer (unless its name says phone).
 var (
-	gotNewZH     = regexp.MustCompile(`(?:换了|换成了|换成|新买了|入手了|买了|提了|新提了|订了)(?:一)?(台|部|辆)([^，。,.!！；;]{2,30}?)(?:[，。,.!！；;]|$)`)
+	gotNewZH     = regexp.MustCompile(`(?:换了|换成了|换成|新买了|入手了|入了|新入了|买了|提了|新提了|订了)(?:一)?(台|部|辆|个)([^，。,.!！；;]{2,30}?)(?:[，。,.!！；;]|$)`)
 	ownDeviceZH  = regexp.MustCompile(`我(?:的|家)?(?:那|这)?(台|部|辆)([^，。,.!！；;]{2,20}?)(?:用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机)`)
 	deviceTalkZH = regexp.MustCompile(`用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机|续航`)
 )
@@ -634,7 +669,7 @@ var (
 // deviceSlotZH is the slot of a device or car named with measure word mw.
 func deviceSlotZH(mw, what string) string {
 	switch {
-	case mw == "辆":
+	case mw == "辆", carLineZH.MatchString(strings.ToLower(what)):
 		return "user.vehicle"
 	case mw == "部", deviceKind(what) == "phone":
 		return "user.device.phone"
@@ -706,10 +741,46 @@ func thirdVerb(v string) string {
 	return v + "s"
 }
 
+// runAtEN is a unit the speaker runs at an organisation: "I run the soil lab at …".
+var runAtEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:also\s+|now\s+|currently\s+)?(run|manage|lead|head|direct|oversee|coordinate)\s+)((?i:the|a|an)\s+(?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for)\s+` + orgName)
+
+// workCoZH is a job at a company named by its kind ("在一家做硬件的公司当产品经理");
+// coNameZH the company's name told after it ("公司叫云翼").
+var (
+	workCoZH = regexp.MustCompile(`在((?:一家|家)[^，。,]{1,14}?(?:公司|企业|单位|机构|工作室|学校|医院|银行|工厂))(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
+	coNameZH = regexp.MustCompile(`(?:公司|单位|工作室|厂子)(?:叫|名叫|名字叫)([\p{Han}A-Za-z]{2,10}?)(?:[，。,.!！；;\s]|$)`)
+)
+
+// zhNoThing are words in a taste's place that name nothing to eat: "不能吃东西" is fasting.
+var zhNoThing = map[string]bool{"东西": true, "饭": true, "啥": true, "什么": true}
+
+// teachZH is where the speaker teaches and what: "我在城南中学教化学".
+var teachZH = regexp.MustCompile(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,在]{2,14}?)教(\p{Han}{1,4}?)(?:[，。,.!！；;]|课|$)`)
+
+// carLineZH names car makers and models, told with any measure word ("换了台比亚迪").
+var carLineZH = regexp.MustCompile(`比亚迪|特斯拉|理想|蔚来|小鹏|丰田|本田|大众|宝马|奔驰|奥迪|卡罗拉|凯美瑞|雅阁|思域|轩逸|零跑|问界|极氪|五菱|长安|吉利|哈弗|红旗|别克|雪佛兰|福特|马自达|日产|现代|起亚|小米su7|tesla|byd`)
+
+// phoneLine names makers and lines sold mostly as phones.
+var phoneLine = regexp.MustCompile(`一加|荣耀|华为mate|华为p\d|小米\d|红米|魅族|oppo|vivo|realme|真我|\boneplus\b|\bhonor\b|\bredmi\b|\bxiaomi\b|\bfairphone\b|\bmoto(?:rola)?\b|\bnokia\b|\bnothing phone\b`)
+
+// deviceNounZH is the kind of device a Chinese sentence names by its noun.
+func deviceNounZH(s string) string {
+	switch {
+	case strings.Contains(s, "手机"):
+		return "phone"
+	case strings.Contains(s, "平板"):
+		return "tablet"
+	case strings.Contains(s, "电脑") || strings.Contains(s, "笔记本"):
+		return "computer"
+	}
+	return ""
+}
+
 func deviceKind(v string) string {
 	l := strings.ToLower(v)
 	switch {
-	case strings.Contains(l, "iphone"), strings.Contains(l, "android"), strings.Contains(l, "pixel"), strings.Contains(l, "galaxy"), strings.Contains(l, "手机"), l == "安卓":
+	case strings.Contains(l, "iphone"), strings.Contains(l, "android"), strings.Contains(l, "pixel"), strings.Contains(l, "galaxy"), strings.Contains(l, "手机"), l == "安卓",
+		phoneLine.MatchString(l):
 		return "phone"
 	case strings.Contains(l, "ipad"):
 		return "tablet"
@@ -809,7 +880,7 @@ func badPlaceZH(v string) bool {
 func (o *Offline) objectKey(s string) string {
 	c := o.lex.clauses
 	s = clip(s)
-	if m := c.tasteZH.FindStringSubmatch(s); m != nil {
+	if m := c.tasteZH.FindStringSubmatch(s); m != nil && !zhNoThing[m[1]] {
 		return "taste." + m[1]
 	}
 	if m := c.likeZH.FindStringSubmatch(s); m != nil && hasHan(s) {
@@ -898,7 +969,11 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 	if !dated {
 		return ""
 	}
-	if loc := c.planZH.FindStringSubmatchIndex(s); loc != nil {
+	loc := c.planZH.FindStringSubmatchIndex(s)
+	if loc == nil {
+		loc = planGoZH.FindStringSubmatchIndex(s)
+	}
+	if loc != nil {
 		what := s[loc[2]:loc[3]]
 		head := planHeadZH.FindString(what)
 		qual := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(what, head), "我的"), "我"), "的"), "之")
@@ -908,7 +983,14 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 		}
 		return "plan." + head + "." + qual
 	}
-	if m := c.planEN.FindStringSubmatch(s); m != nil {
+	m := c.planEN.FindStringSubmatch(s)
+	if m == nil {
+		m = c.planHaveEN.FindStringSubmatch(s)
+	}
+	if m == nil {
+		m = c.planMovedEN.FindStringSubmatch(s)
+	}
+	if m != nil && !planNotThing[strings.ToLower(m[1])] {
 		f := strings.Fields(strings.ToLower(m[1]))
 		head := f[len(f)-1]
 		qual := ""
@@ -926,10 +1008,15 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 }
 
 var (
+	// planGoZH is a plan told by going to it: "下周三我要去面试", "约了周五复查".
+	planGoZH   = regexp.MustCompile(`(?:要去|得去|去|约了|安排了|有个|有一个|有场|有一场)(\p{Han}{0,4}?(?:面试|面签|考试|会议|预约|手术|体检|聚会|婚礼|约会|复查|演出|答辩|发布会|出差))`)
 	planHeadZH = regexp.MustCompile(`(?:面试|面签|航班|考试|会议|预约|手术|体检|聚会|婚礼|截止日期|约会|复查|演出|答辩|发布会|出差|旅行|行程|飞机|火车|高铁)$`)
 	// planWithEN names which plan after its noun: "call with Acme", "appointment at the clinic".
 	planWithEN = regexp.MustCompile(`^\s+(?i:with|at)\s+(?:(?i:the|my|our|dr\.?)\s+)?(\p{Lu}[\p{L}'-]+|[a-z]{3,})`)
 	// planGenericEN are modifiers that do not tell one plan from another of its kind.
+	// planNotThing are words planHaveEN and planMovedEN take that name no event.
+	planNotThing = map[string]bool{"lot": true, "bit": true, "few": true, "couple": true, "time": true, "day": true,
+		"week": true, "chance": true, "feeling": true, "idea": true, "way": true, "car": true, "house": true}
 	planGenericEN = map[string]bool{"next": true, "big": true, "first": true, "new": true, "upcoming": true, "last": true,
 		"final": true, "important": true, "own": true, "little": true, "annual": true, "weekly": true, "monthly": true}
 )
@@ -1216,6 +1303,13 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 	}
 	for i := range ds {
 		d := &ds[i]
+		if d.key == "user.status" {
+			// A dated plan ("面试改到下周四") is more than a passing state: its slot lets a
+			// later change of the plan replace it.
+			if k := o.planKey(s, ref); k != "" {
+				d.key = k
+			}
+		}
 		if d.key != "" || d.typ != memory.Semantic {
 			continue
 		}

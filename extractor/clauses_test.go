@@ -130,6 +130,22 @@ func TestClauseFacts(t *testing.T) {
 		{"a liking told as a weakness", "Full disclosure: pistachio gelato is my weakness.", map[string]string{"taste.gelato": "istachio gelato"}},
 		{"a liking told as a guilty pleasure", "Salted pretzels are my guilty pleasure.", map[string]string{"taste.pretzel": "Salted pretzels"}},
 		{"a pregnancy told without a subject zh", "目前怀孕四个月了，咖啡都不敢喝。", map[string]string{"user.health.pregnancy": "怀孕四个月"}},
+		{"a unit the speaker runs", "I manage the night desk at Corbel Herald, out here in Spokane.",
+			map[string]string{"user.role": "manages the night desk", "user.employer": "Corbel Herald", "user.location": "Spokane"}},
+		{"a teacher and where zh", "我在实验二小教英语，今年带三年级。", map[string]string{"user.employer": "实验二小", "user.role": "教英语"}},
+		{"a company by its kind, then its name zh", "现在在一家做储能的公司当销售经理，公司叫恒川能源。",
+			map[string]string{"user.employer": "恒川能源", "user.role": "销售经理"}},
+		{"a quit and a new job across a space zh", "我从原来的报社辞职了 现在在一家做游戏的公司当策划。",
+			map[string]string{"user.role": "策划"}},
+		{"a home by its district zh", "我现在住成都高新区，离地铁站很近。", map[string]string{"user.location": "高新区"}},
+		{"a phone by its maker zh", "我这台红米用了三年，电池不太行了。", map[string]string{"user.device.phone": "红米"}},
+		{"a car by its maker with any measure word zh", "告诉你，换了台特斯拉，开着真安静。", map[string]string{"user.vehicle": "特斯拉"}},
+		{"a phone got with 个 zh", "手机换了，入了个vivo X100，拍照很好。", map[string]string{"user.device.phone": "vivo"}},
+		{"a dated thing the speaker has", "I've got a colonoscopy next Tuesday, so no food after lunch Monday.",
+			map[string]string{"plan.colonoscopy": "colonoscopy"}},
+		{"a plan rescheduled", "The colonoscopy got pushed back to Friday at 9.", map[string]string{"plan.colonoscopy": "Friday"}},
+		{"a plan told by going to it zh", "下周二我要去复查，早上不能吃东西。", map[string]string{"plan.复查": "复查"}},
+		{"a moved plan is a plan, not a passing state zh", "复查改到下周五上午了。", map[string]string{"plan.复查": "下周五"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,6 +229,9 @@ func TestNoSlotForWhatIsNotSaid(t *testing.T) {
 		{"I'm not in Aarhus anymore, I live in Odense now.", "user.location", "Aarhus"},
 		{"我已经不在厦门了，现在住在福州。", "user.location", "厦门"},
 		{"I don't work at Vantage Labs anymore, I'm with Corvid Health now.", "user.employer", "Vantage"},
+		{"I've got a filling on Monday with Dr. Castellor at Harbourview Dental.", "user.employer", ""},
+		{"I gave away my old Kindle, now I'm reading on a Kobo Libra.", "user.device.computer", "Kindle"},
+		{"下周二我要去复查，早上不能吃东西。", "taste.东西", ""},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})

@@ -82,7 +82,7 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
 			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
@@ -235,6 +235,9 @@ func (l *lexicon) sentenceSignals(s string) []string {
 			out = append(out, c.name)
 		}
 	}
+	if verblessBan(lower) && !containsString(out, SignalProhibition) {
+		out = append(out, SignalProhibition)
+	}
 	// Any reference time will do: only the presence of a date expression matters here.
 	dated := len(l.temporal.Find(s, time.Time{})) > 0
 	if l.stateCue.MatchString(lower) && (dated || stayDays(lower) > 0) {
@@ -244,6 +247,31 @@ func (l *lexicon) sentenceSignals(s string) []string {
 		out = append(out, SignalPlan)
 	}
 	return out
+}
+
+// elaboration reports a sentence that goes on with the instruction before it rather than
+// telling something new: it names no one (no first, second or third person) and opens
+// with neither a question nor a greeting ("Invoices, labels, the footer, all of it.").
+func (l *lexicon) elaboration(s string) bool {
+	lower := lowerText(s)
+	return s != "" && !l.firstPerson.MatchString(lower) && !l.listener.MatchString(lower) &&
+		!otherSubject.MatchString(lower) && !isQuestion(s) && !l.isSmallTalk(s) && !zhPronoun.MatchString(s)
+}
+
+// banEN is a ban told without a verb: "No calls before 10am", "and no onions ever";
+// notBans are the set phrases that open the same way and ban nothing ("no worries").
+var (
+	banEN   = regexp.MustCompile(`^(?:(?:and|but|also|still|plus|oh|so|again)[,\s]+)*no\s+([a-z][\w-]+)`)
+	notBans = map[string]bool{"worries": true, "worry": true, "problem": true, "problems": true, "thanks": true,
+		"idea": true, "way": true, "rush": true, "clue": true, "pressure": true, "biggie": true, "doubt": true,
+		"wonder": true, "kidding": true, "joke": true, "offense": true, "offence": true, "matter": true, "need": true,
+		"one": true, "more": true, "longer": true, "big": true, "luck": true, "sweat": true, "comment": true}
+)
+
+// verblessBan reports a sentence (lower-cased) that bans something without a verb.
+func verblessBan(lower string) bool {
+	m := banEN.FindStringSubmatch(strings.TrimSpace(lower))
+	return m != nil && !notBans[m[1]]
 }
 
 // stay is a short span from now that a state lasts ("for the next few days", "这几天"):
@@ -516,7 +544,9 @@ var listenerAside = regexp.MustCompile(`\b(?:that |which )?you(?:'ve| have|'d| w
 
 // deniedClause is a clause that says a former state no longer holds: "I'm not in Lyon
 // anymore", "I no longer work at Initrode", "我已经不在厦门了", "不再住宿舍".
-var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]*\b(?:anymore|any more|any longer)\b|\b(?:left|quit)\b|不再|已经不|不在[^，,；;。]*了|离开了|离职`)
+var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]*\b(?:anymore|any more|any longer)\b|\b(?:left|quit)\b|不再|已经不|不在[^，,；;。]*了|离开了|离职|辞职|辞了职` +
+	// A thing parted with ("sold the old one", "已经送人了"): the old value, not the new.
+	`|\b(?:sold|gave away|got rid of|gave up on|traded in|handed down)\b|送人|卖掉|卖了|转手|出掉了|处理掉|已经送`)
 
 // presentSelfEN is the speaker telling what they do as a rule ("I work night shifts at …",
 // "I bank with …"): a standing fact, not an event.
@@ -574,7 +604,7 @@ func (l *lexicon) dropDenied(s string) string {
 // corrected are the parts of a correction that name the value it replaces: "…, not the
 // 12th", "不是周三，是周四" (→ "是周四").
 var (
-	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[\w-]*\d[\w-]*)\s*,)`)
+	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*)\s*,)`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
 )
 
@@ -598,7 +628,7 @@ func correctedValue(s string) string {
 }
 
 var (
-	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[\w-]*\d[\w-]*))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
+	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
 	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
 )
 
@@ -692,6 +722,8 @@ func newIdentRules() []identRule {
 		{re: re(`我的名字(?:是|叫)(\p{Han}{1,4}|[A-Za-z][A-Za-z .'-]{0,30}[A-Za-z])`), kind: "name", value: 1},
 		{re: re(`我(?:现在|目前|一直)?住在` + zhVal), kind: "location", value: 1},
 		{re: re(`我家在` + zhVal), kind: "location", value: 1},
+		// "现在住成都锦江区", "住浦东新区": 住 without 在, the place named by its division.
+		{re: re(`我(?:们)?(?:现在|目前|如今|就|一直)?住(\p{Han}{1,6}?(?:省|市|区|县|镇))`), kind: "location", value: 1},
 		{re: re(`我(?:现在|目前)?在([^，。,!！?？；;\s]{1,20}?)(?:工作|上班|任职)`), kind: "employer", value: 1},
 		{re: re(`我(?:现在|目前)?就职于` + zhVal), kind: "employer", value: 1},
 		{re: re(`我来自` + zhVal), kind: "origin", value: 1},
@@ -713,6 +745,8 @@ func newIdentRules() []identRule {
 		// Being somewhere stated as lasting ("I'm in … now", "we're in … for good"): a visit
 		// is told with a span or a purpose and is not this.
 		{re: re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+|finally\s+)?(?:in|out in|over in|down in|up in))\s+` + placeName + `(?i:\s+(?:now|for good|these days|permanently|full[- ]time)\b)`), kind: "location", value: 1},
+		// Where the speaker is, told by "out here in …": "I run a shop out here in Tulsa".
+		{re: re(`(?i:\b(?:out|over|down|up|back)\s+here\s+in)\s+` + placeName), kind: "location", value: 1},
 		// A home named by where it is ("my flat in …", "our house in …").
 		{re: re(`(?i:\b(?:my|our)\s+(?:(?:new|little|rented|tiny)\s+)?(?:flat|apartment|house|place|home|condo|studio)\s+(?:here\s+)?(?:in|near))\s+` + placeName), kind: "location", value: 1},
 		// 在某地安家、定居、租房、买房，人在某地。

@@ -81,10 +81,12 @@ func NewOffline() *Offline {
 		permanent: re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b` +
 			// Giving something up lasts ("no more X", 不再), and a date a state holds since
 			// ("since last month") is not when it ends.
-			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉`),
+			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉` +
+			// A timetable moved for a term holds for the term, not the day it names.
+			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
 		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
-		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|ok|OK)[，,、！!：:\s]*)+`),
+		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
 		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
@@ -232,11 +234,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
 	var story, corrected, correctedTos, correctedIDs []string
 	var parted string
+	rule := -1 // the instruction the previous sentence gave, in out; -1 for none
 	for _, s := range splitSentences(spokenText(t)) {
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
+			rule = -1
 			continue
 		}
+		prevRule := rule
+		rule = -1
 		orig := s
 		if v := correctedValue(s); v != "" {
 			corrected = append(corrected, v)
@@ -272,8 +278,18 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// the memory that holds the wrong value must meet it.
 			ds = []draft{o.draft(s, t.OccurredAt, memory.Semantic, memory.CatFact, "correction", impIdentity, confExplicit)}
 		}
+		if len(ds) == 0 && prevRule >= 0 && o.lex.elaboration(o.clean(s)) {
+			// "Never use my own address. Invoices, labels, all of it go to the PO box.": a
+			// sentence with no subject of its own goes on with the instruction before it.
+			out[prevRule].content = joinSentences(out[prevRule].content, o.finish(o.clean(s), t.OccurredAt))
+			rule = prevRule
+			continue
+		}
 		if len(ds) > 0 {
 			out = append(out, ds...)
+			if last := ds[len(ds)-1]; last.cat == memory.CatConstraint || last.cat == memory.CatPreference {
+				rule = len(out) - 1
+			}
 			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
 			// value its rules replace: retelling it would keep the old value alive.
 			rest := o.lex.dropDenied(o.clean(s))
@@ -454,6 +470,14 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 		return &u
 	}
 	return nil
+}
+
+// joinSentences appends sentence b to a, in a's script.
+func joinSentences(a, b string) string {
+	if hasHan(a) {
+		return strings.TrimRight(a, "。") + "。" + b
+	}
+	return strings.TrimRight(a, ". ") + ". " + upperFirst(b)
 }
 
 // finish makes relative dates absolute against the turn's time.
@@ -885,7 +909,7 @@ func thirdSingular(w string) string {
 	case "no", "not", "never", "no-longer", "and", "or", "to":
 		return w
 	}
-	if unconjugated(lw) || strings.HasSuffix(lw, "ed") || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {
+	if unconjugated(lw) || strings.HasSuffix(lw, "ed") && !presentEed(lw) || strings.Contains(lw, "'") || strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") {
 		return w
 	}
 	switch {
@@ -1258,7 +1282,7 @@ func newTopicLexicon() topicLexicon {
 		workHours:   re(`工作时间|上班时间|上班|下班|\bworking hours\b|\bwork hours\b|\boffice hours\b|\bwork(?:ing)? days?\b`),
 		sleep:       re(`睡觉|起床|作息|\bsleep\b|\bwake up\b|\bgo to bed\b|\bbedtime\b`),
 		notify:      re(`通知|提醒|推送|打电话|短信|微信|邮件|发消息|消息|\bnotif(?:y|ications?)\b|\bremind(?:ers?)?\b|\balerts?\b|\bemails?\b|\btext me\b|\bcall me\b|\bcall\b|\bmessage me\b|\bping me\b|\bslack\b`),
-		seat:        re(`靠窗|靠过道|座位|[一二]等座|商务座|经济舱|商务舱|头等舱|卧铺|硬座|软卧|\b(?:economy|business|first|premium economy)[ -]class\b|\bwindow seats?\b|\baisle seats?\b|\bseats?\b`),
+		seat:        re(`靠窗|靠过道|座位|[一二]等座|商务座|经济舱|商务舱|头等舱|卧铺|硬座|软卧|\b(?:economy|business|first|premium economy)[ -]class\b|\bwindow seats?\b|\baisle(?: seats?)?\b|\bseats?\b`),
 		style:       re(`简洁|简短|详细|啰嗦|长篇|要点|列表|表格|表情|\bconcise\b|\bbrief\b|\bshort (?:answers|replies|responses)\b|\bverbose\b|\bdetailed\b|\bbullet(?: points?)?\b|\bmarkdown\b|\bemojis?\b|\btables?\b`),
 	}
 }
@@ -1308,6 +1332,9 @@ func (tl topicLexicon) key(lower string) string {
 		return "editor.preference"
 	case tl.indentation.MatchString(lower):
 		return "code.indentation"
+	case tl.seat.MatchString(lower):
+		// Before sleep and hours: "aisle seat please, I sleep badly on planes".
+		return "travel.seat"
 	case tl.timezone.MatchString(lower):
 		return "user.timezone"
 	case tl.workHours.MatchString(lower):
@@ -1319,8 +1346,6 @@ func (tl topicLexicon) key(lower string) string {
 			return "notification.quiet_hours"
 		}
 		return "notification.channel"
-	case tl.seat.MatchString(lower):
-		return "travel.seat"
 	case tl.style.MatchString(lower):
 		return "response.style"
 	}
@@ -1345,6 +1370,15 @@ var pastOrModal = map[string]bool{
 	"froze": true, "grew": true, "drew": true, "slept": true, "meant": true, "dealt": true,
 	"lent": true, "sat": true, "shot": true, "led": true, "fed": true, "fell": true, "hung": true,
 	"dug": true, "stuck": true, "struck": true, "bit": true,
+}
+
+// presentEed reports a present verb that ends in -eed (need, feed, proceed): not a past.
+func presentEed(lw string) bool {
+	switch lw {
+	case "agreed", "disagreed", "freed", "guaranteed", "decreed", "refereed", "emceed":
+		return false
+	}
+	return strings.HasSuffix(lw, "eed")
 }
 
 // unconjugated reports a modal or a past form, also behind a prefix ("overpaid", "rebuilt",

@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/engramhq/engram/memory"
@@ -24,6 +25,11 @@ func speakerName(t memory.Turn) string {
 func spokenText(t memory.Turn) string {
 	name := speakerName(t)
 	c := strings.TrimSpace(t.Content)
+	if hasHan(c) {
+		// Chinese typed in a chat breaks clauses with a space ("我辞职了 现在在…"): read it
+		// as the comma it stands for.
+		c = zhSpaceBreak.ReplaceAllString(c, "$1，$2")
+	}
 	if name == "" {
 		return c
 	}
@@ -34,6 +40,9 @@ func spokenText(t memory.Turn) string {
 	}
 	return c
 }
+
+// zhSpaceBreak is a space between two Chinese clauses (after a character or an emoji).
+var zhSpaceBreak = regexp.MustCompile(`([\p{Han}\p{So}])[ \t\x{3000}]+(\p{Han})`)
 
 // personalize names the speaker in a memory written in the third person: "The user went
 // to …" becomes "Caroline went to …", "用户…" becomes "林悦…".

@@ -22,6 +22,8 @@ func TestRestricted(t *testing.T) {
 		{"Tests showed an intolerance to lactose", "lactose"},
 		{"医生说以后甜的一口都不能碰了", "甜"},
 		{"用户咖啡也不能喝了", "咖啡"},
+		{"医生说用户三个月内别跑了，先养伤", "跑"},
+		{"The physio says the user can't go running until spring", "running"},
 	}
 	for _, tt := range tests {
 		if got := restricted(tt.content); got != tt.want {
@@ -51,6 +53,7 @@ func TestRestrictionRulesOut(t *testing.T) {
 		{"not about food", constraint("work.meetings", "The user can't attend meetings on Friday"), liking("taste.friday", "The user loves Friday meetings"), false},
 		{"keyed otherwise", constraint("habit.developed", "The user has developed a sesame allergy"), liking("taste.bagel", "The user loves sesame bagels"), true},
 		{"a liking filed as a constraint", constraint("food.sweet", "用户以后不能吃甜了"), memory.Memory{Key: "", Category: memory.CatConstraint, Content: "用户最爱吃甜的，每顿必须有甜点"}, true},
+		{"a habit of a sport ruled out", constraint("", "医生说用户三个月内别跑了"), memory.Memory{Category: memory.CatPreference, Content: "用户每天晚上夜跑三公里"}, true},
 		{"a liking of its own", memory.Candidate{Key: "taste.tea", Category: memory.CatPreference, Content: "The user loves tea"}, liking("taste.tea", "The user loves tea"), false},
 	}
 	for _, tt := range tests {

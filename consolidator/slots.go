@@ -93,8 +93,10 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 // "不能吃辣了") names what it rules out: the object of the negated verb of eating or
 // drinking, or of an allergy. Any liking that names that object then goes to history.
 var (
-	restrictEN = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
-	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
+	restrictEN   = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
+	restrictDoZH = regexp.MustCompile(`(?:别|不能|不可以|不能再|不再|别再|不许|没法|禁止)(?:再)?(跑|游泳|骑车|爬山|打球|踢球|滑雪|健身|撸铁|举铁)`)
+	restrictDoEN = regexp.MustCompile(`(?i)\b(?:can't|cannot|can no longer|shouldn't|should not|not allowed to|told not to|no more|banned from|stop)\s+(?:go(?:ing)?\s+)?(running|jogging|cycling|climbing|skiing|lifting|swimming|surfing)\b`)
+	restrictZH   = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
 	// The object told before the verb ("甜的一口都不能碰了") or as an allergy ("a shellfish
 	// allergy", "花生过敏").
 	restrictTopicZH = regexp.MustCompile(`(\p{Han}{1,4})的?(?:东西|食物)?(?:一口|一点|一滴)?(?:都|也)?(?:不能|不可以|不敢|不许)(?:再)?(?:吃|碰|喝)`)
@@ -111,6 +113,14 @@ var (
 // restricted is the thing a restriction candidate names (a word for English, the
 // characters for Chinese), or "" when it names none.
 func restricted(content string) string {
+	// A sport or habit ruled out ("医生说半年别跑了", "can't go running anymore") ends
+	// the habit of it as a food restriction ends a liking.
+	if m := restrictDoZH.FindStringSubmatch(content); m != nil {
+		return m[1]
+	}
+	if m := restrictDoEN.FindStringSubmatch(content); m != nil {
+		return strings.ToLower(m[1])
+	}
 	if m := restrictZH.FindStringSubmatch(content); m != nil {
 		if m[1] != "" {
 			return m[1]

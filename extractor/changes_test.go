@@ -206,3 +206,20 @@ func TestVerblessBan(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionWithTheRightValueFirstZH: "是Y，不是X" names X as the wrong value and keeps
+// the clause that holds Y, whoever it is about.
+func TestCorrectionWithTheRightValueFirstZH(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "刚才说错了，阿宝的疫苗是下月9号，不是19号，我老记混。"})
+	if len(got) == 0 {
+		t.Fatal("no memory")
+	}
+	c := got[0]
+	if v, _ := c.Metadata["corrects"].(string); v != "19号" {
+		t.Errorf("corrects = %q, want 19号 (%s)", v, dump(got))
+	}
+	if !strings.Contains(c.Content, "9号") || strings.Contains(c.Content, "不是19号") {
+		t.Errorf("content %q: want the right value without the wrong one", c.Content)
+	}
+}

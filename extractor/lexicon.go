@@ -606,6 +606,8 @@ func (l *lexicon) dropDenied(s string) string {
 var (
 	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*)\s*,)`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
+	// correctedTailZH is the wrong value told after the right one: "是4号，不是14号".
+	correctedTailZH = regexp.MustCompile(`[，,]\s*(?:而)?不是[^，。,；;]{1,12}`)
 )
 
 // correctedValue is the value a correction says was wrong ("it's Mira, not Myra" →
@@ -615,7 +617,7 @@ func correctedValue(s string) string {
 	var v string
 	if hasHan(s) {
 		if m := correctedValueZH.FindStringSubmatch(s); m != nil {
-			v = m[1]
+			v = m[1] + m[2]
 		}
 	} else if m := correctedValueEN.FindStringSubmatch(s); m != nil {
 		v = m[1] + m[2] + m[3]
@@ -629,7 +631,7 @@ func correctedValue(s string) string {
 
 var (
 	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
-	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是`)
+	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是|是(?:叫|姓)?[^，。,；;不]{1,8}[，,]\s*(?:而)?不是(?:叫|姓)?([^，。,；;]{1,8})`)
 )
 
 // correctedTo is the right value a correction gives beside the wrong one ("it's Mira,
@@ -683,7 +685,7 @@ func correctedID(s string) string {
 // dropCorrected removes from a correction the value it replaces.
 func dropCorrected(s string) string {
 	if hasHan(s) {
-		return correctedZH.ReplaceAllString(s, "是")
+		return correctedTailZH.ReplaceAllString(correctedZH.ReplaceAllString(s, "是"), "")
 	}
 	// Mid-sentence the clause after the dropped value stays: its comma does too.
 	return correctedEN.ReplaceAllStringFunc(s, func(m string) string {

@@ -84,9 +84,9 @@ func NewOffline() *Offline {
 			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉` +
 			// A timetable moved for a term holds for the term, not the day it names.
 			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
-		rememberZH:   re(`^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
+		rememberZH:   re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
 		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
-		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|说错了|不好意思|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
+		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|(?:之前|刚才|前面|上次)?说错了|不好意思|哎呀|哎哟|唉|诶|欸|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
 		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
 		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
@@ -259,7 +259,13 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			out = append(out, d)
 			continue
 		}
-		s = dropNegatedHave(o.lex.speakerPart(restoreSubject(s)))
+		if correctedValue(orig) != "" || newID != "" {
+			// A correction keeps its value clause whoever it is about ("小满生日是4月13号，
+			// 不是3月14，我老搞混"): that clause is what replaces the wrong value.
+			s = restoreSubject(s)
+		} else {
+			s = dropNegatedHave(o.lex.speakerPart(restoreSubject(s)))
+		}
 		if s == "" {
 			continue
 		}

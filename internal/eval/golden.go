@@ -393,6 +393,9 @@ type GoldenReport struct {
 	LLMCalls      int                `json:"llm_calls"`
 	Estimator     string             `json:"tokens_estimator"`
 	Details       []GoldenCaseResult `json:"details"`
+	// Causes counts the failed queries' missing facts and forbidden values by cause
+	// (WhyNotExtracted …), on tenants that can list their memories.
+	Causes map[string]int `json:"failure_causes,omitempty"`
 }
 
 // GoldenTokens are the mean tokens per query handed to the agent.
@@ -447,6 +450,62 @@ type GoldenQueryResult struct {
 	ReplayForbid   []string   `json:"replay_forbidden_found,omitempty"`
 	NoMemoryHits   int        `json:"no_memory_hits"`
 	Returned       string     `json:"returned,omitempty"` // engram's text, kept for failed queries only
+	// Why, for a failed query on a tenant that can list its memories (MemoryLister):
+	// each missing fact and each forbidden value traced to the stored memories.
+	MissingWhy   []string `json:"missing_why,omitempty"`
+	ForbiddenWhy []string `json:"forbidden_why,omitempty"`
+}
+
+// What a failed query's facts come down to, read from the user's stored memories.
+const (
+	// WhyNotExtracted: no memory of the user holds the fact.
+	WhyNotExtracted = "not extracted"
+	// WhyNotRetrieved: an active memory holds it, the answer did not.
+	WhyNotRetrieved = "not retrieved"
+	// WhyRetired: only memories no longer active hold it.
+	WhyRetired = "retired"
+	// WhyStaleActive: an active memory still holds the forbidden value.
+	WhyStaleActive = "stale memory active"
+	// WhyNotAMemory: no active memory holds the forbidden value; it came with the
+	// turns layer or as an unconfirmed claim.
+	WhyNotAMemory = "not from an active memory"
+)
+
+// diagnose traces a failed query's missing facts and forbidden values to mems.
+func diagnose(qr *GoldenQueryResult, mems []StoredMemory) {
+	var active, inactive []string
+	for _, m := range mems {
+		if m.Status == "active" {
+			active = append(active, fold(m.Content))
+		} else {
+			inactive = append(inactive, fold(m.Content))
+		}
+	}
+	holds := func(texts []string, alts []string) bool {
+		for _, t := range texts {
+			if firstFound(t, alts) != "" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, alts := range qr.Missing {
+		switch {
+		case holds(active, alts):
+			qr.MissingWhy = append(qr.MissingWhy, WhyNotRetrieved)
+		case holds(inactive, alts):
+			qr.MissingWhy = append(qr.MissingWhy, WhyRetired)
+		default:
+			qr.MissingWhy = append(qr.MissingWhy, WhyNotExtracted)
+		}
+	}
+	for _, f := range qr.ForbiddenFound {
+		if holds(active, []string{f}) {
+			qr.ForbiddenWhy = append(qr.ForbiddenWhy, WhyStaleActive)
+		} else {
+			qr.ForbiddenWhy = append(qr.ForbiddenWhy, WhyNotAMemory)
+		}
+	}
 }
 
 // RunGolden runs every case in its own fresh tenant: it ingests the sessions in
@@ -479,6 +538,12 @@ func RunGolden(ctx context.Context, sys System, cases []Case, opts GoldenOptions
 			rep.Facts += q.Facts
 			rep.Hits += q.Hits
 			rep.ForbiddenHits += len(q.ForbiddenFound)
+			for _, why := range append(append([]string(nil), q.MissingWhy...), q.ForbiddenWhy...) {
+				if rep.Causes == nil {
+					rep.Causes = map[string]int{}
+				}
+				rep.Causes[why]++
+			}
 			rep.Baselines.FullReplay.Hits += q.ReplayHits
 			rep.Baselines.FullReplay.ForbiddenHits += len(q.ReplayForbid)
 			rep.Baselines.NoMemory.Hits += q.NoMemoryHits
@@ -570,6 +635,13 @@ func ingestCase(ctx context.Context, sys System, c Case, sessions [][]Turn, res 
 		if !qr.Passed {
 			res.Passed = false
 			qr.Returned = text
+			if l, ok := tn.(MemoryLister); ok {
+				mems, err := l.Memories(ctx, q.UserID)
+				if err != nil {
+					return fmt.Errorf("query %q: listing the memories of %s: %w", q.Query, q.UserID, err)
+				}
+				diagnose(&qr, mems)
+			}
 		}
 		res.Queries = append(res.Queries, qr)
 	}
@@ -684,6 +756,10 @@ func (r GoldenReport) WriteTable(w io.Writer) error {
 		r.Baselines.FullReplay.ForbiddenHits, r.Forbids)
 	tw.printf("tokens per query (mean)\t%.0f\t%.0f\t%.0f\n", r.Tokens.EngramMean, r.Tokens.NoMemoryMean, r.Tokens.FullReplayMean)
 	tw.printf("LLM calls (ingestion)\t%d\t\t\n\n", r.LLMCalls)
+	if len(r.Causes) > 0 {
+		tw.printf("failures by cause: missing facts %d not extracted, %d not retrieved, %d retired; forbidden values %d from a stale active memory, %d not from an active memory\n\n",
+			r.Causes[WhyNotExtracted], r.Causes[WhyNotRetrieved], r.Causes[WhyRetired], r.Causes[WhyStaleActive], r.Causes[WhyNotAMemory])
+	}
 	tw.printf("case\tquery\tresult\tfound\tengram tok\treplay tok\n")
 	for _, c := range r.Details {
 		for _, q := range c.Queries {
@@ -692,11 +768,11 @@ func (r GoldenReport) WriteTable(w io.Writer) error {
 				verdict = "FAIL"
 			}
 			tw.printf("%s\t%s\t%s\t%d/%d\t%d\t%d\n", c.Name, clip(q.Query, 32), verdict, q.Hits, q.Facts, q.EngramTokens, q.ReplayTokens)
-			for _, m := range q.Missing {
-				tw.printf("\t  missing: %s\t\t\t\t\n", strings.Join(m, " | "))
+			for i, m := range q.Missing {
+				tw.printf("\t  missing: %s%s\t\t\t\t\n", strings.Join(m, " | "), because(q.MissingWhy, i))
 			}
-			for _, f := range q.ForbiddenFound {
-				tw.printf("\t  forbidden found: %s\t\t\t\t\n", f)
+			for i, f := range q.ForbiddenFound {
+				tw.printf("\t  forbidden found: %s%s\t\t\t\t\n", f, because(q.ForbiddenWhy, i))
 			}
 			if q.Error != "" {
 				tw.printf("\t  error: %s\t\t\t\t\n", clip(q.Error, 100))
@@ -704,6 +780,14 @@ func (r GoldenReport) WriteTable(w io.Writer) error {
 		}
 	}
 	return tw.flush()
+}
+
+// because is " (cause)" for the i-th item of whys, or "" when it was not diagnosed.
+func because(whys []string, i int) string {
+	if i < len(whys) {
+		return " (" + whys[i] + ")"
+	}
+	return ""
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

@@ -427,3 +427,54 @@ func hasTag(c Case, tag string) bool {
 	}
 	return false
 }
+
+func TestDiagnose(t *testing.T) {
+	t.Parallel()
+	mems := []StoredMemory{
+		{Content: "The user lives in Lisbon", Status: "active"},
+		{Content: "The user lived in Porto", Status: "superseded"},
+		{Content: "The user drives a Skoda", Status: "active"},
+	}
+	tests := []struct {
+		name        string
+		missing     [][]string
+		forbidden   []string
+		wantMissing []string
+		wantForbid  []string
+	}{
+		{"stored and active", [][]string{{"Lisbon"}}, nil, []string{WhyNotRetrieved}, nil},
+		{"only retired", [][]string{{"Porto", "Oporto"}}, nil, []string{WhyRetired}, nil},
+		{"never stored", [][]string{{"Madrid"}}, nil, []string{WhyNotExtracted}, nil},
+		{"a stale value active", nil, []string{"skoda"}, nil, []string{WhyStaleActive}},
+		{"a value from elsewhere", nil, []string{"Porto"}, nil, []string{WhyNotAMemory}},
+	}
+	for _, tt := range tests {
+		qr := GoldenQueryResult{Missing: tt.missing, ForbiddenFound: tt.forbidden}
+		diagnose(&qr, mems)
+		if strings.Join(qr.MissingWhy, ",") != strings.Join(tt.wantMissing, ",") ||
+			strings.Join(qr.ForbiddenWhy, ",") != strings.Join(tt.wantForbid, ",") {
+			t.Errorf("%s: missing %v forbidden %v; want %v %v", tt.name, qr.MissingWhy, qr.ForbiddenWhy, tt.wantMissing, tt.wantForbid)
+		}
+	}
+}
+
+func TestRunGoldenCountsFailureCauses(t *testing.T) {
+	t.Parallel()
+	sys := newFakeSystem()
+	sys.memories = []StoredMemory{{Content: "lives in London", Status: "superseded"}, {Content: "asked about the weather", Status: "active"}}
+	rep, err := RunGolden(context.Background(), sys, goldenCases(), GoldenOptions{Tokens: wordTokens,
+		Now: func() time.Time { return time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Causes[WhyRetired] != 1 || rep.Causes[WhyStaleActive] != 1 || len(rep.Causes) != 2 {
+		t.Errorf("causes = %v, want one retired fact and one stale active value", rep.Causes)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "missing: London (retired)") || !strings.Contains(out.String(), "1 from a stale active memory") {
+		t.Errorf("table lacks the causes:\n%s", out.String())
+	}
+}

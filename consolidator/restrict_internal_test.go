@@ -104,6 +104,9 @@ func TestReplaceValue(t *testing.T) {
 		{"The user's niece Marla turns nine on Friday", "Marla", "Marlo", "The user's niece Marlo turns nine on Friday"},
 		{"Marla, marla and Marlaine", "Marla", "Marlo", "Marlo, Marlo and Marlaine"},
 		{"用户的表妹叫小芸，小芸在读大学", "小芸", "小云", "用户的表妹叫小云，小云在读大学"},
+		// A date or number among Han characters is bounded by them; a longer number is not it.
+		{"用户儿子生日是5月21号，13月21日不是日期", "5月21", "5月12", "用户儿子生日是5月12号，13月21日不是日期"},
+		{"门牌是1308号，不是21308", "1308", "1803", "门牌是1803号，不是21308"},
 	}
 	for _, tt := range tests {
 		if got := replaceValue(tt.text, tt.wrong, tt.right); got != tt.want {

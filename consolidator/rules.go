@@ -97,14 +97,15 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 			return ruleMatch{relDuplicate, why("restates the same event")}
 		}
 		return ruleMatch{relUnrelated, why("a different event")}
+	case cf.change && movedDay(cf, nf) && (len(sharedNames(cf, nf)) > 0 || shared >= 2):
+		// "Nico swims on Thursdays now instead" of "lessons are on Tuesdays": the same
+		// thing, named by a shared name or words, on another day (whatever the polarity
+		// of the rest: "so don't book my Saturdays" moves with it).
+		return ruleMatch{relContradiction, why("change cue and another day of the week")}
 	case flip && (sameKey || sim >= cfg.ContradictSim):
 		return ruleMatch{relContradiction, why("polarity flips (negation or opposite verb)")}
 	case flip:
 		return ruleMatch{relUnrelated, why("opposite polarity but not similar enough to be the same fact")}
-	case cf.change && movedDay(cf, nf) && (len(sharedNames(cf, nf)) > 0 || shared >= 2):
-		// "Nico swims on Thursdays now instead" of "lessons are on Tuesdays": the same
-		// thing, named by a shared name or words, on another day.
-		return ruleMatch{relContradiction, why("change cue and another day of the week")}
 	case !keyed && extraNew > 0 && revises(cf, c, n.mem):
 		// "X改成Y" / "switched X to Y" with X in the memory: the same thing, a new value.
 		return ruleMatch{relContradiction, why("revises %q, which the memory is about", revisedThing(c.Content))}
@@ -371,13 +372,16 @@ func sameShapeID(a, b string) bool {
 func holdsValue(text, v string) bool { return len(valueSpans(text, v)) > 0 }
 
 // valueSpans are the byte spans, in text, of v as a whole word in any case (anywhere,
-// for a Han value, which has no word boundaries), in order and not overlapping.
+// for a value holding Han, which has no word boundaries), in order and not overlapping.
 func valueSpans(text, v string) [][2]int {
 	lt, lv := strings.ToLower(text), strings.ToLower(v)
 	if lv == "" {
 		return nil
 	}
-	han := unicode.Is(unicode.Han, []rune(lv)[0])
+	han := strings.ContainsFunc(lv, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+	// Beside Han text a Latin or digit value ("是3月14号", "门牌1308号") is bounded by the
+	// characters around it, which are words of their own.
+	boundary := func(r rune) bool { return !isWordRune(r) || unicode.Is(unicode.Han, r) }
 	var out [][2]int
 	for i := 0; i+len(lv) <= len(lt); {
 		j := strings.Index(lt[i:], lv)
@@ -387,7 +391,7 @@ func valueSpans(text, v string) [][2]int {
 		start, end := i+j, i+j+len(lv)
 		before, _ := utf8.DecodeLastRuneInString(lt[:start])
 		after, _ := utf8.DecodeRuneInString(lt[end:])
-		if han || (!isWordRune(before) && !isWordRune(after)) {
+		if han || (boundary(before) && boundary(after)) {
 			out = append(out, [2]int{start, end})
 			i = end
 		} else {

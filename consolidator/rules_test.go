@@ -85,6 +85,7 @@ func TestRelate(t *testing.T) {
 		{"Tomasz has judo on Mondays at 6.", "", "Tomasz does judo on Wednesdays at 6 now.", "", memory.Semantic, relContradiction},
 		{"用户的瑜伽课在每周二晚上", "", "瑜伽课现在改到周四晚上了", "", memory.Semantic, relContradiction},
 		{"用户儿子的游泳课在每周三下午", "", "游泳课挪到周五下午了", "", memory.Semantic, relContradiction},
+		{"用户女儿的舞蹈课在每周六上午，所以周六上午别给用户排事", "", "舞蹈课挪到周日下午了", "", memory.Semantic, relContradiction},
 		// Another day without a change cue is another fact: both can hold.
 		{"Tomasz has judo on Mondays at 6.", "", "Tomasz has chess club on Wednesdays at 6.", "", memory.Semantic, relUnrelated},
 	} {

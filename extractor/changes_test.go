@@ -211,7 +211,7 @@ func TestVerblessBan(t *testing.T) {
 // the clause that holds Y, whoever it is about.
 func TestCorrectionWithTheRightValueFirstZH(t *testing.T) {
 	t.Parallel()
-	got := extractOne(t, memory.Turn{Content: "刚才说错了，阿宝的疫苗是下月9号，不是19号，我老记混。"})
+	got := extractOne(t, memory.Turn{Content: "上次讲错了，阿宝的疫苗是下月9号，不是19号，我老记混。"})
 	if len(got) == 0 {
 		t.Fatal("no memory")
 	}
@@ -221,5 +221,22 @@ func TestCorrectionWithTheRightValueFirstZH(t *testing.T) {
 	}
 	if !strings.Contains(c.Content, "9号") || strings.Contains(c.Content, "不是19号") {
 		t.Errorf("content %q: want the right value without the wrong one", c.Content)
+	}
+}
+
+// TestRuleToldByItsLabel: "New rule for X: Y" is a standing preference in X's slot, and
+// the way answers are written outranks a drink the sentence mentions.
+func TestRuleToldByItsLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ text, key, piece string }{
+		{"New rule for the weekly digest: tables only, no more than ten rows.", "response.style", "rule for the weekly digest: tables only"},
+		{"新规矩：日报一律分点写，每点一行。", "response.style", "日报一律分点写"},
+		{"Detailed paragraphs are fine, I like reading them slowly over my tea.", "response.style", "paragraphs"},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if len(got) == 0 || got[0].Key != tt.key || !strings.Contains(got[0].Content, tt.piece) {
+			t.Errorf("%q: want %s holding %q first: %s", tt.text, tt.key, tt.piece, dump(got))
+		}
 	}
 }

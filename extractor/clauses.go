@@ -784,6 +784,8 @@ func deviceKind(v string) string {
 		return "phone"
 	case strings.Contains(l, "ipad"):
 		return "tablet"
+	case strings.Contains(l, "kindle"), strings.Contains(l, "kobo"):
+		return "ereader"
 	}
 	return "computer"
 }
@@ -857,7 +859,9 @@ func article(v string) string {
 
 func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
-		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了"} {
+		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
+		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
+		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快"} {
 		if strings.HasPrefix(v, w) {
 			return true
 		}
@@ -1220,6 +1224,33 @@ func (o *Offline) toldSteps(s string, ref time.Time) (draft, bool) {
 	return d, true
 }
 
+// ruleToldEN and ruleToldZH are a rule announced by its label: "New rule for the weekly
+// report: tables only, no charts", "新规矩：周报一律用表格".
+var (
+	ruleToldEN = regexp.MustCompile(`(?i)^(?:(?:new|one|house|my|our|a|the|standing|small)\s+)*(?:rule|rules|policy|convention)(?:\s+(?:for|on|about|with)\s+([^:]{2,50}))?\s*:\s*(.{4,})$`)
+	ruleToldZH = regexp.MustCompile(`^(?:新|一条|我的|我们的)?(?:规矩|规则)(?:是)?[:：]\s*(.{4,})$`)
+)
+
+// toldRule is a rule the speaker announces by its label, a standing preference in the
+// slot of its topic, so that a later rule about the same thing replaces it.
+func (o *Offline) toldRule(s string, ref time.Time) (draft, bool) {
+	s = strings.TrimSpace(s)
+	var content string
+	if m := ruleToldZH.FindStringSubmatch(s); m != nil {
+		content = "用户的规矩：" + trimEnd(m[1])
+	} else if m := ruleToldEN.FindStringSubmatch(s); m != nil {
+		content = "The user's rule"
+		if m[1] != "" {
+			content += " for " + o.pronounsEN(m[1], true)
+		}
+		content += ": " + o.pronounsEN(trimEnd(m[2]), true)
+	} else {
+		return draft{}, false
+	}
+	return draft{typ: memory.Semantic, cat: memory.CatPreference, key: o.topics.key(lowerText(s)), content: o.finish(content, ref),
+		importance: impPreference, confidence: confInstruction, rule: "rule", meta: map[string]any{"instruction": true}}, true
+}
+
 // orderVerb reports a clause that opens with a verb, as an order does ("run the tests"),
 // rather than with a subject ("I get nervous", "the office closes").
 func orderVerb(s string) bool {
@@ -1541,10 +1572,11 @@ var (
 	// "I report to Dana Lee now": the speaker's manager.
 	reportToEN = regexp.MustCompile(`(?i:\b(?:i|i'm|i am|i'll|i will|i now)\s+(?:now\s+|officially\s+|currently\s+|directly\s+)*(?:report|reporting|be reporting)\s+(?:directly\s+)?to\s+)` + capName)
 	// Phones, tablets and computers by their makers' names, with a model after them.
-	deviceBrandEN = `(?:iPhone|iPad|Galaxy|Pixel|OnePlus|Xiaomi|Redmi|Huawei|Oppo|Vivo|Motorola|Moto|Nokia|Xperia|Fairphone|MacBook|ThinkPad|Surface|Chromebook|XPS|Kindle|Lenovo|Asus|Acer|Dell|Framework)`
+	deviceBrandEN = `(?:iPhone|iPad|Galaxy|Pixel|OnePlus|Xiaomi|Redmi|Huawei|Oppo|Vivo|Motorola|Moto|Nokia|Xperia|Fairphone|MacBook|ThinkPad|Surface|Chromebook|XPS|Kindle|Kobo|Lenovo|Asus|Acer|Dell|Framework)`
 	deviceModelEN = `(?:\s(?:Pro|Max|Ultra|Plus|Air|Mini|mini|Lite|Fold|Flip|Note|SE|[A-Z]?\d[\w-]*))*`
 	// "my Galaxy S21 …": a device of the speaker's.
-	ownDeviceEN = regexp.MustCompile(`\b[Mm]y\s+(?:old\s+|new\s+|trusty\s+|current\s+|work\s+|personal\s+)?(` + deviceBrandEN + deviceModelEN + `)\b`)
+	// The maker may be typed in lower case ("my galaxy S21").
+	ownDeviceEN = regexp.MustCompile(`\b[Mm]y\s+(?:old\s+|new\s+|trusty\s+|current\s+|work\s+|personal\s+)?((?i:` + deviceBrandEN + `)` + deviceModelEN + `)\b`)
 	// "finally caved and bought an iPhone 15": a device the speaker got.
 	gotDeviceEN = regexp.MustCompile(`(?i:\b(?:bought|got|ordered|picked up|upgraded to|switched to|treated myself to|went with|replaced it with|splurged on)\s+(?:myself\s+)?(?:an?\s+|the\s+|a new\s+|a brand[- ]new\s+)?)(` + deviceBrandEN + deviceModelEN + `)\b`)
 	// "I'm on the Northshore Gold plan": a plan, policy or subscription the speaker has.

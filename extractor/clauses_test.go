@@ -146,6 +146,10 @@ func TestClauseFacts(t *testing.T) {
 		{"a plan rescheduled", "The colonoscopy got pushed back to Friday at 9.", map[string]string{"plan.colonoscopy": "Friday"}},
 		{"a plan told by going to it zh", "下周二我要去复查，早上不能吃东西。", map[string]string{"plan.复查": "复查"}},
 		{"a moved plan is a plan, not a passing state zh", "复查改到下周五上午了。", map[string]string{"plan.复查": "下周五"}},
+		{"a device named in lower case", "ugh my pixel 8 keeps rebooting overnight", map[string]string{"user.device.phone": "pixel 8"}},
+		{"an e-reader", "My Kobo died on the train.", map[string]string{"user.device.ereader": "Kobo"}},
+		{"a home by the street it is off", "We live just off the Ringway, so the buses are easy.", map[string]string{"user.location": "Ringway"}},
+		{"a home told with 's", "Our flat's in the Old Town now.", map[string]string{"user.location": "Old Town"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +236,7 @@ func TestNoSlotForWhatIsNotSaid(t *testing.T) {
 		{"I've got a filling on Monday with Dr. Castellor at Harbourview Dental.", "user.employer", ""},
 		{"I gave away my old Kindle, now I'm reading on a Kobo Libra.", "user.device.computer", "Kindle"},
 		{"下周二我要去复查，早上不能吃东西。", "taste.东西", ""},
+		{"我儿子学围棋快两年了，最近有点想放弃。", "relation.son.name", ""},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})

@@ -750,7 +750,9 @@ func newIdentRules() []identRule {
 		// Where the speaker is, told by "out here in …": "I run a shop out here in Tulsa".
 		{re: re(`(?i:\b(?:out|over|down|up|back)\s+here\s+in)\s+` + placeName), kind: "location", value: 1},
 		// A home named by where it is ("my flat in …", "our house in …").
-		{re: re(`(?i:\b(?:my|our)\s+(?:(?:new|little|rented|tiny)\s+)?(?:flat|apartment|house|place|home|condo|studio)\s+(?:here\s+)?(?:in|near))\s+` + placeName), kind: "location", value: 1},
+		{re: re(`(?i:\b(?:my|our)\s+(?:(?:new|little|rented|tiny)\s+)?(?:flat|apartment|house|place|home|condo|studio)(?:'s|\s+is)?\s+(?:here\s+)?(?:in|near))\s+(?:the\s+)?` + placeName), kind: "location", value: 1},
+		// Living by a street or a district: "I live just off the Ringway", "we live near Old Market".
+		{re: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+)?live\s+(?:just\s+|right\s+)?(?:off|near|by|next to|around the corner from)\s+(?:the\s+)?)` + placeName), kind: "location", value: 1},
 		// 在某地安家、定居、租房、买房，人在某地。
 		{re: re(`我(?:们)?(?:现在|目前|如今|已经|人)*在(\p{Han}{2,6}?)(?:定居|安家|落户|租(?:了|的)?房|买(?:了|的)?房|租的|买的|住下)`), kind: "location", value: 1},
 		{re: re(`我(?:们)?人(?:现在|目前)?在(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`), kind: "location", value: 1},

@@ -236,6 +236,11 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var parted string
 	rule := -1 // the instruction the previous sentence gave, in out; -1 for none
 	for _, s := range splitSentences(spokenText(t)) {
+		if d, ok := o.toldRule(s, t.OccurredAt); ok {
+			out = append(out, d)
+			rule = len(out) - 1
+			continue
+		}
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
 			rule = -1
@@ -1289,7 +1294,7 @@ func newTopicLexicon() topicLexicon {
 		sleep:       re(`睡觉|起床|作息|\bsleep\b|\bwake up\b|\bgo to bed\b|\bbedtime\b`),
 		notify:      re(`通知|提醒|推送|打电话|短信|微信|邮件|发消息|消息|\bnotif(?:y|ications?)\b|\bremind(?:ers?)?\b|\balerts?\b|\bemails?\b|\btext me\b|\bcall me\b|\bcall\b|\bmessage me\b|\bping me\b|\bslack\b`),
 		seat:        re(`靠窗|靠过道|座位|[一二]等座|商务座|经济舱|商务舱|头等舱|卧铺|硬座|软卧|\b(?:economy|business|first|premium economy)[ -]class\b|\bwindow seats?\b|\baisle(?: seats?)?\b|\bseats?\b`),
-		style:       re(`简洁|简短|详细|啰嗦|长篇|要点|列表|表格|表情|\bconcise\b|\bbrief\b|\bshort (?:answers|replies|responses)\b|\bverbose\b|\bdetailed\b|\bbullet(?: points?)?\b|\bmarkdown\b|\bemojis?\b|\btables?\b`),
+		style:       re(`简洁|简短|详细|啰嗦|长篇|要点|列表|表格|表情|\bconcise\b|\bbrief\b|\bshort (?:answers|replies|responses)\b|\bverbose\b|\bdetailed\b|\bbullets?(?: points?)?\b|\bmarkdown\b|\bemojis?\b|\btables?\b|\bparagraphs?\b|\bone[- ]liners?\b|\bwalls? of text\b|段落|分点`),
 	}
 }
 
@@ -1314,6 +1319,10 @@ func (tl topicLexicon) key(lower string) string {
 		return ""
 	case tl.diet.MatchString(lower):
 		return "food.diet"
+	case tl.style.MatchString(lower):
+		// How answers are written, whatever else the sentence names ("long paragraphs
+		// are fine, I read them over coffee").
+		return "response.style"
 	}
 	if c := firstSlug(tl.cuisines, lower); c != "" {
 		return "food.cuisine." + c
@@ -1352,8 +1361,6 @@ func (tl topicLexicon) key(lower string) string {
 			return "notification.quiet_hours"
 		}
 		return "notification.channel"
-	case tl.style.MatchString(lower):
-		return "response.style"
 	}
 	return ""
 }

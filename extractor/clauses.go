@@ -315,6 +315,12 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				add(fact{key: "user.vehicle", content: "The user drives " + article(m[1]) + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
 			}
 		}
+		if m := usesEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !usesNotJob[strings.ToLower(m[2])] {
+			// "We use Parcelwise for labels": the service the speaker uses for a job, in
+			// the slot of the job, so that a switch to another replaces it.
+			add(fact{key: "tool." + slugify(singular(strings.ToLower(m[2]))), content: "The user uses " + m[1] + " for " + m[2],
+				cat: memory.CatFact, imp: impPreference})
+		}
 		if m := runAtEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
 			// "I run the soil lab at Prairie Ridge": what the speaker runs, and where.
 			profile("user.role", "The user "+thirdVerb(strings.ToLower(m[1]))+" "+m[2]+" at "+m[3])
@@ -740,6 +746,14 @@ func thirdVerb(v string) string {
 	}
 	return v + "s"
 }
+
+// usesEN is a named service or tool the speaker uses for a job: "we use Parcelwise for
+// shipping labels", "I'm using Notion to track tasks".
+var usesEN = regexp.MustCompile(`(?i:\b(?:i|we)(?:'re|\s+are|\s+am|'m)?\s+(?:now\s+|mostly\s+|mainly\s+|currently\s+|still\s+)?(?:use|using|rely on|switched to)\s+)(\p{Lu}[\w.-]*(?:\s\p{Lu}[\w.-]*){0,2})(?i:\s+(?:for|to handle|to track|to run|to do)\s+(?:our\s+|my\s+|the\s+|all\s+(?:our\s+|my\s+)?)?)([a-z][a-z-]+)`)
+
+// usesNotJob are words after "use X for" that name no job.
+var usesNotJob = map[string]bool{"everything": true, "anything": true, "all": true, "it": true, "that": true, "this": true,
+	"these": true, "now": true, "work": true, "years": true, "ages": true, "a": true, "an": true}
 
 // runAtEN is a unit the speaker runs at an organisation: "I run the soil lab at …".
 var runAtEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:also\s+|now\s+|currently\s+)?(run|manage|lead|head|direct|oversee|coordinate)\s+)((?i:the|a|an)\s+(?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for)\s+` + orgName)

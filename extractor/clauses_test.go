@@ -150,6 +150,7 @@ func TestClauseFacts(t *testing.T) {
 		{"an e-reader", "My Kobo died on the train.", map[string]string{"user.device.ereader": "Kobo"}},
 		{"a home by the street it is off", "We live just off the Ringway, so the buses are easy.", map[string]string{"user.location": "Ringway"}},
 		{"a home told with 's", "Our flat's in the Old Town now.", map[string]string{"user.location": "Old Town"}},
+		{"a service used for a job", "We use Fastmail for email at home.", map[string]string{"tool.email": "Fastmail"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,6 +238,7 @@ func TestNoSlotForWhatIsNotSaid(t *testing.T) {
 		{"I gave away my old Kindle, now I'm reading on a Kobo Libra.", "user.device.computer", "Kindle"},
 		{"下周二我要去复查，早上不能吃东西。", "taste.东西", ""},
 		{"我儿子学围棋快两年了，最近有点想放弃。", "relation.son.name", ""},
+		{"We use Slack for everything.", "tool.everything", ""},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})

@@ -58,6 +58,7 @@ func TestRedactSecrets(t *testing.T) {
 		{"aws access key id", "id=" + awsID + " region us-east-1", awsID, kindAWSAccessKey, "us-east-1"},
 		{"aws secret labelled", "aws_secret_access_key=" + awsSecret, awsSecret, kindAWSSecretKey, "aws_secret_access_key="},
 		{"gcp api key", "maps key: " + gcpKey, gcpKey, kindGCPKey, "maps"},
+		{"label and value apart", "the courier API key, in case you need to test: qv_8Hd2mK4pLx71Tz", "qv_8Hd2mK4pLx71Tz", kindSecret, "courier API key"},
 		{"gcp oauth token", "token " + gcpTok, gcpTok, kindGCPToken, "token "},
 		{"github classic", "git clone https://" + ghToken + "@github.com/x/y", ghToken, kindGitHubToken, "@github.com/x/y"},
 		{"github fine grained", "GH: " + ghPAT, ghPAT, kindGitHubToken, "GH: "},
@@ -158,6 +159,8 @@ func TestRedactLookAlikes(t *testing.T) {
 		"use key: value pairs in YAML",
 		"password: 12 characters minimum",
 		"身份证号格式为18位",
+		"the token budget, roughly: 4096 per call",
+		"my password manager, for the record: Bitwarden",
 	}
 	for _, text := range tests {
 		t.Run(text, func(t *testing.T) {

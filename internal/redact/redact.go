@@ -306,8 +306,8 @@ func builtinSpecs() []ruleSpec {
 		{kind: kindSecret,
 			// The label and its value apart: "here's the API key so you can test it: pw_4f…",
 			// "the token, in case you need it = ab12…". Only key-like values.
-			pattern: `(?i)\b(?:api[ _-]?key|token|secret|credentials?|passphrase|password)\b[^.:：=\r\n]{1,60}[:：=][ \t]*(?P<v1>\S+)`,
-			hints:   []string{"key", "token", "secret", "credential", "passphrase", "password"},
+			pattern:  `(?i)\b(?:api[ _-]?key|token|secret|credentials?|passphrase|password)\b[^.:：=\r\n]{1,60}[:：=][ \t]*(?P<v1>\S+)`,
+			hints:    []string{"key", "token", "secret", "credential", "passphrase", "password"},
 			validate: keyLike, trimPunct: true},
 		{kind: kindPassword,
 			pattern: `(?i)(?:密码|口令|验证码|pin[ \t]*码)(?:[ \t]*(?:是|为|[:：=]))+[ \t]*` + cjkValue,

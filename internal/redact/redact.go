@@ -304,7 +304,7 @@ func builtinSpecs() []ruleSpec {
 			hints:   []string{"token", "key", "secret"}, also: []string{" is ", " was "},
 			validate: keyLike, trimPunct: true},
 		{kind: kindSecret,
-			// The label and its value apart: "here's the API key so you can test it: pw_4f…",
+			// The label and its value apart: "the staging API key, if you want to try it: qv_8H…",
 			// "the token, in case you need it = ab12…". Only key-like values.
 			pattern:  `(?i)\b(?:api[ _-]?key|token|secret|credentials?|passphrase|password)\b[^.:：=\r\n]{1,60}[:：=][ \t]*(?P<v1>\S+)`,
 			hints:    []string{"key", "token", "secret", "credential", "passphrase", "password"},

@@ -240,3 +240,19 @@ func TestRuleToldByItsLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestLaterStepsJoinTheProcedure: steps told in sentences of their own after the first
+// ("然后…", "Then …") belong to the procedure.
+func TestLaterStepsJoinTheProcedure(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ text, want string }{
+		{"每次发版前先跑一遍冒烟测试；然后在群里通知测试同学；最后打tag。", "最后打tag"},
+		{"Before every payroll run, first export the hours from Clockify. Then send them to Imre for sign-off.", "Then send them to Imre"},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		if len(got) != 1 || got[0].Type != memory.Procedural || !strings.Contains(got[0].Content, tt.want) {
+			t.Errorf("%q: want one procedure holding %q: %s", tt.text, tt.want, dump(got))
+		}
+	}
+}

@@ -316,7 +316,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 		}
 		if m := usesEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !usesNotJob[strings.ToLower(m[2])] {
-			// "We use Parcelwise for labels": the service the speaker uses for a job, in
+			// "We use Fastmail for email": the service the speaker uses for a job, in
 			// the slot of the job, so that a switch to another replaces it.
 			add(fact{key: "tool." + slugify(singular(strings.ToLower(m[2]))), content: "The user uses " + m[1] + " for " + m[2],
 				cat: memory.CatFact, imp: impPreference})
@@ -599,6 +599,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		}
 		if m := c.healthZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.health." + m[1], content: "用户被诊断出" + m[1], cat: memory.CatFact})
+		} else if m := checkupZH.FindStringSubmatch(s); m != nil && !someoneElseBefore(s, strings.Index(s, m[0])) {
+			// "体检查出来血脂偏高": a finding of a check-up the speaker had.
+			add(fact{key: "user.health." + m[1], content: "用户体检查出" + m[1] + m[2], cat: memory.CatFact})
 		}
 		if m := c.deviceZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.device." + deviceKind(m[1]), content: "用户用的是" + m[1], cat: memory.CatFact, imp: impPreference})
@@ -764,6 +767,18 @@ var (
 	workCoZH = regexp.MustCompile(`在((?:一家|家)[^，。,]{1,14}?(?:公司|企业|单位|机构|工作室|学校|医院|银行|工厂))(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
 	coNameZH = regexp.MustCompile(`(?:公司|单位|工作室|厂子)(?:叫|名叫|名字叫)([\p{Han}A-Za-z]{2,10}?)(?:[，。,.!！；;\s]|$)`)
 )
+
+// checkupZH is a check-up's finding: "体检查出来血脂偏高", "检查发现尿酸超标".
+var checkupZH = regexp.MustCompile(`(?:体检|检查|化验|复查)(?:结果)?(?:查出来|查出|发现|显示|说)(?:了|有)?(\p{Han}{2,6}?)(偏高|偏低|异常|超标|过高|过低|不太好|有问题)`)
+
+// someoneElseBefore reports someone other than the speaker named before position at of s
+// (他, 她, 我妈 …): what follows is theirs.
+func someoneElseBefore(s string, at int) bool {
+	before := s[:max(at, 0)]
+	return strings.ContainsAny(before, "他她") || relAfterMe.MatchString(before)
+}
+
+var relAfterMe = regexp.MustCompile(`我(?:的|家)?(?:` + relZH + `)`)
 
 // zhNoThing are words in a taste's place that name nothing to eat: "不能吃东西" is fasting.
 var zhNoThing = map[string]bool{"东西": true, "饭": true, "啥": true, "什么": true}
@@ -1174,7 +1189,7 @@ func (o *Offline) procedure(s string) (fact, bool) {
 			// The clause before the steps says when they apply ("出差报销时，先…再…").
 			when := strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: ")
 			if when != "" {
-				when = strings.ReplaceAll(strings.ReplaceAll(when, "我们", "用户"), "我", "用户") + "，"
+				when = o.pronounsOf(when) + "，"
 			}
 			return fact{content: "用户的步骤：" + when + "先" + s[loc[2]:loc[3]] + "，再" + trimEnd(s[loc[4]:loc[5]]), cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 		}
@@ -1213,7 +1228,7 @@ func (o *Offline) toldSteps(s string, ref time.Time) (draft, bool) {
 	if loc := c.procToldZH.FindStringSubmatchIndex(s); hasHan(s) && loc != nil && strings.ContainsAny(s[loc[2]:loc[3]], "，,、；;") {
 		when := strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(s[:loc[0]]), "，,：: "), "的")
 		if when != "" {
-			when = strings.ReplaceAll(strings.ReplaceAll(when, "我们", "用户"), "我", "用户") + "："
+			when = o.pronounsOf(when) + "："
 		}
 		f = fact{content: "用户的步骤：" + when + trimEnd(s[loc[2]:loc[3]])}
 	} else if loc := c.procToldEN.FindStringSubmatchIndex(s); !hasHan(s) && loc != nil && strings.Contains(s[loc[4]:loc[5]], ",") &&

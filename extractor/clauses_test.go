@@ -151,6 +151,7 @@ func TestClauseFacts(t *testing.T) {
 		{"a home by the street it is off", "We live just off the Ringway, so the buses are easy.", map[string]string{"user.location": "Ringway"}},
 		{"a home told with 's", "Our flat's in the Old Town now.", map[string]string{"user.location": "Old Town"}},
 		{"a service used for a job", "We use Fastmail for email at home.", map[string]string{"tool.email": "Fastmail"}},
+		{"a check-up finding zh", "体检发现尿酸偏高，医生让我少喝啤酒。", map[string]string{"user.health.尿酸": "尿酸偏高"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,6 +240,7 @@ func TestNoSlotForWhatIsNotSaid(t *testing.T) {
 		{"下周二我要去复查，早上不能吃东西。", "taste.东西", ""},
 		{"我儿子学围棋快两年了，最近有点想放弃。", "relation.son.name", ""},
 		{"We use Slack for everything.", "tool.everything", ""},
+		{"我爸体检查出来血脂偏高。", "user.health.血脂", ""},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})

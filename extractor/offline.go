@@ -262,6 +262,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		if d, ok := o.toldSteps(s, t.OccurredAt); ok {
 			out = append(out, d)
+			rule = len(out) - 1
 			continue
 		}
 		if correctedValue(orig) != "" || newID != "" {
@@ -289,6 +290,13 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// the memory that holds the wrong value must meet it.
 			ds = []draft{o.draft(s, t.OccurredAt, memory.Semantic, memory.CatFact, "correction", impIdentity, confExplicit)}
 		}
+		if step := trimEnd(strings.TrimSpace(s)); prevRule >= 0 && nextStep(step) && (len(ds) == 0 || out[prevRule].typ == memory.Procedural) {
+			// "…先验真；然后在系统里填单；最后抄送主管": the steps after the first go on
+			// with the procedure they belong to.
+			out[prevRule].content = joinSentences(out[prevRule].content, o.finish(o.pronounsOf(step), t.OccurredAt))
+			rule = prevRule
+			continue
+		}
 		if len(ds) == 0 && prevRule >= 0 && o.lex.elaboration(o.clean(s)) {
 			// "Never use my own address. Invoices, labels, all of it go to the PO box.": a
 			// sentence with no subject of its own goes on with the instruction before it.
@@ -298,7 +306,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		if len(ds) > 0 {
 			out = append(out, ds...)
-			if last := ds[len(ds)-1]; last.cat == memory.CatConstraint || last.cat == memory.CatPreference {
+			if last := ds[len(ds)-1]; last.cat == memory.CatConstraint || last.cat == memory.CatPreference || last.typ == memory.Procedural {
 				rule = len(out) - 1
 			}
 			// What the sentence denies ("not in Lyon anymore", "不在厦门了") is the old
@@ -482,6 +490,22 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 	}
 	return nil
 }
+
+// pronounsOf is s in the third person, in its script.
+func (o *Offline) pronounsOf(s string) string {
+	if hasHan(s) {
+		return strings.ReplaceAll(strings.ReplaceAll(s, "我们", "用户"), "我", "用户")
+	}
+	return o.pronounsEN(s, true)
+}
+
+// nextStep reports a sentence that opens with a step marker: the next step of steps
+// told before it.
+func nextStep(s string) bool {
+	return stepLead.MatchString(s) && !isQuestion(s)
+}
+
+var stepLead = regexp.MustCompile(`^(?:然后|接着|再|之后|最后|随后|其次|第[二三四五六]步|(?i:then|next|after that|afterwards|finally|lastly|last of all)\b)`)
 
 // joinSentences appends sentence b to a, in a's script.
 func joinSentences(a, b string) string {

@@ -752,7 +752,6 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 	if err := r.retireRetellings(ctx, tx, c, ns, d); err != nil {
 		return err
 	}
-	deprecated := memory.StatusDeprecated
 	rule := newRuling(c)
 	for _, n := range ns {
 		if n.mem.ID == d.MemoryID || n.mem.Status != memory.StatusActive || !rule.rulesOut(n.mem) {
@@ -761,14 +760,20 @@ func (r *Resolver) retireRuledOut(ctx context.Context, tx *memory.Tx, c memory.C
 		if !c.ValidFrom.IsZero() && c.ValidFrom.Before(n.mem.ValidFrom) {
 			continue // a liking told after the diet is the newer news
 		}
-		reason := fmt.Sprintf("ruled out by candidate %s (%s): %s", c.ID, c.Key, c.Content)
-		// No candidate id on this version: the candidate's own decision carries it.
-		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
-			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+		if err := r.retire(ctx, tx, n.mem.ID, fmt.Sprintf("ruled out by candidate %s (%s): %s", c.ID, c.Key, c.Content)); err != nil {
 			return fmt.Errorf("retiring memory %s ruled out by %s: %w", n.mem.ID, c.Key, err)
 		}
 	}
 	return nil
+}
+
+// retire deprecates memory id with reason; it stays in history with its validity. No
+// candidate id on this version: the candidate's own decision carries it.
+func (r *Resolver) retire(ctx context.Context, tx *memory.Tx, id uuid.UUID, reason string) error {
+	deprecated := memory.StatusDeprecated
+	_, err := tx.Apply(ctx, id, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
+		Actor: r.cfg.Actor, Module: module, Reason: reason})
+	return err
 }
 
 // retireRetellings deprecates the memories told together with a slot value c superseded
@@ -792,15 +797,13 @@ func (r *Resolver) retireRetellings(ctx context.Context, tx *memory.Tx, c memory
 	if vals.empty() {
 		return nil
 	}
-	deprecated := memory.StatusDeprecated
 	for _, n := range ns {
 		if n.mem.ID == old.ID || n.mem.Status != memory.StatusActive || !n.mem.ValidFrom.Equal(old.ValidFrom) ||
 			!vals.heldBy(n.mem.Content) {
 			continue
 		}
 		reason := fmt.Sprintf("retells the old value of %s, superseded by candidate %s: %s", old.Key, c.ID, c.Content)
-		if _, err := tx.Apply(ctx, n.mem.ID, memory.Update{Change: memory.ChangeDeprecate, Status: &deprecated,
-			Actor: r.cfg.Actor, Module: module, Reason: reason}); err != nil {
+		if err := r.retire(ctx, tx, n.mem.ID, reason); err != nil {
 			return fmt.Errorf("retiring memory %s that retells the old %s: %w", n.mem.ID, old.Key, err)
 		}
 	}
@@ -809,8 +812,8 @@ func (r *Resolver) retireRetellings(ctx context.Context, tx *memory.Tx, c memory
 
 // propagateCorrection rewrites the wrong value a correction names ("it's Jayden, not
 // Jaden", or a mistyped number of the right one's shape) in the other active memories
-// that still hold it: the value was wrong wherever it was written down. Each rewrite is a new version with its reason; the old text stays in
-// history.
+// that still hold it: the value was wrong wherever it was written down. Each rewrite is a
+// new version with its reason; the old text stays in history.
 func (r *Resolver) propagateCorrection(ctx context.Context, tx *memory.Tx, c memory.Candidate, ns []scored, d Decision) error {
 	wrong, right := correctedValue(c), correctedTo(c)
 	byName := wrong != "" && right != "" && !strings.EqualFold(wrong, right)

@@ -97,7 +97,7 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 			return ruleMatch{relDuplicate, why("restates the same event")}
 		}
 		return ruleMatch{relUnrelated, why("a different event")}
-	case cf.change && movedDay(cf, nf) && (len(sharedNames(cf, nf)) > 0 || shared >= 2):
+	case cf.change && movedDay(cf, nf) && (shareName(cf, nf) || shared >= 2):
 		// "Nico swims on Thursdays now instead" of "lessons are on Tuesdays": the same
 		// thing, named by a shared name or words, on another day (whatever the polarity
 		// of the rest: "so don't book my Saturdays" moves with it).
@@ -195,7 +195,8 @@ func features(text string) textFeatures {
 		f.negative = zhNegation.MatchString(zh)
 		f.change = zhChange.MatchString(strings.TrimRight(zh, "。.!！ "))
 		for _, m := range zhWeekday.FindAllStringSubmatch(lower, -1) {
-			f.days[strings.Index("一二三四五六日天", m[1])/len("一")%7+1] = struct{}{}
+			// 日 and 天 both name Sunday (7).
+			f.days[min(strings.Index("一二三四五六日天", m[1])/len("一"), 6)+1] = struct{}{}
 		}
 	}
 	// "用户" (the user) opens nearly every extracted sentence: it carries no content.
@@ -495,15 +496,14 @@ func movedDay(new, old textFeatures) bool {
 	return len(new.days) > 0 && len(old.days) > 0 && hasOutside(old.days, new.days)
 }
 
-// sharedNames are the proper names both texts hold.
-func sharedNames(a, b textFeatures) []string {
-	var out []string
+// shareName reports a proper name both texts hold.
+func shareName(a, b textFeatures) bool {
 	for n := range a.names {
 		if _, ok := b.names[n]; ok {
-			out = append(out, n)
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // numbersConflict reports that each text has a number the other lacks (7点 / 6点,

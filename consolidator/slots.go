@@ -182,14 +182,16 @@ type ruling struct {
 	// not required: what the extractor keyed a restriction by varies with its wording,
 	// what it restricts does not.
 	what string
-	// parted is the thing the speaker sold or gave away ("car"), "" for none.
-	parted string
+	// parted names the speaker's own thing they sold or gave away ("my old van", "this
+	// van"), nil for none.
+	parted *regexp.Regexp
 }
 
 func newRuling(c memory.Candidate) ruling {
 	r := ruling{c: c}
 	if p, _ := c.Metadata["parted_with"].(string); p != "" {
-		r.parted = p
+		r.parted = regexp.MustCompile(`(?i)\b(?:my|this|that|our|their|the user's|his|her)\s+(?:old\s+|new\s+)?` +
+			regexp.QuoteMeta(p) + `s?\b`)
 	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
@@ -207,20 +209,7 @@ func (r ruling) rulesOut(m memory.Memory) bool {
 // candidate says they parted with ("hates this van", once "sold my old van"): it
 // described something they no longer have.
 func (r ruling) partedWith(m memory.Memory) bool {
-	if r.parted == "" || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
-		return false
-	}
-	content := strings.ToLower(m.Content)
-	for _, det := range []string{"my ", "this ", "that ", "our ", "their ", "the user's ", "his ", "her "} {
-		for _, adj := range []string{"", "old ", "new "} {
-			for _, noun := range []string{r.parted, r.parted + "s"} {
-				if valueSpans(content, det+adj+noun) != nil {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return r.parted != nil && !r.c.ValidFrom.IsZero() && m.ValidFrom.Before(r.c.ValidFrom) && r.parted.MatchString(m.Content)
 }
 
 func (r ruling) restriction(m memory.Memory) bool {

@@ -601,10 +601,14 @@ func (l *lexicon) dropDenied(s string) string {
 	return strings.Join(kept, sep)
 }
 
+// wrongNumber is a number or an identifier a correction says was wrong, with its
+// currency and thousands separators ("$1,845", "B-2231").
+const wrongNumber = `[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*`
+
 // corrected are the parts of a correction that name the value it replaces: "…, not the
 // 12th", "不是周三，是周四" (→ "是周四").
 var (
-	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*)\s*,)`)
+	correctedEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:on\s+|at\s+|in\s+|by\s+)?(?:the\s+)?(?:[\w:./' -]{1,24}[.!]?$|(?-i:\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|` + wrongNumber + `)\s*,)`)
 	correctedZH = regexp.MustCompile(`(?:而)?不是[^，。,；;]{1,12}[，,]\s*(?:而)?是`)
 	// correctedTailZH is the wrong value told after the right one: "是4号，不是14号".
 	correctedTailZH = regexp.MustCompile(`[，,]\s*(?:而)?不是[^，。,；;]{1,12}`)
@@ -630,7 +634,7 @@ func correctedValue(s string) string {
 }
 
 var (
-	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|[$€£¥]?[\w-]*\d(?:[\d,.]*\d)?[\w-]*))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
+	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|` + wrongNumber + `))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
 	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是|是(?:叫|姓)?[^，。,；;不]{1,8}[，,]\s*(?:而)?不是(?:叫|姓)?([^，。,；;]{1,8})`)
 )
 

@@ -248,15 +248,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		prevRule := rule
 		rule = -1
-		orig := s
-		if v := correctedValue(s); v != "" {
-			corrected = append(corrected, v)
+		wrong, newID := correctedValue(s), correctedID(s)
+		if wrong != "" {
+			corrected = append(corrected, wrong)
 			correctedTos = append(correctedTos, correctedTo(s))
 		}
-		newID := correctedID(s)
 		if newID != "" {
 			correctedIDs = append(correctedIDs, newID)
 		}
+		fixes := wrong != "" || newID != ""
 		if d, ok := o.tripDraft(s, t.OccurredAt); ok {
 			out = append(out, d)
 		}
@@ -265,7 +265,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			rule = len(out) - 1
 			continue
 		}
-		if correctedValue(orig) != "" || newID != "" {
+		if fixes {
 			// A correction keeps its value clause whoever it is about ("小满生日是4月13号，
 			// 不是3月14，我老搞混"): that clause is what replaces the wrong value.
 			s = restoreSubject(s)
@@ -281,7 +281,6 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if m := partedEN.FindStringSubmatch(s); m != nil && parted == "" {
 			parted = singular(strings.ToLower(m[1]))
 		}
-		fixes := correctedValue(orig) != "" || newID != ""
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
@@ -337,32 +336,17 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	if parted != "" {
 		// What the speaker sold or gave away: the resolver retires what they said of it
 		// while they had it ("hates this van" once "sold my old van").
-		for i := range out {
-			if out[i].meta == nil {
-				out[i].meta = map[string]any{}
-			}
-			out[i].meta["parted_with"] = parted
-		}
+		setMeta(out, "parted_with", parted)
 	}
 	if len(correctedIDs) > 0 {
-		// The right identifier: the resolver retires the memory holding one of its shape.
-		for i := range out {
-			if out[i].meta == nil {
-				out[i].meta = map[string]any{}
-			}
-			out[i].meta["corrects_like"] = correctedIDs[0]
-		}
+		// The right identifier: the resolver rewrites the copies of one of its shape.
+		setMeta(out, "corrects_like", correctedIDs[0])
 	}
 	if len(corrected) > 0 {
 		// The value a correction replaces: the resolver retires the memory that holds it.
-		for i := range out {
-			if out[i].meta == nil {
-				out[i].meta = map[string]any{}
-			}
-			out[i].meta["corrects"] = corrected[0]
-			if correctedTos[0] != "" {
-				out[i].meta["corrected_to"] = correctedTos[0]
-			}
+		setMeta(out, "corrects", corrected[0])
+		if correctedTos[0] != "" {
+			setMeta(out, "corrected_to", correctedTos[0])
 		}
 	}
 	return out
@@ -489,6 +473,16 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 		return &u
 	}
 	return nil
+}
+
+// setMeta sets metadata key to v on every draft of ds.
+func setMeta(ds []draft, key string, v any) {
+	for i := range ds {
+		if ds[i].meta == nil {
+			ds[i].meta = map[string]any{}
+		}
+		ds[i].meta[key] = v
+	}
 }
 
 // pronounsOf is s in the third person, in its script.

@@ -620,6 +620,7 @@ func ingestCase(ctx context.Context, sys System, c Case, sessions [][]Turn, res 
 	if res.LLMCalls, err = tn.LLMCalls(ctx); err != nil {
 		return fmt.Errorf("counting LLM calls: %w", err)
 	}
+	stored := map[string][]StoredMemory{} // a user's memories, listed once for the case's failed queries
 	for _, q := range c.Queries {
 		qr := baselineQuery(q, all, tokens)
 		text, n, err := ask(ctx, tn, q, opts)
@@ -636,9 +637,12 @@ func ingestCase(ctx context.Context, sys System, c Case, sessions [][]Turn, res 
 			res.Passed = false
 			qr.Returned = text
 			if l, ok := tn.(MemoryLister); ok {
-				mems, err := l.Memories(ctx, q.UserID)
-				if err != nil {
-					return fmt.Errorf("query %q: listing the memories of %s: %w", q.Query, q.UserID, err)
+				mems, listed := stored[q.UserID]
+				if !listed {
+					if mems, err = l.Memories(ctx, q.UserID); err != nil {
+						return fmt.Errorf("query %q: listing the memories of %s: %w", q.Query, q.UserID, err)
+					}
+					stored[q.UserID] = mems
 				}
 				diagnose(&qr, mems)
 			}

@@ -1,0 +1,72 @@
+package memory_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
+)
+
+// TestHeavyOwnerGenericPlan checks the plan a search runs for an owner far larger than
+// the average one, in a database of many tenants (migration 0014). Searches run
+// generic plans, planned for any tenant and user; without the planner knowing that a
+// user id determines its tenant, it multiplies the two columns' selectivities and
+// plans for an owner of one row: it then reads the heavy owner's whole log in time
+// order instead of through the full-text index, and finds each matched turn's session
+// neighbours by scanning the owner's log (a 51,000-turn owner: 615 ms instead of 21).
+func TestHeavyOwnerGenericPlan(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
+	text := func(i int) string {
+		return fmt.Sprintf("%s %s %s note %d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i)
+	}
+	// 300 tenants of one owner of 200 turns each.
+	for n := range 300 {
+		turns := make([]memory.BulkTurn, 200)
+		for i := range turns {
+			turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%d", i), UserID: fmt.Sprintf("user-%d", n),
+				SessionID: fmt.Sprintf("s%d", i/10), Role: memory.RoleUser, Content: text(i), OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+		}
+		e.copyRows(fmt.Sprintf("tenant-%d", n), turns, nil)
+	}
+	// One heavy owner: 8,000 turns in sessions of 40; "kingfisher" is in one turn of 50.
+	heavy := make([]memory.BulkTurn, 8000)
+	for i := range heavy {
+		c := text(i)
+		if i%50 == 0 {
+			c += " kingfisher"
+		}
+		heavy[i] = memory.BulkTurn{TurnID: fmt.Sprintf("h%d", i), UserID: "heavy", SessionID: fmt.Sprintf("s%d", i/40),
+			Role: memory.RoleUser, Content: c, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+	}
+	e.copyRows("acme", heavy, nil)
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turns")
+
+	var plan []string
+	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		stats, err := tx.TurnTextStats(e.ctx, "heavy")
+		if err != nil {
+			return err
+		}
+		q := memory.TurnSearch{Query: "kingfisher lantern", UserID: "heavy", Keyword: true, Limit: 20, Stats: &stats,
+			Neighbours: 0.5}
+		plan, err = tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	text0 := strings.Join(plan, "\n")
+	for _, want := range []string{"turns_user_tsv", "turns_session"} {
+		if !strings.Contains(text0, want) {
+			t.Errorf("the generic plan does not use %s:\n%s", want, text0)
+		}
+	}
+	if strings.Contains(text0, "turns_user_time") {
+		t.Errorf("the generic plan reads the heavy owner's log in time order (turns_user_time):\n%s", text0)
+	}
+}

@@ -1,0 +1,20 @@
+-- The planner's estimate of one user's turns (issue 17). Searches run their
+-- statements with generic plans (planned once per connection, for any tenant and
+-- user), so PostgreSQL estimates "tenant = $1 AND user_id = $2" from the columns'
+-- distinct counts alone and multiplies them as if independent: with 700 tenants and
+-- 1,000 users that is one row a user. Planned for one row, the keyword side read a
+-- user's turns in time order (turns_user_time) and tested each against the query
+-- instead of asking the full-text index (turns_user_tsv), and each matched turn's
+-- session neighbours were found by scanning the user's log: a search of a user with
+-- 51,000 turns took 615 ms at the median, 21 ms with this statistic. A user id
+-- belongs to one tenant, or to few: the functional dependency user_id -> tenant tells
+-- the planner so, for parameters as for constants, and a user is estimated as the
+-- table's rows over its users.
+--
+-- Not on memories: there the one-row estimate leads every owner statement to
+-- memories_owner (tenant, user_id, status, …), which is right, while a fair estimate
+-- of a user made the context's profile statement AND the user's entries of
+-- memories_user_tsv with the tenant's range of the primary key, which for a tenant
+-- holding most of the table (one customer among many small ones) reads the whole
+-- tenant: 0.5 ms became 80 ms (measured, bench tenant of 1,000,000 memories among 400).
+CREATE STATISTICS turns_owner_dependency (dependencies) ON tenant, user_id FROM turns;

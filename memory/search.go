@@ -72,6 +72,7 @@ func (s *TextStats) frequentArgs(spec *bm25Spec, arg func(any) string) {
 		terms[i], dfs[i] = f.Term, f.DF
 	}
 	spec.frequent, spec.frequentDF = arg(terms), arg(dfs)
+	spec.pairs = s.N >= LargeOwnerDocs
 }
 
 // MemoryHit is one memory candidate with its rank on each side (0 when that side did

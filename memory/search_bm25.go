@@ -44,6 +44,18 @@ const (
 // that, rows holding only frequent terms are left out, as the common-terms query does.
 // A full match reports the frequent terms it counted (<prefix>freq), so the caller can
 // cache them.
+//
+// Large owners (LargeOwnerDocs rows and more). A term in 2 % of an owner of 50,000
+// turns is in 1,000 of them, and a query of four such terms read and scored 4,000
+// rows (15 µs each): the cost grew with the owner. For them a term is frequent from
+// LargeOwnerFrequentShare of the rows (Elasticsearch's common-terms cutoff defaults
+// to 0.1 %), and when the query's other terms find nothing, a pass of the rows that
+// hold at least two of its frequent terms (the GIN index intersects their posting
+// lists) comes before the full match: a query of frequent terms alone ranks the rows
+// holding several of them, as the common-terms query does with its high-frequency
+// group. Every term of that pass is known with its document frequency, so each row
+// it ranks gets the full match's score; only rows holding one frequent term and
+// nothing else are left out. Smaller owners keep the full match.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
@@ -68,6 +80,31 @@ type bm25Spec struct {
 	// thousands of rows, while a small owner's few matches are cheaper to carry than
 	// to read again.
 	rowByID string
+	// pairs adds the pass of rows holding two or more of the query's frequent terms
+	// before the full match (a large owner's; needs frequent).
+	pairs bool
+}
+
+// LargeOwnerDocs is the owner size (documents of the layer searched) from which
+// frequent terms start at LargeOwnerFrequentShare and a query of frequent terms alone
+// ranks the rows holding two or more of them (bm25Spec).
+const LargeOwnerDocs = 10_000
+
+// LargeOwnerFrequentShare is the share of a large owner's rows from which a term is
+// frequent.
+const LargeOwnerFrequentShare = 0.01
+
+// FrequentShare is the share of an owner of n rows from which a term is frequent.
+func FrequentShare(n float64) float64 {
+	if n >= LargeOwnerDocs {
+		return LargeOwnerFrequentShare
+	}
+	return FrequentTermShare
+}
+
+// frequentShareSQL is FrequentShare in SQL, of the row count expression n.
+func frequentShareSQL(n string) string {
+	return fmt.Sprintf("CASE WHEN %[1]s >= %[2]d THEN %[3]g ELSE %[4]g END", n, LargeOwnerDocs, LargeOwnerFrequentShare, FrequentTermShare)
 }
 
 // RowByIDMinDocs is the owner size (documents of the layer searched) from which the
@@ -88,7 +125,7 @@ func byID(stats *TextStats, join string) string {
 
 // FrequentTermMinDF and FrequentTermShare decide which terms a keyword search reports
 // as frequent for its owner: held by at least that many of the owner's rows and that
-// share of them.
+// share of them (LargeOwnerFrequentShare for a large owner: FrequentShare).
 const (
 	FrequentTermMinDF = 50
 	FrequentTermShare = 0.125
@@ -133,14 +170,32 @@ func (s bm25Spec) ctes() []string {
 	out = append(out, s.side(p, r, r+"q", "", true)...)
 	out = append(out,
 		fmt.Sprintf(`%[1]sok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM %[2]spre) AS ok)`, p, r))
-	out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok)", false)...)
-	// The rare pass counts exactly the terms the caller did not know (every row
-	// holding one is among its matches), so a term found frequent there is reported
-	// too, whichever pass answers.
-	return append(out, s.freq(p, r, f),
-		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
+	if !s.pairs {
+		out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok)", false)...)
+		// The rare pass counts exactly the terms the caller did not know (every row
+		// holding one is among its matches), so a term found frequent there is reported
+		// too, whichever pass answers.
+		return append(out, s.freq(p, r, f),
+			fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
 	SELECT * FROM %[2]sscored WHERE (SELECT ok FROM %[1]sok)
 	UNION ALL SELECT * FROM %[3]sscored WHERE NOT (SELECT ok FROM %[1]sok))`, p, r, f),
+			s.top(p))
+	}
+	// The pairs pass: rows holding two or more of the query's frequent terms, as one
+	// tsquery of their pairs (NULL, so matching nothing, under two of them).
+	c := p + "c"
+	out = append(out, c+`q AS MATERIALIZED (
+	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
+	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
+	out = append(out, s.side(p, c, c+"q", "NOT (SELECT ok FROM "+p+"ok)", true)...)
+	out = append(out,
+		fmt.Sprintf(`%[1]scok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM %[2]spre) AS ok)`, p, c))
+	out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok) AND NOT (SELECT ok FROM "+p+"cok)", false)...)
+	return append(out, s.freq(p, r, c, f),
+		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
+	SELECT * FROM %[2]sscored WHERE (SELECT ok FROM %[1]sok)
+	UNION ALL SELECT * FROM %[3]sscored WHERE NOT (SELECT ok FROM %[1]sok) AND (SELECT ok FROM %[1]scok)
+	UNION ALL SELECT * FROM %[4]sscored WHERE NOT (SELECT ok FROM %[1]sok) AND NOT (SELECT ok FROM %[1]scok))`, p, r, c, f),
 		s.top(p))
 }
 
@@ -205,7 +260,7 @@ func (s bm25Spec) freq(p string, xs ...string) string {
 	return fmt.Sprintf(`%[1]sfreq AS MATERIALIZED (
 	SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') AS terms, coalesce(array_agg(df ORDER BY lexeme), '{}') AS dfs
 	FROM (SELECT DISTINCT ON (lexeme) lexeme, df, n FROM (%[2]s) c ORDER BY lexeme, df DESC) f
-	WHERE df >= %[3]d AND df >= n * %[4]g)`, p, strings.Join(from, " UNION ALL "), FrequentTermMinDF, FrequentTermShare)
+	WHERE df >= %[3]d AND df >= n * %[4]s)`, p, strings.Join(from, " UNION ALL "), FrequentTermMinDF, frequentShareSQL("n"))
 }
 
 // top is <p>top: the best limit of <p>scored, ranked.

@@ -111,8 +111,9 @@ func (t *Tx) ReadTextStats(ctx context.Context, k StatsKey) (StoredTextStats, bo
 }
 
 // MaxStoredFrequentTerms bounds the frequent terms stored for one owner (the most
-// frequent first).
-const MaxStoredFrequentTerms = 128
+// frequent first). A large owner's terms are frequent from 1 % of its rows
+// (FrequentShare): a synthetic owner of 51,000 turns had 213 of them.
+const MaxStoredFrequentTerms = 1024
 
 // statsRows selects tsv and tsv_len of the rows k's statistics are counted over.
 func statsRows(k StatsKey) string {
@@ -132,7 +133,7 @@ func statsRows(k StatsKey) string {
 
 // RefreshTextStats counts k's statistics at now and stores them: the document count
 // and mean length, and with terms also the frequent terms (held by at least
-// FrequentTermMinDF rows and FrequentTermShare of them, the MaxStoredFrequentTerms
+// FrequentTermMinDF rows and FrequentShare of them, the MaxStoredFrequentTerms
 // most frequent). Without terms the stored frequent terms stay as they were. An
 // owner without a row to count has its stored statistics removed (an erased user
 // gets none back from a refresh that raced the erasure). It returns what it stored.
@@ -147,11 +148,12 @@ func (t *Tx) RefreshTextStats(ctx context.Context, k StatsKey, now time.Time, te
 	// counts them) and an existing row keeps its own.
 	termVals, termSet := `'{}', '{}', 'epoch'`, ""
 	if terms {
-		args = append(args, FrequentTermMinDF, FrequentTermShare, MaxStoredFrequentTerms)
+		args = append(args, FrequentTermMinDF, MaxStoredFrequentTerms)
 		// tsvector_to_array lists a row's distinct lexemes: one count per row holding it.
 		with += `,
 			d AS (SELECT u.lexeme, count(*)::float8 AS df FROM r, unnest(tsvector_to_array(r.tsv)) u(lexeme) GROUP BY u.lexeme),
-			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= s.n * $7 ORDER BY d.df DESC, d.lexeme LIMIT $8)`
+			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= s.n * ` + frequentShareSQL("s.n") + `
+				ORDER BY d.df DESC, d.lexeme LIMIT $7)`
 		termVals = `coalesce((SELECT array_agg(lexeme ORDER BY lexeme) FROM f), '{}'),
 				coalesce((SELECT array_agg(df ORDER BY lexeme) FROM f), '{}'), $5`
 		termSet = ", terms = excluded.terms, dfs = excluded.dfs, terms_at = excluded.terms_at"

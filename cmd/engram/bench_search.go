@@ -109,6 +109,10 @@ func printBenchSearch(w io.Writer, r bench.SearchResult) {
 		row("HNSW, iterative relaxed_order, ef 40", *r.HNSW, fmt.Sprintf("%.3f", r.HNSWRecall))
 	}
 	tw.Flush()
+	if r.HeavySearch != nil {
+		fmt.Fprintf(w, "heavy user's keyword top 10 against the full match (every turn holding a query term, by BM25): %.3f\n",
+			r.HeavyKeywordAgreement)
+	}
 	for _, name := range slices.Sorted(maps.Keys(r.Plans)) {
 		fmt.Fprintf(w, "\nplan of %s (first query):\n%s\n", name, strings.Join(r.Plans[name], "\n"))
 	}

@@ -81,6 +81,11 @@ type SearchResult struct {
 	// HeavySearch and HeavyContext are the same for the heavy user.
 	HeavySearch  *Latency `json:"heavy_search_memories_turns,omitempty"`
 	HeavyContext *Latency `json:"heavy_context,omitempty"`
+	// HeavyKeywordAgreement is the share of the full match's keyword top 10 of the
+	// heavy user's turns (every row holding a query term, ranked by BM25) that the
+	// search's keyword side returns in its top 10 with the stored frequent terms (a
+	// large owner's frequent terms make no row a candidate alone: bm25Spec).
+	HeavyKeywordAgreement float64 `json:"heavy_keyword_agreement_at_10,omitempty"`
 	// ExactScan is the bare per-owner exact vector top-10, the baseline.
 	ExactScan Latency `json:"exact_scan"`
 	// SearchVectorRecall is recall@10 of the search's vector side against ExactScan
@@ -317,11 +322,15 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	if res.Context, err = contexts(qs); err != nil {
 		return res, err
 	}
+	var heavyTexts []string
 	if cfg.HeavyTurns > 0 {
 		perOwner := cfg.Memories / cfg.Owners
 		hq, err := makeQueries(func() int { return rng.IntN(perOwner) * cfg.Owners })
 		if err != nil {
 			return res, err
+		}
+		for _, x := range hq {
+			heavyTexts = append(heavyTexts, x.text)
 		}
 		fmt.Fprintf(cfg.Progress, "measuring %d searches and context calls of the heavy user\n", cfg.Queries)
 		hs, err := searchTurns(hq)
@@ -335,6 +344,13 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 		res.HeavySearch, res.HeavyContext = &hs, &hc
 	}
 	stopProfile()
+	if cfg.HeavyTurns > 0 {
+		fmt.Fprintf(cfg.Progress, "comparing the heavy user's keyword top 10 with the full match\n")
+		var err error
+		if res.HeavyKeywordAgreement, err = keywordAgreement(ctx, store, cfg.Tenant, owner(0), heavyTexts); err != nil {
+			return res, err
+		}
+	}
 
 	// The recall probe reads the search's vector side without its similarity floor, so
 	// it is compared like for like with the plain top-10.
@@ -713,4 +729,50 @@ func startCPUProfile(w io.Writer) (stop func(), err error) {
 		return nil, fmt.Errorf("bench: starting the CPU profile: %w", err)
 	}
 	return pprof.StopCPUProfile, nil
+}
+
+// keywordAgreement is the share of the full match's keyword top 10 over user's turns
+// that the keyword side with the stored statistics (as a search reads them) returns
+// in its top 10, over texts.
+func keywordAgreement(ctx context.Context, store *memory.Store, tenant, user string, texts []string) (float64, error) {
+	found, total := 0, 0
+	err := store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		stored, ok, err := tx.ReadTextStats(ctx, memory.StatsKey{Layer: memory.StatsTurns, Scope: memory.ScopeUser, Subject: user})
+		if err != nil || !ok {
+			return err
+		}
+		top := func(q string, stats memory.TextStats) (map[string]bool, error) {
+			hits, _, err := tx.TurnCandidates(ctx, memory.TurnSearch{Query: q, UserID: user, Keyword: true, Limit: 10, Stats: &stats})
+			out := map[string]bool{}
+			for _, h := range hits {
+				if h.KeywordRank > 0 {
+					out[h.TurnID] = true
+				}
+			}
+			return out, err
+		}
+		full := stored.Stats
+		full.Frequent = nil
+		for _, text := range texts {
+			want, err := top(text, full)
+			if err != nil {
+				return err
+			}
+			got, err := top(text, stored.Stats)
+			if err != nil {
+				return err
+			}
+			for id := range want {
+				total++
+				if got[id] {
+					found++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || total == 0 {
+		return 0, err
+	}
+	return float64(found) / float64(total), nil
 }

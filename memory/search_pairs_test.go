@@ -1,0 +1,189 @@
+package memory_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// TestKeywordLargeOwnerPairs checks a large owner's keyword side (bm25Spec, owners of
+// memory.LargeOwnerDocs rows and more): terms are frequent from 1 % of the rows, and
+// a query of frequent terms alone ranks the rows holding two or more of them, in the
+// full match's order and with its scores, without reading the full match; a query
+// whose frequent terms never meet in a row, or that holds one, gets the full match.
+func TestKeywordLargeOwnerPairs(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	const n = memory.LargeOwnerDocs + 2000
+	rng := rand.New(rand.NewPCG(3, 5))
+	// Every word of the vocabulary is in about 5 % of the rows (frequent); "sunward"
+	// only in even rows and "moonward" only in odd ones, each in 2 % (frequent, never
+	// together); "ptarmigan" in one row of a thousand (rare).
+	texts := make([]string, n)
+	for i := range texts {
+		var words []string
+		for range 2 + rng.IntN(4) {
+			words = append(words, frequentVocabulary[rng.IntN(len(frequentVocabulary))])
+		}
+		if i%50 == 0 {
+			words = append(words, map[bool]string{true: "sunward", false: "moonward"}[i%100 == 0])
+		}
+		if i%1000 == 3 {
+			words = append(words, "ptarmigan")
+		}
+		texts[i] = strings.Join(words, " ")
+	}
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	turns := make([]memory.BulkTurn, n)
+	mems := make([]memory.BulkMemory, n)
+	textOf := map[string]string{}
+	for i, text := range texts {
+		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%05d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
+			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
+			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
+			Embedding: []float32{1, float32(i%7) / 7}}
+		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
+	}
+	e.copyRows("acme", turns, mems)
+
+	type run struct {
+		ids      []string
+		scores   []float64
+		frequent []memory.TermDF
+		plan     string
+	}
+	search := func(layer, query string, limit int, frequent []memory.TermDF) run {
+		t.Helper()
+		var r run
+		err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+			if layer == "turns" {
+				stats, err := tx.TurnTextStats(e.ctx, "u1")
+				if err != nil {
+					return err
+				}
+				stats.Frequent = frequent
+				q := memory.TurnSearch{Query: query, UserID: "u1", Keyword: true, Limit: limit, Stats: &stats}
+				hits, freq, err := tx.TurnCandidates(e.ctx, q)
+				if err != nil {
+					return err
+				}
+				for _, h := range ranked(hits, func(h memory.TurnHit) int64 { return h.KeywordRank }) {
+					r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
+				}
+				r.frequent = freq
+				plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
+				r.plan = strings.Join(plan, "\n")
+				return err
+			}
+			stats, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
+			if err != nil {
+				return err
+			}
+			stats.Frequent = frequent
+			q := memory.MemorySearch{Query: query, UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
+				KeywordOnly: true, Limit: limit, Stats: &stats}
+			hits, freq, err := tx.MemoryCandidates(e.ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, h := range ranked(hits, func(h memory.MemoryHit) int64 { return h.KeywordRank }) {
+				r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
+			}
+			r.frequent = freq
+			plan, err := tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
+			r.plan = strings.Join(plan, "\n")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	holds := func(id, word string) bool { return strings.Contains(" "+textOf[id]+" ", " "+word+" ") }
+
+	for _, layer := range []string{"turns", "memories"} {
+		for _, tc := range []struct {
+			name, query string
+			pairs       bool // the answer is the full match's rows holding two query terms or more
+		}{
+			{"frequent terms only", "zorbel kintar vashop", true},
+			{"two frequent terms", "quelax mirivo", true},
+			{"frequent terms that never meet", "sunward moonward", false},
+			{"one frequent term", "zorbel", false},
+		} {
+			t.Run(layer+"/"+tc.name, func(t *testing.T) {
+				// The reference: the full match of every row holding a term.
+				full := search(layer, tc.query, n, nil)
+				if len(full.ids) == 0 {
+					t.Fatal("the full match found nothing")
+				}
+				for _, w := range strings.Fields(tc.query) {
+					if !containsTerm(full.frequent, w, -1) {
+						t.Fatalf("frequent terms %v, want %s (in more than 1 %% of %d rows)", full.frequent, w, n)
+					}
+				}
+				for _, f := range full.frequent {
+					if f.DF < memory.FrequentTermMinDF || f.DF < memory.LargeOwnerFrequentShare*n {
+						t.Errorf("reported %v as frequent", f)
+					}
+				}
+				const limit = 30
+				ref := full
+				if !tc.pairs {
+					// The full match itself, cut where the search cuts it (stage one
+					// breaks ties by id, the answer by time).
+					ref = search(layer, tc.query, limit, nil)
+				}
+				var want []string
+				var wantScores []float64
+				for i, id := range ref.ids {
+					held := 0
+					for _, w := range strings.Fields(tc.query) {
+						if holds(id, w) {
+							held++
+						}
+					}
+					if !tc.pairs || held >= 2 {
+						want, wantScores = append(want, id), append(wantScores, ref.scores[i])
+					}
+				}
+				if len(want) > limit {
+					want, wantScores = want[:limit], wantScores[:limit]
+				}
+				got := search(layer, tc.query, limit, full.frequent)
+				if strings.Join(got.ids, ",") != strings.Join(want, ",") {
+					t.Fatalf("with frequent terms known:\n%v\nwant (full match %d rows):\n%v", got.ids, len(full.ids), want)
+				}
+				for i := range got.scores {
+					if math.Abs(got.scores[i]-wantScores[i]) > 1e-9 {
+						t.Errorf("score %d: %v, full match %v", i, got.scores[i], wantScores[i])
+					}
+				}
+				if skipped := fullMatchSkipped(got.plan); skipped != tc.pairs {
+					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.pairs, got.plan)
+				}
+			})
+		}
+		t.Run(layer+"/rare term", func(t *testing.T) {
+			full := search(layer, "zorbel ptarmigan", n, nil)
+			got := search(layer, "zorbel ptarmigan", 30, full.frequent)
+			var want []string
+			for _, id := range full.ids {
+				if holds(id, "ptarmigan") {
+					want = append(want, id)
+				}
+			}
+			if len(want) == 0 || strings.Join(got.ids, ",") != strings.Join(want, ",") {
+				t.Fatalf("got %v, want the rows holding the rare term %v", got.ids, want)
+			}
+		})
+	}
+}

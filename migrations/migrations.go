@@ -141,7 +141,7 @@ func (m *Migrator) Up(ctx context.Context, conn *pgx.Conn) ([]Migration, error) 
 		if a, ok := applied[mig.Version]; ok {
 			if a.checksum != mig.Checksum {
 				return done, fmt.Errorf("migration %04d_%s was changed after it was applied (checksum %s, applied %s)",
-					mig.Version, mig.Name, mig.Checksum[:12], a.checksum[:12])
+					mig.Version, mig.Name, short(mig.Checksum), short(a.checksum))
 			}
 			continue
 		}
@@ -223,4 +223,10 @@ func (m *Migrator) Status(ctx context.Context, conn *pgx.Conn) ([]Status, error)
 		out = append(out, Status{Migration: mig, Applied: ok, AppliedAt: a.at})
 	}
 	return out, nil
+}
+
+// short is the first 12 characters of a checksum, for messages (a stored one may be
+// shorter when someone edited the table).
+func short(checksum string) string {
+	return checksum[:min(len(checksum), 12)]
 }

@@ -126,6 +126,16 @@ func TestChangedMigrationRefused(t *testing.T) {
 	if _, err := m2.Up(ctx, conn); err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("want a changed-migration error, got %v", err)
 	}
+	// A stored checksum someone shortened by hand is an error too, not a panic.
+	if _, err := conn.Exec(ctx, "UPDATE engram_migrations SET checksum = 'x' WHERE version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Up(ctx, conn); err == nil || !strings.Contains(err.Error(), "applied x)") {
+		t.Fatalf("want a changed-migration error naming the stored checksum, got %v", err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE engram_migrations SET checksum = $1 WHERE version = 1", m.Migrations()[0].Checksum); err != nil {
+		t.Fatal(err)
+	}
 	// A database ahead of the binary is refused too.
 	two := fstest.MapFS{"0001_a.sql": one["0001_a.sql"], "0002_b.sql": {Data: []byte("SELECT 1;")}}
 	m3, _ := migrations.New(two)

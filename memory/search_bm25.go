@@ -48,14 +48,15 @@ const (
 // Large owners (LargeOwnerDocs rows and more). A term in 2 % of an owner of 50,000
 // turns is in 1,000 of them, and a query of four such terms read and scored 4,000
 // rows (15 µs each): the cost grew with the owner. For them a term is frequent from
-// LargeOwnerFrequentShare of the rows (Elasticsearch's common-terms cutoff defaults
-// to 0.1 %), and when the query's other terms find nothing, a pass of the rows that
-// hold at least two of its frequent terms (the GIN index intersects their posting
-// lists) comes before the full match: a query of frequent terms alone ranks the rows
-// holding several of them, as the common-terms query does with its high-frequency
-// group. Every term of that pass is known with its document frequency, so each row
-// it ranks gets the full match's score; only rows holding one frequent term and
-// nothing else are left out. Smaller owners keep the full match.
+// LargeOwnerFrequentShare of the rows (the cutoff_frequency of Elasticsearch's guide;
+// its reference's examples use 0.1 %). When the query's other terms find nothing, a
+// pass of the rows holding at least two of its frequent terms (the GIN index
+// intersects their posting lists) comes before the full match: a query of frequent
+// terms alone ranks the rows holding several of them, as the common-terms query does
+// with its high-frequency group (all of them, or minimum_should_match). Every term of
+// that pass is known with its document frequency, so each row it ranks gets the full
+// match's score; only rows holding one frequent term and nothing else are left out.
+// Smaller owners keep the full match.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)

@@ -95,15 +95,9 @@ const LargeOwnerDocs = 10_000
 // frequent.
 const LargeOwnerFrequentShare = 0.01
 
-// FrequentShare is the share of an owner of n rows from which a term is frequent.
-func FrequentShare(n float64) float64 {
-	if n >= LargeOwnerDocs {
-		return LargeOwnerFrequentShare
-	}
-	return FrequentTermShare
-}
-
-// frequentShareSQL is FrequentShare in SQL, of the row count expression n.
+// frequentShareSQL is, in SQL, the share of an owner of n rows (an SQL expression)
+// from which a term is frequent: FrequentTermShare, or LargeOwnerFrequentShare for a
+// large owner.
 func frequentShareSQL(n string) string {
 	return fmt.Sprintf("CASE WHEN %[1]s >= %[2]d THEN %[3]g ELSE %[4]g END", n, LargeOwnerDocs, LargeOwnerFrequentShare, FrequentTermShare)
 }
@@ -126,7 +120,7 @@ func byID(stats *TextStats, join string) string {
 
 // FrequentTermMinDF and FrequentTermShare decide which terms a keyword search reports
 // as frequent for its owner: held by at least that many of the owner's rows and that
-// share of them (LargeOwnerFrequentShare for a large owner: FrequentShare).
+// share of them (LargeOwnerFrequentShare for a large owner: frequentShareSQL).
 const (
 	FrequentTermMinDF = 50
 	FrequentTermShare = 0.125
@@ -169,34 +163,37 @@ func (s bm25Spec) ctes() []string {
 	out = append(out, r+`q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM `+p+`terms WHERE fdf IS NULL)`)
 	out = append(out, s.side(p, r, r+"q", "", true)...)
-	out = append(out,
-		fmt.Sprintf(`%[1]sok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM %[2]spre) AS ok)`, p, r))
-	if !s.pairs {
-		out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok)", false)...)
-		// The rare pass counts exactly the terms the caller did not know (every row
-		// holding one is among its matches), so a term found frequent there is reported
-		// too, whichever pass answers.
-		return append(out, s.freq(p, r, f),
-			fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
-	SELECT * FROM %[2]sscored WHERE (SELECT ok FROM %[1]sok)
-	UNION ALL SELECT * FROM %[3]sscored WHERE NOT (SELECT ok FROM %[1]sok))`, p, r, f),
-			s.top(p))
+	// Each later pass runs only when no pass before it found a kept row (its gate),
+	// and <p>scored takes the rows of the pass that answered.
+	ok := func(x string) (string, string) {
+		return x + `ok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM ` + x + `pre) AS ok)`, "(SELECT ok FROM " + x + "ok)"
 	}
-	// The pairs pass: rows holding two or more of the query's frequent terms, as one
-	// tsquery of their pairs (NULL, so matching nothing, under two of them).
-	c := p + "c"
-	out = append(out, c+`q AS MATERIALIZED (
+	okCTE, answered := ok(r)
+	out = append(out, okCTE)
+	passes, answers, none := []string{r}, []string{answered}, "NOT "+answered
+	if s.pairs {
+		// The pairs pass: rows holding two or more of the query's frequent terms, as
+		// one tsquery of their pairs (NULL, so matching nothing, under two of them).
+		c := p + "c"
+		out = append(out, c+`q AS MATERIALIZED (
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
-	out = append(out, s.side(p, c, c+"q", "NOT (SELECT ok FROM "+p+"ok)", true)...)
-	out = append(out,
-		fmt.Sprintf(`%[1]scok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM %[2]spre) AS ok)`, p, c))
-	out = append(out, s.side(p, f, p+"q", "NOT (SELECT ok FROM "+p+"ok) AND NOT (SELECT ok FROM "+p+"cok)", false)...)
-	return append(out, s.freq(p, r, c, f),
-		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
-	SELECT * FROM %[2]sscored WHERE (SELECT ok FROM %[1]sok)
-	UNION ALL SELECT * FROM %[3]sscored WHERE NOT (SELECT ok FROM %[1]sok) AND (SELECT ok FROM %[1]scok)
-	UNION ALL SELECT * FROM %[4]sscored WHERE NOT (SELECT ok FROM %[1]sok) AND NOT (SELECT ok FROM %[1]scok))`, p, r, c, f),
+		out = append(out, s.side(p, c, c+"q", none, true)...)
+		okCTE, answered := ok(c)
+		out = append(out, okCTE)
+		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
+	}
+	out = append(out, s.side(p, f, p+"q", none, false)...)
+	passes, answers = append(passes, f), append(answers, none)
+	union := make([]string, len(passes))
+	for i, x := range passes {
+		union[i] = "SELECT * FROM " + x + "scored WHERE " + answers[i]
+	}
+	// The rare pass counts exactly the terms the caller did not know (every row
+	// holding one is among its matches), so a term found frequent there is reported
+	// too, whichever pass answers.
+	return append(out, s.freq(p, passes...),
+		p+"scored AS MATERIALIZED (\n\t"+strings.Join(union, "\n\tUNION ALL ")+")",
 		s.top(p))
 }
 

@@ -78,60 +78,6 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 	}
 	e.copyRows("acme", turns, mems)
 
-	type run struct {
-		ids      []string
-		scores   []float64
-		frequent []memory.TermDF
-		plan     string
-	}
-	search := func(layer, query string, frequent []memory.TermDF) run {
-		t.Helper()
-		var r run
-		err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			if layer == "turns" {
-				stats, err := tx.TurnTextStats(e.ctx, "u1")
-				if err != nil {
-					return err
-				}
-				stats.Frequent = frequent
-				q := memory.TurnSearch{Query: query, UserID: "u1", Keyword: true, Limit: 20, Stats: &stats}
-				hits, freq, err := tx.TurnCandidates(e.ctx, q)
-				if err != nil {
-					return err
-				}
-				for _, h := range ranked(hits, func(h memory.TurnHit) int64 { return h.KeywordRank }) {
-					r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
-				}
-				r.frequent = freq
-				plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
-				r.plan = strings.Join(plan, "\n")
-				return err
-			}
-			stats, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
-			if err != nil {
-				return err
-			}
-			stats.Frequent = frequent
-			q := memory.MemorySearch{Query: query, UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
-				KeywordOnly: true, Limit: 20, Stats: &stats}
-			hits, freq, err := tx.MemoryCandidates(e.ctx, q)
-			if err != nil {
-				return err
-			}
-			for _, h := range ranked(hits, func(h memory.MemoryHit) int64 { return h.KeywordRank }) {
-				r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
-			}
-			r.frequent = freq
-			plan, err := tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
-			r.plan = strings.Join(plan, "\n")
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-
 	for _, layer := range []string{"turns", "memories"} {
 		for _, tc := range []struct {
 			name, query string
@@ -145,7 +91,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 			{"no frequent term", "zorbel kestrel", true},
 		} {
 			t.Run(layer+"/"+tc.name, func(t *testing.T) {
-				full := search(layer, tc.query, nil)
+				full := e.keyword(layer, tc.query, 20, nil)
 				if len(full.ids) == 0 {
 					t.Fatal("the full match found nothing")
 				}
@@ -180,7 +126,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 				if len(want) == 0 {
 					want, wantScores = full.ids, full.scores
 				}
-				got := search(layer, tc.query, known)
+				got := e.keyword(layer, tc.query, 20, known)
 				if strings.Join(got.ids, ",") != strings.Join(want, ",") {
 					t.Fatalf("with frequent terms known:\n%v\nwant (full match %d rows):\n%v", got.ids, len(full.ids), want)
 				}
@@ -198,6 +144,66 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 			})
 		}
 	}
+}
+
+// keywordRun is one keyword side's answer: ids and scores in rank order, the frequent
+// terms it reported, and its executed plan.
+type keywordRun struct {
+	ids      []string
+	scores   []float64
+	frequent []memory.TermDF
+	plan     string
+}
+
+// keyword runs the keyword side of layer ("turns" or "memories") over user u1 of
+// tenant acme, with the owner's counted statistics and frequent as its known frequent
+// terms, and explains the same search.
+func (e *bm25Env) keyword(layer, query string, limit int, frequent []memory.TermDF) keywordRun {
+	e.t.Helper()
+	var r keywordRun
+	err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		if layer == "turns" {
+			stats, err := tx.TurnTextStats(e.ctx, "u1")
+			if err != nil {
+				return err
+			}
+			stats.Frequent = frequent
+			q := memory.TurnSearch{Query: query, UserID: "u1", Keyword: true, Limit: limit, Stats: &stats}
+			hits, freq, err := tx.TurnCandidates(e.ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, h := range ranked(hits, func(h memory.TurnHit) int64 { return h.KeywordRank }) {
+				r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
+			}
+			r.frequent = freq
+			plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
+			r.plan = strings.Join(plan, "\n")
+			return err
+		}
+		stats, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
+		if err != nil {
+			return err
+		}
+		stats.Frequent = frequent
+		q := memory.MemorySearch{Query: query, UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
+			KeywordOnly: true, Limit: limit, Stats: &stats}
+		hits, freq, err := tx.MemoryCandidates(e.ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, h := range ranked(hits, func(h memory.MemoryHit) int64 { return h.KeywordRank }) {
+			r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
+		}
+		r.frequent = freq
+		plan, err := tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
+		r.plan = strings.Join(plan, "\n")
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
 }
 
 // containsTerm reports whether ts holds term (with document frequency df, unless df < 0).

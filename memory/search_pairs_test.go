@@ -54,59 +54,6 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 	}
 	e.copyRows("acme", turns, mems)
 
-	type run struct {
-		ids      []string
-		scores   []float64
-		frequent []memory.TermDF
-		plan     string
-	}
-	search := func(layer, query string, limit int, frequent []memory.TermDF) run {
-		t.Helper()
-		var r run
-		err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			if layer == "turns" {
-				stats, err := tx.TurnTextStats(e.ctx, "u1")
-				if err != nil {
-					return err
-				}
-				stats.Frequent = frequent
-				q := memory.TurnSearch{Query: query, UserID: "u1", Keyword: true, Limit: limit, Stats: &stats}
-				hits, freq, err := tx.TurnCandidates(e.ctx, q)
-				if err != nil {
-					return err
-				}
-				for _, h := range ranked(hits, func(h memory.TurnHit) int64 { return h.KeywordRank }) {
-					r.ids, r.scores = append(r.ids, h.TurnID), append(r.scores, h.Keyword)
-				}
-				r.frequent = freq
-				plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, q)
-				r.plan = strings.Join(plan, "\n")
-				return err
-			}
-			stats, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
-			if err != nil {
-				return err
-			}
-			stats.Frequent = frequent
-			q := memory.MemorySearch{Query: query, UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
-				KeywordOnly: true, Limit: limit, Stats: &stats}
-			hits, freq, err := tx.MemoryCandidates(e.ctx, q)
-			if err != nil {
-				return err
-			}
-			for _, h := range ranked(hits, func(h memory.MemoryHit) int64 { return h.KeywordRank }) {
-				r.ids, r.scores = append(r.ids, h.Memory.ID.String()), append(r.scores, h.Keyword)
-			}
-			r.frequent = freq
-			plan, err := tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
-			r.plan = strings.Join(plan, "\n")
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	holds := func(id, word string) bool { return strings.Contains(" "+textOf[id]+" ", " "+word+" ") }
 
 	for _, layer := range []string{"turns", "memories"} {
@@ -121,7 +68,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		} {
 			t.Run(layer+"/"+tc.name, func(t *testing.T) {
 				// The reference: the full match of every row holding a term.
-				full := search(layer, tc.query, n, nil)
+				full := e.keyword(layer, tc.query, n, nil)
 				if len(full.ids) == 0 {
 					t.Fatal("the full match found nothing")
 				}
@@ -140,7 +87,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				if !tc.pairs {
 					// The full match itself, cut where the search cuts it (stage one
 					// breaks ties by id, the answer by time).
-					ref = search(layer, tc.query, limit, nil)
+					ref = e.keyword(layer, tc.query, limit, nil)
 				}
 				var want []string
 				var wantScores []float64
@@ -158,7 +105,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				if len(want) > limit {
 					want, wantScores = want[:limit], wantScores[:limit]
 				}
-				got := search(layer, tc.query, limit, full.frequent)
+				got := e.keyword(layer, tc.query, limit, full.frequent)
 				if strings.Join(got.ids, ",") != strings.Join(want, ",") {
 					t.Fatalf("with frequent terms known:\n%v\nwant (full match %d rows):\n%v", got.ids, len(full.ids), want)
 				}
@@ -173,8 +120,8 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 			})
 		}
 		t.Run(layer+"/rare term", func(t *testing.T) {
-			full := search(layer, "zorbel ptarmigan", n, nil)
-			got := search(layer, "zorbel ptarmigan", 30, full.frequent)
+			full := e.keyword(layer, "zorbel ptarmigan", n, nil)
+			got := e.keyword(layer, "zorbel ptarmigan", 30, full.frequent)
 			var want []string
 			for _, id := range full.ids {
 				if holds(id, "ptarmigan") {

@@ -112,7 +112,7 @@ func (t *Tx) ReadTextStats(ctx context.Context, k StatsKey) (StoredTextStats, bo
 
 // MaxStoredFrequentTerms bounds the frequent terms stored for one owner (the most
 // frequent first). A large owner's terms are frequent from 1 % of its rows
-// (FrequentShare): a synthetic owner of 51,000 turns had 213 of them.
+// (frequentShareSQL): a synthetic owner of 51,000 turns had 213 of them.
 const MaxStoredFrequentTerms = 1024
 
 // statsRows selects tsv and tsv_len of the rows k's statistics are counted over.
@@ -133,7 +133,7 @@ func statsRows(k StatsKey) string {
 
 // RefreshTextStats counts k's statistics at now and stores them: the document count
 // and mean length, and with terms also the frequent terms (held by at least
-// FrequentTermMinDF rows and FrequentShare of them, the MaxStoredFrequentTerms
+// FrequentTermMinDF rows and frequentShareSQL's share of them, the MaxStoredFrequentTerms
 // most frequent). Without terms the stored frequent terms stay as they were. An
 // owner without a row to count has its stored statistics removed (an erased user
 // gets none back from a refresh that raced the erasure). It returns what it stored.

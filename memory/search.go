@@ -35,8 +35,16 @@ type MemorySearch struct {
 	// AsOf reads each memory's version valid at Now instead of its current state.
 	AsOf *time.Time
 	// KeywordOnly drops the recency side (a keyword-mode search also passes no
-	// Vector); VectorOnly keeps the vector side only.
+	// Vector); VectorOnly takes the candidates of the vector side only (each still
+	// with its keyword and recency ranks).
 	KeywordOnly, VectorOnly bool
+	// VectorAlone is the vector side's statement alone: its candidates without
+	// keyword or recency ranks, for a caller that runs those sides apart
+	// (MemoryCandidates of both then merged by memory).
+	VectorAlone bool
+	// CustomPlan plans the statement for its values, as an owner index's statement
+	// is (useHNSW): set on the other sides of an indexed owner run apart.
+	CustomPlan bool
 	Limit                   int // candidates per ranked side (keyword, vector)
 	RecentLimit             int // candidates of the recency side
 	// Vector is the query's embedding under Model; nil leaves the vector side out.
@@ -101,10 +109,14 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if q.AsOf != nil {
 		return historyCandidatesSQL(tenant, q)
 	}
-	args := []any{tenant, SearchText(q.Query)}
+	args := []any{tenant}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
+	}
+	text := "NULL::text" // VectorAlone has no keyword side
+	if !q.VectorAlone {
+		text = arg(SearchText(q.Query))
 	}
 	where := memoryFilters(q, arg)
 	where = append(where, "m.status = ANY("+arg(q.Statuses)+"::text[])")
@@ -131,7 +143,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if q.Stats != nil {
 		stats = `SELECT ` + arg(q.Stats.N) + `::float8 AS n, ` + arg(q.Stats.AvgLen) + `::float8 AS avgdl`
 	}
-	spec := bm25Spec{prefix: "k", text: "$2", limit: limit, order: "id",
+	spec := bm25Spec{prefix: "k", text: text, limit: limit, order: "id",
 		match: func(qc string) string {
 			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
 		},
@@ -139,15 +151,22 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		rowByID: byID(q.Stats, "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id"),
 	}
 	q.Stats.frequentArgs(&spec, arg)
-	ctes := spec.ctes()
-	ctes = append(ctes,
-		`rtop AS (
+	var ctes []string
+	if !q.VectorAlone {
+		// The vector side alone leaves the keyword and recency sides out altogether:
+		// kfreq, joined to every row, would run the keyword side's passes anyway.
+		ctes = spec.ctes()
+		ctes = append(ctes,
+			`rtop AS (
 	SELECT m.id, row_number() OVER (ORDER BY m.updated_at DESC, m.id) AS rank
 	FROM memories m WHERE `+filter+` ORDER BY m.updated_at DESC, m.id LIMIT `+arg(q.RecentLimit)+`)`)
+	}
 	union := "SELECT id FROM ktop UNION SELECT id FROM rtop"
 	switch {
 	case q.KeywordOnly:
 		union = "SELECT id FROM ktop"
+	case q.VectorAlone:
+		union = "SELECT NULL::uuid AS id WHERE false"
 	case q.VectorOnly:
 		union = "SELECT id FROM ktop WHERE false"
 	}
@@ -171,7 +190,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		SELECT d.id, d.dist FROM (SELECT id, dist FROM dists WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id OFFSET 0) d
 		WHERE (SELECT true FROM memories m WHERE `+filter+` AND m.id = d.id)
 		ORDER BY d.dist, d.id LIMIT `+limit+`) x)`)
-		if q.VectorOnly {
+		if q.VectorOnly || q.VectorAlone {
 			union = "SELECT id FROM vtop"
 		} else {
 			union = "SELECT id FROM vtop UNION " + union
@@ -179,14 +198,19 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		vjoin = "LEFT JOIN vtop ON vtop.id = c.id"
 	}
 	ctes = append(ctes, "cand AS ("+union+")")
-	return "WITH " + strings.Join(ctes, ",\n") + `
-SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ktop.rank, ktop.kr::float8, rtop.rank, kfreq.terms, kfreq.dfs, ` + vcol + `
-FROM cand c
-JOIN memories m ON m.tenant = $1 AND m.id = c.id
-` + vjoin + `
+	kcols := "ktop.rank, ktop.kr::float8, rtop.rank, kfreq.terms, kfreq.dfs"
+	kjoins := `
 LEFT JOIN ktop ON ktop.id = c.id
 LEFT JOIN rtop ON rtop.id = c.id
-LEFT JOIN kfreq ON true` + ejoin, args
+LEFT JOIN kfreq ON true`
+	if q.VectorAlone {
+		kcols, kjoins = "NULL::bigint, NULL::float8, NULL::bigint, NULL::text[], NULL::float8[]", ""
+	}
+	return "WITH " + strings.Join(ctes, ",\n") + `
+SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ` + kcols + `, ` + vcol + `
+FROM cand c
+JOIN memories m ON m.tenant = $1 AND m.id = c.id
+` + vjoin + kjoins + ejoin, args
 }
 
 // vectorDistancesSQL selects id and dist (cosine distance to q.Vector under q.Model)
@@ -353,6 +377,13 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 		return nil, nil, err
 	}
 	defer done()
+	if q.hnsw == nil && (q.CustomPlan || largeKeywordOwner(q)) {
+		restore, err := t.customPlans(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer restore()
+	}
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {

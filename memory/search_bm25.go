@@ -91,6 +91,13 @@ type bm25Spec struct {
 // ranks the rows holding two or more of them (bm25Spec).
 const LargeOwnerDocs = 10_000
 
+// AllFrequentMinRows is how many rows holding all of a query's frequent terms (three
+// or more) answer a large owner's keyword side without the pairs pass: a search's
+// default top_k. At 100,000 memories a pair of frequent terms can hold 4,600 rows,
+// which the pairs pass reads and scores (50–60 ms); the rows holding all of them are
+// a few dozen, and BM25 ranks those first unless the pairs' rows are much shorter.
+const AllFrequentMinRows = 10
+
 // LargeOwnerFrequentShare is the share of a large owner's rows from which a term is
 // frequent.
 const LargeOwnerFrequentShare = 0.01
@@ -165,12 +172,25 @@ func (s bm25Spec) ctes() []string {
 	out = append(out, s.side(p, r, r+"q", "", true)...)
 	// Each later pass runs only when no pass before it found a kept row (its gate),
 	// and <p>scored takes the rows of the pass that answered.
-	ok := func(x string) (string, string) {
-		return x + `ok AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM ` + x + `pre) AS ok)`, "(SELECT ok FROM " + x + "ok)"
+	ok := func(x string, rows int) (string, string) {
+		return fmt.Sprintf(`%[1]sok AS MATERIALIZED (SELECT count(*) >= %[2]d AS ok FROM (SELECT 1 FROM %[1]spre LIMIT %[2]d) o)`, x, rows),
+			"(SELECT ok FROM " + x + "ok)"
 	}
-	okCTE, answered := ok(r)
+	okCTE, answered := ok(r, 1)
 	out = append(out, okCTE)
 	passes, answers, none := []string{r}, []string{answered}, "NOT "+answered
+	if s.pairs {
+		// The all-terms pass: rows holding every one of three or more frequent terms
+		// (their posting lists intersected). It answers when it finds
+		// AllFrequentMinRows; fewer, and the pairs pass (which holds them too) runs.
+		a := p + "a"
+		out = append(out, a+`q AS MATERIALIZED (
+	SELECT CASE WHEN count(*) >= 3 THEN string_agg(tq::text, ' & ')::tsquery END AS q FROM `+p+`terms WHERE fdf IS NOT NULL)`)
+		out = append(out, s.side(p, a, a+"q", none, true)...)
+		okCTE, answered := ok(a, AllFrequentMinRows)
+		out = append(out, okCTE)
+		passes, answers, none = append(passes, a), append(answers, none+" AND "+answered), none+" AND NOT "+answered
+	}
 	if s.pairs {
 		// The pairs pass: rows holding two or more of the query's frequent terms, as
 		// one tsquery of their pairs (NULL, so matching nothing, under two of them).
@@ -179,7 +199,7 @@ func (s bm25Spec) ctes() []string {
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
 		out = append(out, s.side(p, c, c+"q", none, true)...)
-		okCTE, answered := ok(c)
+		okCTE, answered := ok(c, 1)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
 	}

@@ -218,8 +218,12 @@ func containsTerm(ts []memory.TermDF, term string, df float64) bool {
 
 // fullMatchSkipped reports whether the plan's full match (kfmatch) never read a row
 // (its scans of turns or memories never executed).
-func fullMatchSkipped(plan string) bool {
-	i := strings.Index(plan, "CTE kfmatch")
+func fullMatchSkipped(plan string) bool { return passSkipped(plan, "kfmatch") }
+
+// passSkipped reports whether the match CTE of a keyword pass (kfmatch, kcmatch, …)
+// never read a row.
+func passSkipped(plan, cte string) bool {
+	i := strings.Index(plan, "CTE "+cte+"\n")
 	if i < 0 {
 		return false
 	}

@@ -18,6 +18,8 @@ import (
 // a query of frequent terms alone ranks the rows holding two or more of them, in the
 // full match's order and with its scores, without reading the full match; a query
 // whose frequent terms never meet in a row, or that holds one, gets the full match.
+// Three frequent terms held together by memory.AllFrequentMinRows rows or more rank
+// those rows alone, without the pairs pass.
 func TestKeywordLargeOwnerPairs(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)
@@ -37,6 +39,16 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		}
 		if i%1000 == 3 {
 			words = append(words, "ptarmigan")
+		}
+		// "glimmer", "tarn" and "fjord" together in 2 % of the rows, the first two
+		// without the third in 2 % more, "fjord" alone in 2 % more.
+		switch i % 50 {
+		case 7:
+			words = append(words, "glimmer", "tarn", "fjord")
+		case 17:
+			words = append(words, "glimmer", "tarn")
+		case 27:
+			words = append(words, "fjord")
 		}
 		texts[i] = strings.Join(words, " ")
 	}
@@ -59,12 +71,13 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 	for _, layer := range []string{"turns", "memories"} {
 		for _, tc := range []struct {
 			name, query string
-			pairs       bool // the answer is the full match's rows holding two query terms or more
+			held        int // the answer is the full match's rows holding this many query terms or more (0: the full match)
 		}{
-			{"frequent terms only", "zorbel kintar vashop", true},
-			{"two frequent terms", "quelax mirivo", true},
-			{"frequent terms that never meet", "sunward moonward", false},
-			{"one frequent term", "zorbel", false},
+			{"frequent terms only", "zorbel kintar vashop", 2},
+			{"two frequent terms", "quelax mirivo", 2},
+			{"three frequent terms held together", "glimmer tarn fjord", 3},
+			{"frequent terms that never meet", "sunward moonward", 0},
+			{"one frequent term", "zorbel", 0},
 		} {
 			t.Run(layer+"/"+tc.name, func(t *testing.T) {
 				// The reference: the full match of every row holding a term.
@@ -84,7 +97,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				}
 				const limit = 30
 				ref := full
-				if !tc.pairs {
+				if tc.held == 0 {
 					// The full match itself, cut where the search cuts it (stage one
 					// breaks ties by id, the answer by time).
 					ref = e.keyword(layer, tc.query, limit, nil)
@@ -98,7 +111,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 							held++
 						}
 					}
-					if !tc.pairs || held >= 2 {
+					if held >= tc.held {
 						want, wantScores = append(want, id), append(wantScores, ref.scores[i])
 					}
 				}
@@ -114,8 +127,11 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 						t.Errorf("score %d: %v, full match %v", i, got.scores[i], wantScores[i])
 					}
 				}
-				if skipped := fullMatchSkipped(got.plan); skipped != tc.pairs {
-					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.pairs, got.plan)
+				if skipped := fullMatchSkipped(got.plan); skipped != (tc.held > 0) {
+					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.held > 0, got.plan)
+				}
+				if skipped := passSkipped(got.plan, "kcmatch"); skipped != (tc.held == 3) {
+					t.Errorf("pairs pass skipped: %v, want %v\n%s", skipped, tc.held == 3, got.plan)
 				}
 			})
 		}

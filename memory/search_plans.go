@@ -18,3 +18,31 @@ func (t *Tx) PreferGenericPlans(ctx context.Context) error {
 	}
 	return nil
 }
+
+// LargeOwnerCustomPlans: a keyword side over an owner of LargeOwnerDocs rows and more
+// runs with a plan made for its values. A generic plan is made for any owner, and
+// PostgreSQL estimates an owner as a few rows (tenant and user as independent
+// columns; dependency statistics on memories misled other statements, migration
+// 0014), so it read a 100,000-memory owner's rows through memories_owner and tested
+// each (113 ms) where its own plan intersects the owner's full-text entries (3 ms).
+// Planning costs about 3 ms, which only such owners repay.
+
+// largeKeywordOwner reports whether q runs a keyword side over an owner of
+// LargeOwnerDocs rows or more, by its statistics.
+func largeKeywordOwner(q MemorySearch) bool {
+	return !q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerDocs
+}
+
+// customPlans makes the transaction's next statements plan with their values
+// (plan_cache_mode force_custom_plan) and returns what restores the mode before it.
+func (t *Tx) customPlans(ctx context.Context) (restore func(), err error) {
+	var was string
+	if err := t.tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), set_config('plan_cache_mode', 'force_custom_plan', true)`).
+		Scan(&was, new(string)); err != nil {
+		return func() {}, fmt.Errorf("planning for the owner's values: %w", err)
+	}
+	return func() {
+		// Best effort: after a failed statement the transaction is aborted anyway.
+		_, _ = t.tx.Exec(ctx, `SELECT set_config('plan_cache_mode', $1, true)`, was)
+	}, nil
+}

@@ -85,8 +85,21 @@ func (r *Retriever) ExplainAnalyzeSearch(ctx context.Context, tenant string, req
 					return err
 				}
 			}
-			if plans.Memories, err = tx.ExplainAnalyzeMemoryCandidates(ctx, ms); err != nil {
+			// An indexed owner's search runs its vector side apart (memoryCandidates):
+			// both statements are explained, the keyword and recency sides' first.
+			parts, err := r.memoryStatements(ctx, tx, ms)
+			if err != nil {
 				return err
+			}
+			for i, part := range parts {
+				plan, err := tx.ExplainAnalyzeMemoryCandidates(ctx, part)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					plans.Memories = append(plans.Memories, "", "-- the vector side, run alongside:")
+				}
+				plans.Memories = append(plans.Memories, plan...)
 			}
 		}
 		if q.turns {

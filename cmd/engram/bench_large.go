@@ -44,6 +44,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
 	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")
 	fs.BoolVar(&cfg.NoShared, "no-shared", false, "skip the shared-index alternative (its build covers every vector)")
+	fs.BoolVar(&cfg.Explain, "explain", false, "print the executed plans (EXPLAIN ANALYZE, BUFFERS) of the large user's and the global scope's first search")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -98,6 +99,11 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95, o.Search.P95, o.SearchRecall, o.IndexBuildSeconds)
 	}
 	tw.Flush()
+	for _, o := range r.Owners {
+		if len(o.Plan) > 0 {
+			fmt.Fprintf(w, "\nplan of the search of %s (first query):\n%s\n", o.Name, strings.Join(o.Plan, "\n"))
+		}
+	}
 	if r.Threshold > 0 {
 		fmt.Fprintf(w, "\nmeasured threshold: the owner index beats the exact scan from %d memories on\n", r.Threshold)
 	} else {

@@ -43,8 +43,11 @@ type LargeConfig struct {
 	// dropping and rebuilding them (builds take minutes on a loaded machine); the full
 	// search before the indexes is then not measured.
 	KeepIndexes bool
-	Seed        uint64
-	Progress    io.Writer
+	// Explain adds the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's
+	// search of the large user and of the global scope, with the owner indexes.
+	Explain  bool
+	Seed     uint64
+	Progress io.Writer
 }
 
 func (c *LargeConfig) defaults() {
@@ -102,6 +105,8 @@ type LargeOwner struct {
 	UsesIndex    bool    `json:"uses_index"`
 	// PlanUsesIndex: the search query's plan (EXPLAIN) reads the owner's index.
 	PlanUsesIndex bool `json:"plan_uses_index"`
+	// Plan is the executed plan of the first query's memory statement (Explain).
+	Plan []string `json:"plan,omitempty"`
 	// SearchBefore and Search are the full hybrid search (retriever) before the
 	// index existed and after; SearchRecall is recall@10 of its vector side.
 	SearchBefore Latency `json:"search_before_index"`
@@ -362,6 +367,13 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 			return res, fmt.Errorf("bench: explaining the search: %w", err)
 		}
 		o.PlanUsesIndex = slices.ContainsFunc(plan, func(l string) bool { return strings.Contains(l, "engram_hnsw_") })
+		if cfg.Explain && oi < 2 {
+			sp, err := r.ExplainAnalyzeSearch(ctx, cfg.Tenant, largeRequest(*o, o.queries[0].text), 50)
+			if err != nil {
+				return res, fmt.Errorf("bench: explaining the search of %s: %w", o.Name, err)
+			}
+			o.Plan = sp.Memories
+		}
 	}
 
 	// 4. Write rates: the large owner (indexed) and a small one (exact scan only).
@@ -527,8 +539,8 @@ func largeSearches(ctx context.Context, r *retriever.Retriever, cfg LargeConfig,
 }
 
 // largeWrites writes cfg.Writes memories to the owner, one a transaction through the
-// store's change path (row, version, audit, vector), and deletes nothing: they are
-// few next to the owner's size.
+// store's change path (row, version, audit, vector), then deletes them (after the
+// timing) so the tenant again holds exactly what was seeded and --reuse can keep it.
 func largeWrites(ctx context.Context, app *memory.Store, emb llm.Embedder, cfg LargeConfig, corpus benchCorpus, o LargeOwner) (WriteRate, error) {
 	wr := WriteRate{Owner: o.Name, Writes: cfg.Writes}
 	texts := make([]string, cfg.Writes)
@@ -540,14 +552,16 @@ func largeWrites(ctx context.Context, app *memory.Store, emb llm.Embedder, cfg L
 		return wr, err
 	}
 	var lat []time.Duration
+	ids := make([]uuid.UUID, 0, len(texts))
 	start := time.Now()
 	for i, text := range texts {
 		t := time.Now()
 		err := app.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
-			_, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: o.UserID, Scope: o.Scope, Type: memory.Semantic,
+			m, err := tx.CreateMemory(ctx, memory.NewMemory{UserID: o.UserID, Scope: o.Scope, Type: memory.Semantic,
 				Category: memory.CatFact, Content: text, Importance: 0.5, Confidence: 0.8, ValidFrom: time.Now(),
 				Source: memory.SourceUser, Model: emb.Model(), Embeddings: []memory.Embedding{{Model: emb.Model(), Vector: vecs[i]}},
 				Actor: "bench", Module: "bench"})
+			ids = append(ids, m.ID)
 			return err
 		})
 		if err != nil {
@@ -557,6 +571,17 @@ func largeWrites(ctx context.Context, app *memory.Store, emb llm.Embedder, cfg L
 	}
 	wr.PerSec = float64(cfg.Writes) / time.Since(start).Seconds()
 	wr.P95Milli = summarise(lat).P95
+	err = app.InTx(ctx, cfg.Tenant, func(tx *memory.Tx) error {
+		for _, id := range ids {
+			if _, err := tx.DeleteMemory(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wr, fmt.Errorf("bench: deleting the writes to %s: %w", o.Name, err)
+	}
 	return wr, nil
 }
 

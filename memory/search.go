@@ -44,9 +44,9 @@ type MemorySearch struct {
 	VectorAlone bool
 	// CustomPlan plans the statement for its values, as an owner index's statement
 	// is (useHNSW): set on the other sides of an indexed owner run apart.
-	CustomPlan bool
-	Limit                   int // candidates per ranked side (keyword, vector)
-	RecentLimit             int // candidates of the recency side
+	CustomPlan  bool
+	Limit       int // candidates per ranked side (keyword, vector)
+	RecentLimit int // candidates of the recency side
 	// Vector is the query's embedding under Model; nil leaves the vector side out.
 	// MaxDistance is the largest cosine distance the vector side keeps.
 	Vector      []float32

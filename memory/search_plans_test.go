@@ -86,7 +86,7 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
 	mem := func(user string, i int, extra string) memory.BulkMemory {
 		return memory.BulkMemory{ID: uuid.New(), UserID: user, Type: memory.Semantic, Category: memory.CatFact,
-			Content: fmt.Sprintf("%s %s %s note %d%s", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i, extra),
+			Content:    fmt.Sprintf("%s %s %s note %d%s", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i, extra),
 			Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test", Embedding: []float32{1, float32(i%7) / 7}}
 	}
 	// 300 tenants of one owner of 100 memories each.

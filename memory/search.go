@@ -147,6 +147,10 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		match: func(qc string) string {
 			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
 		},
+		window: func(qc string) string {
+			return `SELECT w.id, w.tsv, w.tsv_len, true AS keep FROM (SELECT m.id, m.tsv, m.tsv_len FROM memories m WHERE ` + filter +
+				fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
+		},
 		stats:   stats,
 		rowByID: byID(q.Stats, "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id"),
 	}
@@ -611,6 +615,11 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 			match: func(qc string) string {
 				return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
 	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
+			},
+			window: func(qc string) string {
+				return `SELECT w.* FROM (SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
+	FROM turns t WHERE t.tenant = $1 AND t.user_id = $2` + fmt.Sprintf(` ORDER BY t.occurred_at DESC LIMIT %d) w, `, LargeOwnerWindow) +
+					qc + ` WHERE w.tsv @@ ` + qc + `.q`
 			},
 			stats:   turnStats,
 			rowByID: byID(q.Stats, "JOIN turns tv ON tv.tenant = $1 AND tv.turn_id = m.id"),

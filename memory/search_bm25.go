@@ -84,7 +84,17 @@ type bm25Spec struct {
 	// pairs adds the pass of rows holding two or more of the query's frequent terms
 	// before the full match (a large owner's; needs frequent).
 	pairs bool
+	// window, when set, selects what match does from the owner's newest
+	// LargeOwnerWindow rows only: a large owner's last pass (with pairs).
+	window func(qcte string) string
 }
+
+// LargeOwnerWindow is how many of a large owner's newest rows its keyword side's last
+// pass ranks, when no rarer pass answered: a query of one frequent term (a word of
+// most rows, "user") matched every row holding it, and a 100,000-memory owner's
+// search took 700 ms. BM25 ranks such rows by length alone, so the newest of them
+// serve as well, at a bounded cost.
+const LargeOwnerWindow = 5000
 
 // LargeOwnerDocs is the owner size (documents of the layer searched) from which
 // frequent terms start at LargeOwnerFrequentShare and a query of frequent terms alone
@@ -161,7 +171,7 @@ func (s bm25Spec) ctes() []string {
 		p + `stats AS MATERIALIZED (` + s.stats + `)`,
 	}
 	if s.frequent == "" {
-		out = append(out, s.side(p, p, p+"q", "", false)...)
+		out = append(out, s.side(p, p, s.match(p+"q"), "", false)...)
 		return append(out, s.freq(p, p), s.top(p))
 	}
 	r, f := p+"r", p+"f"
@@ -169,7 +179,7 @@ func (s bm25Spec) ctes() []string {
 	// match runs.
 	out = append(out, r+`q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM `+p+`terms WHERE fdf IS NULL)`)
-	out = append(out, s.side(p, r, r+"q", "", true)...)
+	out = append(out, s.side(p, r, s.match(r+"q"), "", true)...)
 	// Each later pass runs only when no pass before it found a kept row (its gate),
 	// and <p>scored takes the rows of the pass that answered.
 	ok := func(x string, rows int) (string, string) {
@@ -186,7 +196,7 @@ func (s bm25Spec) ctes() []string {
 		a := p + "a"
 		out = append(out, a+`q AS MATERIALIZED (
 	SELECT CASE WHEN count(*) >= 3 THEN string_agg(tq::text, ' & ')::tsquery END AS q FROM `+p+`terms WHERE fdf IS NOT NULL)`)
-		out = append(out, s.side(p, a, a+"q", none, true)...)
+		out = append(out, s.side(p, a, s.match(a+"q"), none, true)...)
 		okCTE, answered := ok(a, AllFrequentMinRows)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, a), append(answers, none+" AND "+answered), none+" AND NOT "+answered
@@ -198,12 +208,20 @@ func (s bm25Spec) ctes() []string {
 		out = append(out, c+`q AS MATERIALIZED (
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
-		out = append(out, s.side(p, c, c+"q", none, true)...)
+		out = append(out, s.side(p, c, s.match(c+"q"), none, true)...)
 		okCTE, answered := ok(c, 1)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
 	}
-	out = append(out, s.side(p, f, p+"q", none, false)...)
+	counted := passes // the passes whose document frequencies are the owner's
+	if s.pairs && s.window != nil {
+		// A large owner's last pass ranks its newest LargeOwnerWindow rows only, with
+		// the known document frequencies; its counts, of the window, are not reported.
+		out = append(out, s.side(p, f, s.window(p+"q"), none, true)...)
+	} else {
+		out = append(out, s.side(p, f, s.match(p+"q"), none, false)...)
+		counted = append(counted, f)
+	}
 	passes, answers = append(passes, f), append(answers, none)
 	union := make([]string, len(passes))
 	for i, x := range passes {
@@ -212,7 +230,7 @@ func (s bm25Spec) ctes() []string {
 	// The rare pass counts exactly the terms the caller did not know (every row
 	// holding one is among its matches), so a term found frequent there is reported
 	// too, whichever pass answers.
-	return append(out, s.freq(p, passes...),
+	return append(out, s.freq(p, counted...),
 		p+"scored AS MATERIALIZED (\n\t"+strings.Join(union, "\n\tUNION ALL ")+")",
 		s.top(p))
 }
@@ -221,8 +239,7 @@ func (s bm25Spec) ctes() []string {
 // terms and stats): match the rows of qcte (only when gate holds, if there is one),
 // post their terms, count document frequencies (a frequent term's from the caller
 // when known), and score in two stages into <x>scored.
-func (s bm25Spec) side(p, x, qcte, gate string, known bool) []string {
-	match := s.match(qcte)
+func (s bm25Spec) side(p, x, match, gate string, known bool) []string {
 	if gate != "" {
 		// An uncorrelated condition: PostgreSQL evaluates it once and, when false,
 		// never runs the scan below it.

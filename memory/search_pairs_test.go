@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -17,7 +19,8 @@ import (
 // memory.LargeOwnerDocs rows and more): terms are frequent from 1 % of the rows, and
 // a query of frequent terms alone ranks the rows holding two or more of them, in the
 // full match's order and with its scores, without reading the full match; a query
-// whose frequent terms never meet in a row, or that holds one, gets the full match.
+// whose frequent terms never meet in a row, or that holds one, gets the best of the
+// owner's newest memory.LargeOwnerWindow rows, with the full match's scores.
 // Three frequent terms held together by memory.AllFrequentMinRows rows or more rank
 // those rows alone, without the pairs pass.
 func TestKeywordLargeOwnerPairs(t *testing.T) {
@@ -96,12 +99,14 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 					}
 				}
 				const limit = 30
-				ref := full
 				if tc.held == 0 {
-					// The full match itself, cut where the search cuts it (stage one
-					// breaks ties by id, the answer by time).
-					ref = e.keyword(layer, tc.query, limit, nil)
+					// No pass of rarer rows answers: the last pass ranks the owner's
+					// newest memory.LargeOwnerWindow rows, each with the full match's
+					// score (every term's document frequency is known), best first.
+					checkWindow(t, e, layer, tc.query, limit, full)
+					return
 				}
+				ref := full
 				var want []string
 				var wantScores []float64
 				for i, id := range ref.ids {
@@ -148,5 +153,61 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				t.Fatalf("got %v, want the rows holding the rare term %v", got.ids, want)
 			}
 		})
+	}
+}
+
+// checkWindow checks a large owner's last keyword pass: the best limit of the owner's
+// newest memory.LargeOwnerWindow rows holding a query term, with the full match's
+// scores.
+func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full keywordRun) {
+	t.Helper()
+	order := "updated_at DESC, id"
+	idCol := "id::text"
+	if layer == "turns" {
+		order, idCol = "occurred_at DESC", "turn_id"
+	}
+	window := map[string]bool{}
+	err := pgx.BeginFunc(e.ctx, e.s.Pool(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(e.ctx, "SELECT set_config('engram.tenant', 'acme', true)"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(e.ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE user_id = 'u1' ORDER BY %s LIMIT %d`,
+			idCol, layer, order, memory.LargeOwnerWindow))
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, id := range ids {
+			window[id] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := map[string]float64{}
+	var rest []float64 // the full match's scores of window rows
+	for i, id := range full.ids {
+		score[id] = full.scores[i]
+		if window[id] {
+			rest = append(rest, full.scores[i])
+		}
+	}
+	got := e.keyword(layer, query, limit, full.frequent)
+	if want := min(limit, len(rest)); len(got.ids) != want || want == 0 {
+		t.Fatalf("%d rows, want %d (the window's %d matches of the full match's %d)", len(got.ids), want, len(rest), len(full.ids))
+	}
+	slices.Sort(rest)
+	cut := rest[len(rest)-len(got.ids)] // the lowest score the best of the window reach
+	for i, id := range got.ids {
+		if !window[id] {
+			t.Errorf("row %s is not among the newest %d", id, memory.LargeOwnerWindow)
+		}
+		if math.Abs(got.scores[i]-score[id]) > 1e-9 {
+			t.Errorf("row %s: score %v, full match %v", id, got.scores[i], score[id])
+		}
+		if got.scores[i] < cut-1e-9 {
+			t.Errorf("row %s: score %v below the window's best %d (%v)", id, got.scores[i], len(got.ids), cut)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -200,8 +201,7 @@ func (s bm25Spec) ctes() []string {
 		okCTE, answered := ok(a, AllFrequentMinRows)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, a), append(answers, none+" AND "+answered), none+" AND NOT "+answered
-	}
-	if s.pairs {
+
 		// The pairs pass: rows holding two or more of the query's frequent terms, as
 		// one tsquery of their pairs (NULL, so matching nothing, under two of them).
 		c := p + "c"
@@ -209,14 +209,15 @@ func (s bm25Spec) ctes() []string {
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
 		out = append(out, s.side(p, c, s.match(c+"q"), none, true)...)
-		okCTE, answered := ok(c, 1)
+		okCTE, answered = ok(c, 1)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
 	}
-	counted := passes // the passes whose document frequencies are the owner's
+	counted := slices.Clone(passes) // the passes whose document frequencies are the owner's
 	if s.pairs && s.window != nil {
 		// A large owner's last pass ranks its newest LargeOwnerWindow rows only, with
-		// the known document frequencies; its counts, of the window, are not reported.
+		// the known document frequencies (a term no earlier pass found is counted in
+		// the window); its counts, of the window, are not reported.
 		out = append(out, s.side(p, f, s.window(p+"q"), none, true)...)
 	} else {
 		out = append(out, s.side(p, f, s.match(p+"q"), none, false)...)

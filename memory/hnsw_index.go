@@ -117,16 +117,16 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 
 // hnswScanSQL sets the transaction up for a statement that reads an owner's index
 // ($1: hnsw.ef_search), and hnswScanDoneSQL restores the planner for the statements
-// after it. Iterative scans keep reading the index until enough rows pass the
-// statement's filters; relaxed order is re-sorted by the exact distance. Custom
-// plans: the index's predicate names the owner, so only a plan made with the owner's
-// values can use it, and a cached generic plan would fall back to the exact scan. No
-// sort: the planner would otherwise sort a mid-sized owner's exact distances (cheap
-// by its estimate, not by the measurement) and ignore the index.
+// after it (plannerRestoreSQL). Iterative scans keep reading the index until enough
+// rows pass the statement's filters; relaxed order is re-sorted by the exact
+// distance. Custom plans: the index's predicate names the owner, so only a plan made
+// with the owner's values can use it, and a cached generic plan would fall back to the
+// exact scan. No sort: the planner would otherwise sort a mid-sized owner's exact
+// distances (cheap by its estimate, not by the measurement) and ignore the index.
 const (
-	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
-		set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
-	hnswScanDoneSQL = `SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('enable_sort', 'plan_cache_mode')`
+	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
+		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+	hnswScanDoneSQL = plannerRestoreSQL
 )
 
 // useHNSW is the search's hook (memory/search.go): it points q at the owner's index

@@ -381,7 +381,7 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 		return nil, nil, err
 	}
 	defer done()
-	if q.hnsw == nil && (q.CustomPlan || largeKeywordOwner(q)) {
+	if q.hnsw == nil && customPlanned(q) {
 		restore, err := t.customPlans(ctx)
 		if err != nil {
 			return nil, nil, err

@@ -27,7 +27,7 @@ func (t *Tx) ExplainAnalyzeMemoryCandidates(ctx context.Context, q MemorySearch)
 	}
 	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
-	if q.hnsw != nil || q.CustomPlan || largeKeywordOwner(q) {
+	if q.hnsw != nil || customPlanned(q) {
 		return t.explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) ", sql, args, "the memory candidate query")
 	}
 	return t.explainGeneric(ctx, sql, args, "the memory candidate query")

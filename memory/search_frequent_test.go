@@ -64,19 +64,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 	e := newBM25Env(t)
 	const n = 2400
 	texts := frequentCorpus(n)
-	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	turns := make([]memory.BulkTurn, n)
-	mems := make([]memory.BulkMemory, n)
-	textOf := map[string]string{}
-	for i, text := range texts {
-		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%04d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
-			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
-		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
-			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
-			Embedding: []float32{1, float32(i%7) / 7}}
-		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
-	}
-	e.copyRows("acme", turns, mems)
+	textOf := e.seedOwner(texts)
 
 	for _, layer := range []string{"turns", "memories"} {
 		for _, tc := range []struct {
@@ -214,6 +202,27 @@ func containsTerm(ts []memory.TermDF, term string, df float64) bool {
 		}
 	}
 	return false
+}
+
+// seedOwner COPYs one turn and one memory of user u1 of tenant acme for each text, the
+// turns a minute apart in sessions of 40, and returns each turn's and memory's text by
+// its id.
+func (e *bm25Env) seedOwner(texts []string) map[string]string {
+	e.t.Helper()
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	turns := make([]memory.BulkTurn, len(texts))
+	mems := make([]memory.BulkMemory, len(texts))
+	textOf := map[string]string{}
+	for i, text := range texts {
+		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%05d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
+			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
+			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
+			Embedding: []float32{1, float32(i%7) / 7}}
+		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
+	}
+	e.copyRows("acme", turns, mems)
+	return textOf
 }
 
 // fullMatchSkipped reports whether the plan's full match (kfmatch) never read a row

@@ -7,9 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/engramhq/engram/memory"
@@ -55,19 +53,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		}
 		texts[i] = strings.Join(words, " ")
 	}
-	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	turns := make([]memory.BulkTurn, n)
-	mems := make([]memory.BulkMemory, n)
-	textOf := map[string]string{}
-	for i, text := range texts {
-		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%05d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
-			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
-		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
-			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
-			Embedding: []float32{1, float32(i%7) / 7}}
-		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text
-	}
-	e.copyRows("acme", turns, mems)
+	textOf := e.seedOwner(texts)
 
 	holds := func(id, word string) bool { return strings.Contains(" "+textOf[id]+" ", " "+word+" ") }
 

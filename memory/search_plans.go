@@ -27,22 +27,35 @@ func (t *Tx) PreferGenericPlans(ctx context.Context) error {
 // each (113 ms) where its own plan intersects the owner's full-text entries (3 ms).
 // Planning costs about 3 ms, which only such owners repay.
 
-// largeKeywordOwner reports whether q runs a keyword side over an owner of
-// LargeOwnerDocs rows or more, by its statistics.
-func largeKeywordOwner(q MemorySearch) bool {
-	return !q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerDocs
+// customPlanned reports whether q's statement plans for its values when it does not
+// read an owner index (which plans so anyway, useHNSW): asked for (CustomPlan), or a
+// keyword side over an owner of LargeOwnerDocs rows or more, by its statistics.
+func customPlanned(q MemorySearch) bool {
+	return q.CustomPlan || (!q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerDocs)
 }
 
+// plannerSaveSQL (select-list items) keeps the transaction's plan_cache_mode and
+// enable_sort in placeholder settings before a statement changes them for itself, and
+// plannerRestoreSQL sets them back, so the statements after it plan as the
+// transaction chose (generic plans in a search or a resolver transaction: reading
+// pg_settings' reset_val restored the session's mode instead, and cost 0.7–1 ms). The
+// save items come first in their select list, which PostgreSQL evaluates in order;
+// both work inside a pipelined batch, where nothing can be read in between.
+const (
+	plannerSaveSQL = `set_config('engram.plan_cache_mode_was', current_setting('plan_cache_mode'), true), ` +
+		`set_config('engram.enable_sort_was', current_setting('enable_sort'), true)`
+	plannerRestoreSQL = `SELECT set_config('plan_cache_mode', current_setting('engram.plan_cache_mode_was'), true), ` +
+		`set_config('enable_sort', current_setting('engram.enable_sort_was'), true)`
+)
+
 // customPlans makes the transaction's next statements plan with their values
-// (plan_cache_mode force_custom_plan) and returns what restores the mode before it.
+// (plan_cache_mode force_custom_plan) and returns what restores the planner.
 func (t *Tx) customPlans(ctx context.Context) (restore func(), err error) {
-	var was string
-	if err := t.tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), set_config('plan_cache_mode', 'force_custom_plan', true)`).
-		Scan(&was, new(string)); err != nil {
+	if _, err := t.tx.Exec(ctx, `SELECT `+plannerSaveSQL+`, set_config('plan_cache_mode', 'force_custom_plan', true)`); err != nil {
 		return func() {}, fmt.Errorf("planning for the owner's values: %w", err)
 	}
 	return func() {
 		// Best effort: after a failed statement the transaction is aborted anyway.
-		_, _ = t.tx.Exec(ctx, `SELECT set_config('plan_cache_mode', $1, true)`, was)
+		_, _ = t.tx.Exec(ctx, plannerRestoreSQL)
 	}, nil
 }

@@ -124,6 +124,15 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 		if hits, _, err = tx.MemoryCandidates(e.ctx, q); err != nil {
 			return err
 		}
+		// The statement planned for its values; the transaction's statements after it
+		// plan as it chose.
+		var mode string
+		if err := tx.Raw().QueryRow(e.ctx, "SELECT current_setting('plan_cache_mode')").Scan(&mode); err != nil {
+			return err
+		}
+		if mode != "force_generic_plan" {
+			t.Errorf("plan_cache_mode after the search: %s, want force_generic_plan", mode)
+		}
 		plan, err = tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
 		return err
 	}); err != nil {

@@ -461,11 +461,11 @@ func (r *Retriever) searchLayers(ctx context.Context, tx *memory.Tx, q query, ve
 // The hits are merged by memory, each side's ranks from the statement that ran it.
 func (r *Retriever) memoryCandidates(ctx context.Context, tx *memory.Tx, ms memory.MemorySearch) ([]memory.MemoryHit, []memory.TermDF, error) {
 	parts, err := r.memoryStatements(ctx, tx, ms)
-	if err != nil || len(parts) == 1 {
-		if err != nil {
-			return nil, nil, err
-		}
-		return tx.MemoryCandidates(ctx, ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(parts) == 1 {
+		return tx.MemoryCandidates(ctx, parts[0])
 	}
 	kq, vq := parts[0], parts[1]
 	var near []memory.MemoryHit

@@ -492,6 +492,11 @@ func (r *Resolver) readQuery(c memory.Candidate, vec []float32, candidateID stri
 	if c.Key != "" {
 		q.Key, q.KeyPrefixes, q.PrefixLimit = c.Key, relatedPrefixes(c), maxRelated
 	}
+	if d, _ := c.Metadata["departed"].(string); d != "" {
+		// Who or what left: what was said of them is read whatever its similarity, for
+		// retireRuledOut.
+		q.Mentions, q.MentionLimit = strings.Split(d, "|"), maxRelated
+	}
 	return q
 }
 
@@ -517,6 +522,14 @@ func (r *Resolver) neighboursOf(c memory.Candidate, rd memory.ResolveRead) []sco
 	for _, k := range rd.Keyed {
 		m := k.Memory
 		if !sameOwner(c, m) || seen[m.ID] || !(m.Key == c.Key || related(c, m)) {
+			continue
+		}
+		seen[m.ID] = true
+		out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
+	}
+	for _, k := range rd.Mentioned {
+		m := k.Memory
+		if !sameOwner(c, m) || seen[m.ID] {
 			continue
 		}
 		seen[m.ID] = true

@@ -381,3 +381,49 @@ func TestMistypedNumberIsRewrittenWhereverCopied(t *testing.T) {
 		t.Fatalf("the mistyped number is not in history: %+v", got.Versions)
 	}
 }
+
+// Sentences written for this test, not taken from any evaluation set. The resolver
+// sees only its two nearest memories here: what was said of the person who left is read
+// by name, however far its vector is.
+func TestSomeoneWhoLeftRetiresWhatWasSaidOfThem(t *testing.T) {
+	t.Parallel()
+	s := newTestDB(t)
+	r := consolidator.NewResolver(s.Store, hashEmbedder(t), nil, consolidator.ResolverConfig{K: 2}, nil)
+	told := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	add := func(content string, typ memory.Type) consolidator.Decision {
+		c := cand("u1", content, validFrom(told))
+		c.Type = typ
+		return resolve(t, r, c, consolidator.KindAdd)
+	}
+	physio := add("Priya at the Elm Street clinic treats the user's shoulder", memory.Semantic)
+	visit := add("The user brought Priya homemade lemon cake", memory.Episodic)
+	gone := add("The user's old coach Brandt retired from the rowing club", memory.Episodic)
+	kept := add("The user stretches every morning before work", memory.Semantic)
+	near1 := add("The new physio at the clinic works on Tuesdays and Fridays", memory.Semantic)
+	near2 := add("The clinic booked the user's physio sessions for the spring", memory.Semantic)
+
+	news := cand("u1", "Priya retired, so the clinic booked the user's sessions with a new physio", validFrom(told.AddDate(0, 1, 0)))
+	news.Metadata = map[string]any{"departed": "Priya|Brandt"}
+	if _, err := r.Resolve(testCtx(t), news); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		name string
+		d    consolidator.Decision
+		want memory.Status
+	}{
+		{"what Priya did", physio, memory.StatusDeprecated},
+		{"an event with Priya", visit, memory.StatusDeprecated},
+		{"a memory that told Brandt's own retirement", gone, memory.StatusActive},
+		{"a memory naming no one", kept, memory.StatusActive},
+		{"the clinic's timetable", near1, memory.StatusActive},
+	} {
+		if m := detail(t, s, c.d.MemoryID).Memory; m.Status != c.want {
+			t.Errorf("%s: %s, want %s", c.name, m.Status, c.want)
+		}
+	}
+	if m := detail(t, s, near2.MemoryID).Memory; m.Status == memory.StatusDeprecated {
+		t.Errorf("the clinic's booking was retired: it names no one who left")
+	}
+}

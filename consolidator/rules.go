@@ -90,6 +90,10 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	case diffKey && sim < cfg.DuplicateSim:
 		// Keys name single-valued slots: two different slots never replace each other.
 		return ruleMatch{relUnrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
+	case episodic && c.Type != memory.Episodic && !keyed && extraNew > 0 && revises(cf, c, n.mem):
+		// "仓库那边现在换成小李对接了" after an event that named who did it: the new standing
+		// fact revises the thing the event was about.
+		return ruleMatch{relContradiction, why("revises %q, which the event told of", revisedThing(c.Content))}
 	case episodic:
 		// Events do not contradict or refine each other: two trips to Tokyo are two
 		// events. Only a restatement of the same event is merged.
@@ -491,9 +495,10 @@ func (v slotValue) heldBy(text string) bool {
 	return true
 }
 
-// movedDay reports that new names weekdays and old names one that new does not.
+// movedDay reports that new and old name weekdays and one names a day the other does
+// not ("moved to Sundays, so Saturdays are free again" names the old day too).
 func movedDay(new, old textFeatures) bool {
-	return len(new.days) > 0 && len(old.days) > 0 && hasOutside(old.days, new.days)
+	return len(new.days) > 0 && len(old.days) > 0 && (hasOutside(old.days, new.days) || hasOutside(new.days, old.days))
 }
 
 // shareName reports a proper name both texts hold.

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -185,6 +186,10 @@ type ruling struct {
 	// parted names the speaker's own thing they sold or gave away ("my old van", "this
 	// van"), nil for none.
 	parted *regexp.Regexp
+	// departed are the names of the people or things the candidate says left the
+	// speaker's life (the extractor's "departed" metadata): Latin names as whole words,
+	// Han names as they are written.
+	departed []*regexp.Regexp
 }
 
 func newRuling(c memory.Candidate) ruling {
@@ -193,16 +198,49 @@ func newRuling(c memory.Candidate) ruling {
 		r.parted = regexp.MustCompile(`(?i)\b(?:my|this|that|our|their|the user's|his|her)\s+(?:old\s+|new\s+)?` +
 			regexp.QuoteMeta(p) + `s?\b`)
 	}
+	if d, _ := c.Metadata["departed"].(string); d != "" {
+		for _, n := range strings.Split(d, "|") {
+			if n = strings.TrimSpace(n); utf8.RuneCountInString(n) < 2 {
+				continue
+			}
+			if hasHan(n) {
+				r.departed = append(r.departed, regexp.MustCompile(regexp.QuoteMeta(n)))
+			} else {
+				r.departed = append(r.departed, regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(n)+`\b`))
+			}
+		}
+	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
 	}
 	return r
 }
 
+// departedFrom reports m, told before the candidate, naming someone or something the
+// candidate says left ("Gary does the user's taxes", once "Gary retired"; 小新 once
+// "小新送人了"): what it said held while they were there. Events too: "the ThinkPad's fan
+// screams" describes a machine the speaker no longer has.
+func (r ruling) departedFrom(m memory.Memory) bool {
+	if len(r.departed) == 0 || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+		return false
+	}
+	for _, re := range r.departed {
+		if loc := re.FindStringIndex(m.Content); loc != nil && !toldLeaving.MatchString(m.Content[loc[1]:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// toldLeaving is the departure told right after a name: a memory that itself says the
+// person left ("Gerald retired from the fire department") is that news, not stale.
+var toldLeaving = regexp.MustCompile(`^(?:\S*\s+){0,3}?(?:retired|resigned|quit|left|moved on|moved away|passed away|is gone|'s gone|was fired|got fired|laid off|let go|transferred|replaced)\b|^\p{Han}{0,6}(?:退休|离职|辞职|调走|走人|去世|送人|送给|卖了|卖掉|转手|转给|捐|退掉|处理掉)`)
+
 // rulesOut reports that the candidate, once believed, retires m: a diet or a
-// restriction excluding what m likes, or a thing the speaker parted with.
+// restriction excluding what m likes, a thing the speaker parted with, or someone or
+// something named that left.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m)
 }
 
 // partedWith reports m, told before the candidate, speaking of the speaker's own thing the

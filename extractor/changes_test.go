@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +254,53 @@ func TestLaterStepsJoinTheProcedure(t *testing.T) {
 		got := extractOne(t, memory.Turn{Content: tt.text})
 		if len(got) != 1 || got[0].Type != memory.Procedural || !strings.Contains(got[0].Content, tt.want) {
 			t.Errorf("%q: want one procedure holding %q: %s", tt.text, tt.want, dump(got))
+		}
+	}
+}
+
+// TestDepartedNames: someone named who retired, resigned or moved on, and a thing named
+// that was sold or given away, are handed to the resolver; a relative's retirement, a
+// habit quit and a time are not.
+func TestDepartedNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"Heads up, Priya retired last month so the clinic gave me a new physio.", []string{"Priya"}},
+		{"Our landlord Mr Okafor has moved away and his nephew collects the rent now.", []string{"Okafor"}},
+		{"Dr Varga left the practice, so I need a new dentist.", []string{"Varga"}},
+		{"FYI Bastian resigned, Lena runs the design team now.", []string{"Bastian"}},
+		{"My sister Ines quit her job in May.", nil},
+		{"Tomas quit smoking and feels great.", nil},
+		{"Anja left early to catch the train.", nil},
+		{"老周上个月退休了，现在换成小吴负责报销。", []string{"老周"}},
+		{"那台投影仪已经送人了，客厅空出来一块。", []string{"投影仪"}},
+		{"把Kindle转给同事了，现在只用手机看书。", []string{"Kindle"}},
+		{"我爸去年退休了，天天在家钓鱼。", nil},
+		{"昨天卖了两箱橘子给邻居。", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			t.Parallel()
+			if got := departedNames(tt.text); !slices.Equal(got, tt.want) {
+				t.Errorf("departedNames(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+	got := extractOne(t, memory.Turn{Content: "Quick update: Priya retired last month, so the clinic moved me to a new physio called Joaquin."})
+	if len(got) == 0 {
+		t.Fatal("no memory of the departure")
+	}
+	for _, c := range got {
+		if d, _ := c.Metadata["departed"].(string); d != "Priya" {
+			t.Errorf("%q: departed %q, want Priya", c.Content, d)
+		}
+	}
+	for _, text := range []string{"Gave up on the old treadmill, the gym's ones are better.", "We finally parted with our old caravan, it sat unused for years."} {
+		got := extractOne(t, memory.Turn{Content: text})
+		if len(got) == 0 || !slices.ContainsFunc(got, func(c memory.Candidate) bool { return c.Metadata["parted_with"] != nil }) {
+			t.Errorf("%q: no parted_with: %s", text, dump(got))
 		}
 	}
 }

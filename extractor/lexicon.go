@@ -553,8 +553,77 @@ var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]
 var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing)\b`)
 
 // partedEN is the speaker parting with a thing of theirs: "I sold my old van", "we got
-// rid of our old sofa", "I traded in my bike". The group is the thing's noun.
-var partedEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:\w+ly\s+|just\s+|finally\s+)?(?:sold|traded(?:\s+in)?|gave away|got rid of|ditched|scrapped|donated|totall?ed|wrecked)\s+(?:the|my|our)\s+(?:old\s+|trusty\s+|beloved\s+)?([a-z]{3,})\b`)
+// rid of our old sofa", "I traded in my bike", or told without a subject ("Gave up on
+// the old laptop"). The group is the thing's noun.
+var partedEN = regexp.MustCompile(`(?i)(?:^\s*|\b(?:i|we)\s+)(?:\w+ly\s+|just\s+|finally\s+)?(?:sold(?:\s+off)?|traded(?:\s+in)?|gave away|gave up on|got rid of|parted with|handed down|passed on|ditched|scrapped|donated|totall?ed|wrecked)\s+(?:the|my|our)\s+(?:old\s+|trusty\s+|beloved\s+)?([a-z]{3,})\b`)
+
+// departedEN is someone named leaving the speaker's life or a role in it: "Dana finally
+// retired", "Dr Osei left the practice", "Priya moved on". The group holds the name and
+// perhaps a word or two before it (departedNames keeps the name).
+var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{L}'’-]+)\s+(?:(?:has|had|have|just|finally|officially|recently|already|since|now)\s+)*` +
+	`(?:retired|resigned|quit(?:\s+(?:her|his|their)\s+job)?(?:\s*[,.;!]|\s+(?:last|this|in|and|so)\b|$)|` +
+	`left\s+(?:the\s+)?(?:company|firm|team|practice|clinic|school|agency|group|department|office|band|club|business|job)|` +
+	`moved\s+(?:away|on)|passed\s+away|(?:was|got|has\s+been)\s+(?:fired|laid\s+off|let\s+go|transferred|replaced)|(?:is|'s|’s)\s+gone)`)
+
+// nameStop are capitalised words that open a clause without naming anyone.
+var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
+	"the": true, "my": true, "our": true, "your": true, "his": true, "her": true, "their": true,
+	"this": true, "that": true, "so": true, "and": true, "but": true, "also": true, "well": true,
+	"oh": true, "ok": true, "okay": true, "anyway": true, "btw": true, "fyi": true, "update": true,
+	"yes": true, "no": true, "then": true, "now": true, "finally": true, "mr": true, "mrs": true,
+	"ms": true, "dr": true, "dr.": true, "mr.": true, "mrs.": true, "ms.": true, "prof": true,
+	"news": true, "sadly": true, "apparently": true, "guess": true, "turns": true, "our.": true}
+
+// kinBefore is a relative named just before a name ("my dad Gerald", "our son Theo").
+var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|wife|husband|spouse|partner|son|daughter|kids?|child|brother|sister|sibling|grand(?:pa|ma|father|mother|son|daughter)|uncle|aunt|cousin|nephew|niece|boyfriend|girlfriend|fianc[eé]e?|in-law)s?\s*,?\s*$`)
+
+// departedZH is someone leaving: "老周退休了", "郭经理上个月离职了". The group is the
+// name before the verb, at the start of a clause.
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为)(\p{Han}{2,4}?)(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:退休|离职|辞职|调走|调岗|走人|去世)`)
+
+// partedZH is the speaker parting with a thing: "那台旧电脑已经送人了", "旧车卖了",
+// "把Kindle转给同事了". The group is the thing, at the start of a clause.
+var partedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s])(?:我|我们|家里)?(?:把)?(?:那|这)?[台辆部个只块把架]?` +
+	`(\p{Han}{2,6}?|[A-Za-z][A-Za-z0-9]*(?:\s[A-Za-z0-9]+)?)(?:已经|早就|刚刚?|也|前几天|上周|上个?月)?` +
+	`(?:送人|送给|送我|送了|卖了|卖掉|卖给|转手|转给|转卖|捐了|捐给|出掉|处理掉|退掉|退了)`)
+
+// notAThingZH are the words a clause opens with that are a person or a time, never
+// the thing or the name that left (我爸退休了 is a parent, not a contact; 昨天卖了 a time).
+var notAThingZH = regexp.MustCompile(`[我你他她它们爸妈爷奶儿女哥姐弟妹叔姨舅孩娃谁啥天年月]|老公|老婆|[上下这本]周|时候|刚|才|最近|现在|以前|之前|后来|早上|晚上`)
+
+// departedNames are the names a sentence says left the speaker's life (people who
+// retired or moved on, things sold or given away, by their name), for the resolver to
+// retire what was said of them before.
+func departedNames(s string) []string {
+	var out []string
+	for _, ix := range departedEN.FindAllStringSubmatchIndex(s, -1) {
+		m := []string{s[ix[0]:ix[1]], s[ix[2]:ix[3]]}
+		if kinBefore.MatchString(s[:ix[2]]) {
+			continue // "my dad Gerald retired": a relative's life event, not a contact gone
+		}
+		var name []string
+		for _, w := range strings.Fields(m[1]) {
+			if nameStop[strings.ToLower(w)] || len(w) <= 4 && strings.ToUpper(w) == w {
+				name = name[:0] // a word before the name ("FYI", "So"): the name starts after it
+				continue
+			}
+			name = append(name, strings.TrimRight(w, "’'"))
+		}
+		if len(name) > 0 && len(name[0]) >= 2 {
+			out = append(out, name[0])
+		}
+	}
+	if hasHan(s) {
+		for _, re := range []*regexp.Regexp{departedZH, partedZH} {
+			for _, m := range re.FindAllStringSubmatch(s, -1) {
+				if x := strings.TrimSpace(m[1]); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // singular is the singular of a plain English plural noun ("bikes" → "bike").
 func singular(w string) string {

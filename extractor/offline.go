@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -234,8 +235,14 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
 	var story, corrected, correctedTos, correctedIDs []string
 	var parted string
+	var departed []string
 	rule := -1 // the instruction the previous sentence gave, in out; -1 for none
 	for _, s := range splitSentences(spokenText(t)) {
+		for _, n := range departedNames(s) {
+			if !slices.Contains(departed, n) {
+				departed = append(departed, n)
+			}
+		}
 		if d, ok := o.toldRule(s, t.OccurredAt); ok {
 			out = append(out, d)
 			rule = len(out) - 1
@@ -337,6 +344,11 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		// What the speaker sold or gave away: the resolver retires what they said of it
 		// while they had it ("hates this van" once "sold my old van").
 		setMeta(out, "parted_with", parted)
+	}
+	if len(departed) > 0 {
+		// Who or what left the speaker's life, by name: the resolver retires what was
+		// said of them before ("Gary does my taxes" once "Gary retired").
+		setMeta(out, "departed", strings.Join(departed, "|"))
 	}
 	if len(correctedIDs) > 0 {
 		// The right identifier: the resolver rewrites the copies of one of its shape.

@@ -24,6 +24,11 @@ type ResolveQuery struct {
 	Key         string
 	KeyPrefixes []string
 	PrefixLimit int
+	// Mentions, when not empty, reads up to MentionLimit of the owner's active memories
+	// whose content holds each (case-insensitive, as written), newest first: what was
+	// said of someone or something the candidate names, however far its vector is.
+	Mentions     []string
+	MentionLimit int
 }
 
 // ResolveRead is the answer to a ResolveQuery.
@@ -38,6 +43,9 @@ type ResolveRead struct {
 	// turn, each with its similarity to Nearest.Vector under Nearest.Model (0 when it
 	// has no vector under that model).
 	Keyed []Neighbour
+	// Mentioned are the memories holding one of Mentions, in their order, each with its
+	// similarity as in Keyed.
+	Mentioned []Neighbour
 }
 
 // ResolveReads reads the ledger entry, the nearest memories and the key slots of a
@@ -91,6 +99,18 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 				WHERE m.tenant = $1 AND m.user_id = $2 AND m.key LIKE $3 || '%' AND m.status = ANY($6)
 				ORDER BY m.updated_at DESC LIMIT $7`, t.tenant, nq.UserID, esc, nq.Model, vec, live, q.PrefixLimit)
 		}
+	}
+	var mentions []string
+	for _, m := range q.Mentions {
+		if strings.TrimSpace(m) == "" || q.MentionLimit <= 0 {
+			continue
+		}
+		mentions = append(mentions, m)
+		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(m)
+		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
+			LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+			WHERE m.tenant = $1 AND m.user_id = $2 AND m.content ILIKE '%' || $3 || '%' AND m.status = 'active'
+			ORDER BY m.updated_at DESC LIMIT $6`, t.tenant, nq.UserID, esc, nq.Model, vec, q.MentionLimit)
 	}
 	br := t.tx.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }()
@@ -150,6 +170,22 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			}
 			out.Keyed = append(out.Keyed, ms...)
 		}
+	}
+	for _, m := range mentions {
+		rows, err := br.Query()
+		if err != nil {
+			return ResolveRead{}, fmt.Errorf("reading memories that mention %q: %w", m, err)
+		}
+		ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Neighbour, error) {
+			var n Neighbour
+			mem, err := scanMemory(r, t.tenant, &n.Similarity)
+			n.Memory = mem
+			return n, err
+		})
+		if err != nil {
+			return ResolveRead{}, fmt.Errorf("reading memories that mention %q: %w", m, err)
+		}
+		out.Mentioned = append(out.Mentioned, ms...)
 	}
 	if err := br.Close(); err != nil {
 		return ResolveRead{}, fmt.Errorf("reading the owner's memories: %w", err)

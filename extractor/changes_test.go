@@ -277,6 +277,11 @@ func TestDepartedNames(t *testing.T) {
 		{"老周上个月退休了，现在换成小吴负责报销。", []string{"老周"}},
 		{"那台投影仪已经送人了，客厅空出来一块。", []string{"投影仪"}},
 		{"把Kindle转给同事了，现在只用手机看书。", []string{"Kindle"}},
+		{"Dr Lee took over from Dr Osei at the practice.", []string{"Osei"}},
+		{"We switched from Brightline to a local courier last spring.", []string{"Brightline"}},
+		{"We switched from Monday to Thursday stand-ups.", nil},
+		{"Marta is no longer my trainer, the gym moved her to mornings.", []string{"Marta"}},
+		{"公司把保洁换掉了，不再找小何了。", []string{"小何"}},
 		{"我爸去年退休了，天天在家钓鱼。", nil},
 		{"昨天卖了两箱橘子给邻居。", nil},
 	}

@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -565,6 +566,21 @@ var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{
 	`left\s+(?:the\s+)?(?:company|firm|team|practice|clinic|school|agency|group|department|office|band|club|business|job)|` +
 	`moved\s+(?:away|on)|passed\s+away|(?:was|got|has\s+been)\s+(?:fired|laid\s+off|let\s+go|transferred|replaced)|(?:is|'s|’s)\s+gone)`)
 
+// replacedEN names who or what the speaker left for another: "Dr Lee took over from Dr
+// Osei", "we replaced Acme with a local firm", "switched from Spotify to …", "Marta is no
+// longer my trainer". The last group is the name.
+var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}'’-]+)` +
+	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
+
+// notReplaced are capitalised words a change is often told from that are not what
+// left (switched from Monday to Tuesday).
+var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true,
+	"saturday": true, "sunday": true, "january": true, "february": true, "march": true, "april": true, "may": true,
+	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
+
+// replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了`)
+
 // nameStop are capitalised words that open a clause without naming anyone.
 var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
 	"the": true, "my": true, "our": true, "your": true, "his": true, "her": true, "their": true,
@@ -613,7 +629,18 @@ func departedNames(s string) []string {
 			out = append(out, name[0])
 		}
 	}
+	for _, m := range replacedEN.FindAllStringSubmatch(s, -1) {
+		name := m[1] + m[2]
+		if lo := strings.ToLower(name); !nameStop[lo] && !notReplaced[lo] && len(name) >= 2 && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
 	if hasHan(s) {
+		for _, m := range replacedZH.FindAllStringSubmatch(s, -1) {
+			if x := m[1] + m[2]; !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
+				out = append(out, x)
+			}
+		}
 		for _, re := range []*regexp.Regexp{departedZH, partedZH} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				if x := strings.TrimSpace(m[1]); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {

@@ -401,9 +401,10 @@ func TestSomeoneWhoLeftRetiresWhatWasSaidOfThem(t *testing.T) {
 	kept := add("The user stretches every morning before work", memory.Semantic)
 	near1 := add("The new physio at the clinic works on Tuesdays and Fridays", memory.Semantic)
 	near2 := add("The clinic booked the user's physio sessions for the spring", memory.Semantic)
+	cleaner := add("用户每周请小何来打扫卫生", memory.Semantic)
 
 	news := cand("u1", "Priya retired, so the clinic booked the user's sessions with a new physio", validFrom(told.AddDate(0, 1, 0)))
-	news.Metadata = map[string]any{"departed": "Priya|Brandt"}
+	news.Metadata = map[string]any{"departed": "Priya|Brandt|小何"}
 	if _, err := r.Resolve(testCtx(t), news); err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +419,7 @@ func TestSomeoneWhoLeftRetiresWhatWasSaidOfThem(t *testing.T) {
 		{"a memory that told Brandt's own retirement", gone, memory.StatusActive},
 		{"a memory naming no one", kept, memory.StatusActive},
 		{"the clinic's timetable", near1, memory.StatusActive},
+		{"a name in Chinese", cleaner, memory.StatusDeprecated},
 	} {
 		if m := detail(t, s, c.d.MemoryID).Memory; m.Status != c.want {
 			t.Errorf("%s: %s, want %s", c.name, m.Status, c.want)

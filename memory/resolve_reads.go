@@ -25,8 +25,9 @@ type ResolveQuery struct {
 	KeyPrefixes []string
 	PrefixLimit int
 	// Mentions, when not empty, reads up to MentionLimit of the owner's active memories
-	// whose content holds each (case-insensitive, as written), newest first: what was
-	// said of someone or something the candidate names, however far its vector is.
+	// whose text holds each (its words, as the keyword search matches them), newest
+	// first: what was said of someone or something the candidate names, however far
+	// its vector is.
 	Mentions     []string
 	MentionLimit int
 }
@@ -106,11 +107,12 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			continue
 		}
 		mentions = append(mentions, m)
-		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(m)
+		// Through the owner's full-text index (memories_user_tsv), as a phrase of the
+		// words as stored: a read of the rows holding the name, whatever the owner's size.
 		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
 			LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
-			WHERE m.tenant = $1 AND m.user_id = $2 AND m.content ILIKE '%' || $3 || '%' AND m.status = 'active'
-			ORDER BY m.updated_at DESC LIMIT $6`, t.tenant, nq.UserID, esc, nq.Model, vec, q.MentionLimit)
+			WHERE m.tenant = $1 AND m.user_id = $2 AND m.tsv @@ phraseto_tsquery('english', $3) AND m.status = 'active'
+			ORDER BY m.updated_at DESC LIMIT $6`, t.tenant, nq.UserID, SearchText(m), nq.Model, vec, q.MentionLimit)
 	}
 	br := t.tx.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }()

@@ -272,6 +272,7 @@ func TestDepartedNames(t *testing.T) {
 		{"Dr Varga left the practice, so I need a new dentist.", []string{"Varga"}},
 		{"FYI Bastian resigned, Lena runs the design team now.", []string{"Bastian"}},
 		{"My sister Ines quit her job in May.", nil},
+		{"Dad finally retired in June, he's bored already.", nil},
 		{"Tomas quit smoking and feels great.", nil},
 		{"Anja left early to catch the train.", nil},
 		{"老周上个月退休了，现在换成小吴负责报销。", []string{"老周"}},

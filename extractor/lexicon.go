@@ -588,7 +588,10 @@ var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "
 	"oh": true, "ok": true, "okay": true, "anyway": true, "btw": true, "fyi": true, "update": true,
 	"yes": true, "no": true, "then": true, "now": true, "finally": true, "mr": true, "mrs": true,
 	"ms": true, "dr": true, "dr.": true, "mr.": true, "mrs.": true, "ms.": true, "prof": true,
-	"news": true, "sadly": true, "apparently": true, "guess": true, "turns": true, "our.": true}
+	"news": true, "sadly": true, "apparently": true, "guess": true, "turns": true, "our.": true,
+	// A relative called by the relation ("Dad retired"): their life event, not a name.
+	"mom": true, "mum": true, "dad": true, "mother": true, "father": true, "grandma": true, "grandpa": true,
+	"granny": true, "nana": true, "papa": true, "mama": true, "grandad": true}
 
 // kinBefore is a relative named just before a name ("my dad Gerald", "our son Theo").
 var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|wife|husband|spouse|partner|son|daughter|kids?|child|brother|sister|sibling|grand(?:pa|ma|father|mother|son|daughter)|uncle|aunt|cousin|nephew|niece|boyfriend|girlfriend|fianc[eé]e?|in-law)s?\s*,?\s*$`)

@@ -139,3 +139,29 @@ func TestPartedWith(t *testing.T) {
 		}
 	}
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestDepartedFrom(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	news := memory.Candidate{Content: "Will and Rosalind retired from the allotment society", ValidFrom: day(20),
+		Metadata: map[string]any{"departed": "Will|老周"}}
+	tests := []struct {
+		name string
+		m    memory.Memory
+		want bool
+	}{
+		{"what was said of him", memory.Memory{Content: "Will runs the allotment society's seed swap", ValidFrom: day(2)}, true},
+		{"an event with him", memory.Memory{Content: "The user lent Will a wheelbarrow", ValidFrom: day(3)}, true},
+		{"the word, not the name", memory.Memory{Content: "The user will plant garlic in October", ValidFrom: day(2)}, false},
+		{"a longer name", memory.Memory{Content: "Willa waters the user's plot", ValidFrom: day(2)}, false},
+		{"a Chinese name", memory.Memory{Content: "用户的报销一直找老周签字", ValidFrom: day(2)}, true},
+		{"the departure itself, told before", memory.Memory{Content: "Will retired from the allotment society", ValidFrom: day(5)}, false},
+		{"told after the news", memory.Memory{Content: "Will still drops by on Sundays", ValidFrom: day(25)}, false},
+	}
+	r := newRuling(news)
+	for _, tt := range tests {
+		if got := r.rulesOut(tt.m); got != tt.want {
+			t.Errorf("%s: rulesOut(%q) = %v, want %v", tt.name, tt.m.Content, got, tt.want)
+		}
+	}
+}

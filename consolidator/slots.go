@@ -187,8 +187,8 @@ type ruling struct {
 	// van"), nil for none.
 	parted *regexp.Regexp
 	// departed are the names of the people or things the candidate says left the
-	// speaker's life (the extractor's "departed" metadata): Latin names as whole words,
-	// Han names as they are written.
+	// speaker's life (the extractor's "departed" metadata): Latin names as whole words
+	// with their capitals, Han names as they are written.
 	departed []*regexp.Regexp
 }
 
@@ -206,7 +206,8 @@ func newRuling(c memory.Candidate) ruling {
 			if hasHan(n) {
 				r.departed = append(r.departed, regexp.MustCompile(regexp.QuoteMeta(n)))
 			} else {
-				r.departed = append(r.departed, regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(n)+`\b`))
+				// As written, capital and all: "Will retired" is not about what the user will do.
+				r.departed = append(r.departed, regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`))
 			}
 		}
 	}

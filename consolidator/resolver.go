@@ -492,10 +492,10 @@ func (r *Resolver) readQuery(c memory.Candidate, vec []float32, candidateID stri
 	if c.Key != "" {
 		q.Key, q.KeyPrefixes, q.PrefixLimit = c.Key, relatedPrefixes(c), maxRelated
 	}
-	if d, _ := c.Metadata["departed"].(string); d != "" {
+	if names := departedNames(c); len(names) > 0 {
 		// Who or what left: what was said of them is read whatever its similarity, for
 		// retireRuledOut.
-		q.Mentions, q.MentionLimit = strings.Split(d, "|"), maxRelated
+		q.Mentions, q.MentionLimit = names, maxRelated
 	}
 	return q
 }
@@ -517,24 +517,21 @@ func (r *Resolver) neighboursOf(c memory.Candidate, rd memory.ResolveRead) []sco
 		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: sameSlot(c.Key, n.Memory.Key),
 			related: related(c, n.Memory)})
 	}
-	// Memories in the key slot but outside the top K come with their similarity
+	// Memories in the key slot but outside the top K, and those that mention who or
+	// what the candidate says left (whatever their key), come with their similarity
 	// (zero when they have no vector under this model).
-	for _, k := range rd.Keyed {
-		m := k.Memory
-		if !sameOwner(c, m) || seen[m.ID] || !(m.Key == c.Key || related(c, m)) {
-			continue
+	add := func(ns []memory.Neighbour, keyed bool) {
+		for _, k := range ns {
+			m := k.Memory
+			if !sameOwner(c, m) || seen[m.ID] || keyed && !(m.Key == c.Key || related(c, m)) {
+				continue
+			}
+			seen[m.ID] = true
+			out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
 		}
-		seen[m.ID] = true
-		out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
 	}
-	for _, k := range rd.Mentioned {
-		m := k.Memory
-		if !sameOwner(c, m) || seen[m.ID] {
-			continue
-		}
-		seen[m.ID] = true
-		out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
-	}
+	add(rd.Keyed, true)
+	add(rd.Mentioned, false)
 	return out
 }
 

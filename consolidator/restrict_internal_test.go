@@ -120,11 +120,7 @@ func TestPartedWith(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
 	sold := memory.Candidate{Content: "The user sold the old van", ValidFrom: day(20),
 		Metadata: map[string]any{"parted_with": "van"}}
-	tests := []struct {
-		name string
-		m    memory.Memory
-		want bool
-	}{
+	tests := []rulingCase{
 		{"what was said of it", memory.Memory{Content: "The user's van needs new brakes again", ValidFrom: day(2)}, true},
 		{"told of this one", memory.Memory{Content: "The user is fed up with this van", ValidFrom: day(2)}, true},
 		{"another thing", memory.Memory{Content: "The user's bike needs new brakes", ValidFrom: day(2)}, false},
@@ -132,12 +128,7 @@ func TestPartedWith(t *testing.T) {
 		{"told after the sale", memory.Memory{Content: "The user misses their van", ValidFrom: day(25)}, false},
 		{"told in the same turn", memory.Memory{Content: "The user sold their van to a neighbour", ValidFrom: day(20)}, false},
 	}
-	r := newRuling(sold)
-	for _, tt := range tests {
-		if got := r.rulesOut(tt.m); got != tt.want {
-			t.Errorf("%s: rulesOut(%q) = %v, want %v", tt.name, tt.m.Content, got, tt.want)
-		}
-	}
+	checkRulesOut(t, sold, tests)
 }
 
 // Sentences written for this test, not taken from any evaluation set.
@@ -145,11 +136,7 @@ func TestDepartedFrom(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
 	news := memory.Candidate{Content: "Will and Rosalind retired from the allotment society", ValidFrom: day(20),
 		Metadata: map[string]any{"departed": "Will|老周"}}
-	tests := []struct {
-		name string
-		m    memory.Memory
-		want bool
-	}{
+	tests := []rulingCase{
 		{"what was said of him", memory.Memory{Content: "Will runs the allotment society's seed swap", ValidFrom: day(2)}, true},
 		{"an event with him", memory.Memory{Content: "The user lent Will a wheelbarrow", ValidFrom: day(3)}, true},
 		{"the word, not the name", memory.Memory{Content: "The user will plant garlic in October", ValidFrom: day(2)}, false},
@@ -158,7 +145,19 @@ func TestDepartedFrom(t *testing.T) {
 		{"the departure itself, told before", memory.Memory{Content: "Will retired from the allotment society", ValidFrom: day(5)}, false},
 		{"told after the news", memory.Memory{Content: "Will still drops by on Sundays", ValidFrom: day(25)}, false},
 	}
-	r := newRuling(news)
+	checkRulesOut(t, news, tests)
+}
+
+// rulingCase is a memory and whether a candidate's ruling retires it.
+type rulingCase struct {
+	name string
+	m    memory.Memory
+	want bool
+}
+
+func checkRulesOut(t *testing.T, c memory.Candidate, tests []rulingCase) {
+	t.Helper()
+	r := newRuling(c)
 	for _, tt := range tests {
 		if got := r.rulesOut(tt.m); got != tt.want {
 			t.Errorf("%s: rulesOut(%q) = %v, want %v", tt.name, tt.m.Content, got, tt.want)

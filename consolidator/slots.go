@@ -198,23 +198,31 @@ func newRuling(c memory.Candidate) ruling {
 		r.parted = regexp.MustCompile(`(?i)\b(?:my|this|that|our|their|the user's|his|her)\s+(?:old\s+|new\s+)?` +
 			regexp.QuoteMeta(p) + `s?\b`)
 	}
-	if d, _ := c.Metadata["departed"].(string); d != "" {
-		for _, n := range strings.Split(d, "|") {
-			if n = strings.TrimSpace(n); utf8.RuneCountInString(n) < 2 {
-				continue
-			}
-			if hasHan(n) {
-				r.departed = append(r.departed, regexp.MustCompile(regexp.QuoteMeta(n)))
-			} else {
-				// As written, capital and all: "Will retired" is not about what the user will do.
-				r.departed = append(r.departed, regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`))
-			}
+	for _, n := range departedNames(c) {
+		if hasHan(n) {
+			r.departed = append(r.departed, regexp.MustCompile(regexp.QuoteMeta(n)))
+		} else {
+			// As written, capital and all: "Will retired" is not about what the user will do.
+			r.departed = append(r.departed, regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`))
 		}
 	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
 	}
 	return r
+}
+
+// departedNames are the names in c's "departed" metadata (the extractor's, "|" between
+// them), each of two runes or more.
+func departedNames(c memory.Candidate) []string {
+	d, _ := c.Metadata["departed"].(string)
+	var out []string
+	for _, n := range strings.Split(d, "|") {
+		if n = strings.TrimSpace(n); utf8.RuneCountInString(n) >= 2 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // departedFrom reports m, told before the candidate, naming someone or something the

@@ -616,12 +616,11 @@ var notAThingZH = regexp.MustCompile(`[我你他她它们爸妈爷奶儿女哥�
 func departedNames(s string) []string {
 	var out []string
 	for _, ix := range departedEN.FindAllStringSubmatchIndex(s, -1) {
-		m := []string{s[ix[0]:ix[1]], s[ix[2]:ix[3]]}
 		if kinBefore.MatchString(s[:ix[2]]) {
 			continue // "my dad Gerald retired": a relative's life event, not a contact gone
 		}
 		var name []string
-		for _, w := range strings.Fields(m[1]) {
+		for _, w := range strings.Fields(s[ix[2]:ix[3]]) {
 			if nameStop[strings.ToLower(w)] || len(w) <= 4 && strings.ToUpper(w) == w {
 				name = name[:0] // a word before the name ("FYI", "So"): the name starts after it
 				continue
@@ -639,14 +638,10 @@ func departedNames(s string) []string {
 		}
 	}
 	if hasHan(s) {
-		for _, m := range replacedZH.FindAllStringSubmatch(s, -1) {
-			if x := m[1] + m[2]; !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
-				out = append(out, x)
-			}
-		}
-		for _, re := range []*regexp.Regexp{departedZH, partedZH} {
+		// Each pattern's name is in one of its groups (replacedZH has two alternatives).
+		for _, re := range []*regexp.Regexp{replacedZH, departedZH, partedZH} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
-				if x := strings.TrimSpace(m[1]); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
+				if x := strings.TrimSpace(strings.Join(m[1:], "")); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
 					out = append(out, x)
 				}
 			}

@@ -85,8 +85,7 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 	}
 	var prefixes []string
 	if q.Key != "" {
-		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
-			LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+		b.Queue(neighboursSQL+`
 			WHERE m.tenant = $1 AND m.user_id = $2 AND m.key = $3 AND m.status = ANY($6)
 			ORDER BY m.updated_at DESC`, t.tenant, nq.UserID, q.Key, nq.Model, vec, live)
 		for _, p := range q.KeyPrefixes {
@@ -95,8 +94,7 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			}
 			prefixes = append(prefixes, p)
 			esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(p)
-			b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
-				LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+			b.Queue(neighboursSQL+`
 				WHERE m.tenant = $1 AND m.user_id = $2 AND m.key LIKE $3 || '%' AND m.status = ANY($6)
 				ORDER BY m.updated_at DESC LIMIT $7`, t.tenant, nq.UserID, esc, nq.Model, vec, live, q.PrefixLimit)
 		}
@@ -109,8 +107,7 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 		mentions = append(mentions, m)
 		// Through the owner's full-text index (memories_user_tsv), as a phrase of the
 		// words as stored: a read of the rows holding the name, whatever the owner's size.
-		b.Queue(`SELECT `+memoryColumnsAs("m")+`, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
-			LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4
+		b.Queue(neighboursSQL+`
 			WHERE m.tenant = $1 AND m.user_id = $2 AND m.tsv @@ phraseto_tsquery('english', $3) AND m.status = 'active'
 			ORDER BY m.updated_at DESC LIMIT $6`, t.tenant, nq.UserID, SearchText(m), nq.Model, vec, q.MentionLimit)
 	}
@@ -157,16 +154,7 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			if i > 0 {
 				what = "key prefix " + prefixes[i-1]
 			}
-			rows, err := br.Query()
-			if err != nil {
-				return ResolveRead{}, fmt.Errorf("reading memories with %s: %w", what, err)
-			}
-			ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Neighbour, error) {
-				var n Neighbour
-				m, err := scanMemory(r, t.tenant, &n.Similarity)
-				n.Memory = m
-				return n, err
-			})
+			ms, err := t.readNeighbours(br)
 			if err != nil {
 				return ResolveRead{}, fmt.Errorf("reading memories with %s: %w", what, err)
 			}
@@ -174,16 +162,7 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 		}
 	}
 	for _, m := range mentions {
-		rows, err := br.Query()
-		if err != nil {
-			return ResolveRead{}, fmt.Errorf("reading memories that mention %q: %w", m, err)
-		}
-		ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Neighbour, error) {
-			var n Neighbour
-			mem, err := scanMemory(r, t.tenant, &n.Similarity)
-			n.Memory = mem
-			return n, err
-		})
+		ms, err := t.readNeighbours(br)
 		if err != nil {
 			return ResolveRead{}, fmt.Errorf("reading memories that mention %q: %w", m, err)
 		}
@@ -201,6 +180,25 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 		out.Index = ""
 	}
 	return out, nil
+}
+
+// neighboursSQL selects the owner's memories m, each with its similarity to $5 under
+// model $4 (0 without a vector in it); the caller adds WHERE and ORDER BY.
+var neighboursSQL = `SELECT ` + memoryColumnsAs("m") + `, coalesce(1 - (e.embedding <=> $5), 0) FROM memories m
+	LEFT JOIN memory_embeddings e ON e.tenant = m.tenant AND e.memory_id = m.id AND e.model = $4`
+
+// readNeighbours reads the rows of the next neighboursSQL statement in br.
+func (t *Tx) readNeighbours(br pgx.BatchResults) ([]Neighbour, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Neighbour, error) {
+		var n Neighbour
+		m, err := scanMemory(r, t.tenant, &n.Similarity)
+		n.Memory = m
+		return n, err
+	})
 }
 
 // resolveNearest is the statement of ResolveReads' nearest read: through the owner's

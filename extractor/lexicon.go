@@ -48,6 +48,9 @@ type lexicon struct {
 	listener    *regexp.Regexp // the second person: a sentence about the listener
 	interject   *regexp.Regexp // a sentence's leading interjection ("wow,", "yeah!")
 	directive   *regexp.Regexp // an instruction that names the listener ("you should always …", "你以后…")
+	recall      *regexp.Regexp // the speaker's own memory ("we still remember …"): no request to remember
+	idleAdverb  *regexp.Regexp // "always"/"never" before no verb ("always around for you"): no instruction
+	vocative    *regexp.Regexp // a name the speaker addresses at either end of a sentence ("…, Maya!")
 	event       *regexp.Regexp // a first-person event, plan or possession ("I adopted …", "我上周去了…")
 	ourselves   *regexp.Regexp // a generic "we" ("we all", "each other"): a remark about people, not news
 	smallMax    int            // longest small-talk phrase, in runes
@@ -111,6 +114,9 @@ func newLexicon() *lexicon {
 		event:       re(`^(?:just |finally |recently |also |so |and |then )?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|ran|met|won|lost|adopted|sold|picked up)\b|\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|am (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|'m (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining)|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
 		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
 		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
+		recall:      re(`\b(?:i|we)(?:'ll|'d|\s+(?:do|did|still|really|totally|can|can't|cannot|could|couldn't|don't|didn't|always|vaguely|clearly|fondly|will|won't|barely|hardly|definitely))*\s+(?:remember|recall)\b`),
+		vocative:    regexp.MustCompile(`^\p{Lu}\p{Ll}+,\s+|,\s*\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?[\s!.?]*$`),
+		idleAdverb:  re(`^(?:always|never)\s+(?:here|there|around|so|such|a|an|the|been|too|ready|happy|glad|up for)\b`),
 		interject:   re(`^(?:(?:wow|yeah|yes|yep|aw+|oh|hey|haha|omg|thanks|thank you|totally|absolutely|definitely|cool|great|nice|so|well)\b[,!. ]*)+`),
 		command:     re(`^(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:help|write|make|find|give|tell|show|draft|create|plan|book|send|summari[sz]e|translate|explain|list|recommend|suggest|check|fix|get|set up|schedule|order|pick|remind|let me know|look up|search|compare|calculate|generate|prepare|update|add|remove|delete|review|edit|rewrite|convert)\b|^(?:请|麻烦|劳驾)?(?:你|您)?(?:帮我|给我|替我|帮忙|为我|帮)`),
 		idents:      newIdentRules(),
@@ -143,7 +149,8 @@ func smallTalkPhrases() []string {
 		"cheers", "ok", "okay", "okey", "k", "kk", "sure", "cool", "nice", "great", "awesome", "perfect", "fine", "good",
 		"gotit", "lol", "lmao", "rofl", "ha", "he", "hmm", "hm", "um", "uh", "oh", "ah", "wow", "yay", "goodmorning",
 		"morning", "goodafternoon", "goodevening", "goodnight", "night", "gm", "gn", "bye", "byebye", "goodbye", "seeyou",
-		"seeya", "later", "ttyl", "youtoo", "np", "noproblem", "noworries", "welcome", "yourewelcome", "yes", "yeah", "yep",
+		"seeya", "later", "ttyl", "youtoo", "np", "noproblem", "noproblems", "noprob", "noprobs", "noworries", "noworry",
+		"nodoubt", "nodoubts", "nosweat", "nobiggie", "noway", "welcome", "yourewelcome", "yes", "yeah", "yep",
 		"yup", "no", "nope", "nah", "alright", "allright", "soundsgood", "right", "exactly", "indeed", "agreed", "true",
 		"really", "alot", "much", "verymuch", "so", "manythanks", "appreciated", "appreciateit", "amazing", "interesting",
 		"gotcha", "understood", "roger", "noted", "howareyou", "imfine", "andyou", "same", "metoo", "sorry", "you", "thats",
@@ -158,6 +165,15 @@ func smallTalkPhrases() []string {
 }
 
 // isSmallTalk reports whether text is made only of small-talk phrases, emojis and punctuation.
+// smallTalkTo reports whether text is small talk once the name it is said to is left out
+// ("No worries, Maya!").
+func (l *lexicon) smallTalkTo(text string) bool {
+	if hasHan(text) {
+		return l.isSmallTalk(text)
+	}
+	return l.isSmallTalk(text) || l.isSmallTalk(l.vocative.ReplaceAllString(text, ""))
+}
+
 func (l *lexicon) isSmallTalk(text string) bool {
 	var rs []rune
 	for _, r := range strings.ToLower(text) {

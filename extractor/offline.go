@@ -63,6 +63,7 @@ type Offline struct {
 
 	hedge, permanent       *regexp.Regexp
 	rememberZH, rememberEN *regexp.Regexp
+	rememberAnyEN          *regexp.Regexp // the cue anywhere in a sentence, and what follows it
 	fillerZH, fillerEN     *regexp.Regexp
 	leadEN, imperativeEN   *regexp.Regexp
 	letsEN, conclusionZH   *regexp.Regexp
@@ -85,17 +86,18 @@ func NewOffline() *Offline {
 			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉` +
 			// A timetable moved for a term holds for the term, not the day it names.
 			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
-		rememberZH:   re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
-		rememberEN:   re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
-		fillerZH:     re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|(?:之前|刚才|前面|上次)?说错了|不好意思|哎呀|哎哟|唉|诶|欸|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
-		fillerEN:     re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
-		leadEN:       re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
-		imperativeEN: re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
-		letsEN:       re(`(?i)^let's\s+`),
-		conclusionZH: re(`^(?:最终)?结论(?:是|：|:)`),
-		pronounEN:    re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
-		verbEN:       re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each)\s+)*)([a-z']+)\b`),
-		reason:       re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
+		rememberZH:    re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
+		rememberEN:    re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
+		rememberAnyEN: re(`(?i)\b(?:remember|don't forget|do not forget|keep in mind)\b(?:\s+that)?[:,]?\s*`),
+		fillerZH:      re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|(?:之前|刚才|前面|上次)?说错了|不好意思|哎呀|哎哟|唉|诶|欸|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
+		fillerEN:      re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
+		leadEN:        re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
+		imperativeEN:  re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
+		letsEN:        re(`(?i)^let's\s+`),
+		conclusionZH:  re(`^(?:最终)?结论(?:是|：|:)`),
+		pronounEN:     re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
+		verbEN:        re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each)\s+)*)([a-z']+)\b`),
+		reason:        re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
 	}
 }
 
@@ -366,7 +368,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 
 func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft {
 	s = o.clean(s)
-	if s == "" || o.lex.isSmallTalk(s) {
+	if s == "" || o.lex.smallTalkTo(s) || o.lex.idleAdverb.MatchString(lowerText(s)) {
 		return nil
 	}
 	sigs := o.lex.sentenceSignals(s)
@@ -378,6 +380,11 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 		d := o.draft(s, ref, memory.Procedural, memory.CatSkill, "procedure", impPreference, confInstruction)
 		d.meta = map[string]any{"instruction": true}
 		return []draft{d}
+	case allowRemember && has(SignalRemember) && !zh && o.lex.recall.MatchString(lower) && !o.rememberEN.MatchString(s):
+		// "We still remember that trip": the speaker remembering asks nothing.
+		return o.classify(s, ref, false)
+	case allowRemember && has(SignalRemember) && !zh && o.adviceToListener(s):
+		return nil
 	case allowRemember && has(SignalRemember):
 		rest := s
 		if zh {
@@ -448,6 +455,19 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 		return []draft{o.draft(s, ref, memory.Episodic, memory.CatEvent, "task_result", impEvent, confEvent)}
 	}
 	return nil
+}
+
+// adviceToListener reports a "remember" that passes on advice about the listener's own
+// life ("Remember, one bad review doesn't make you a bad cook"): nothing about the
+// speaker and no instruction to the listener (as "you must …" is), so nothing to keep.
+// "Remember to …" stays an instruction whoever it names.
+func (o *Offline) adviceToListener(s string) bool {
+	loc := o.rememberAnyEN.FindStringIndex(s)
+	if loc == nil {
+		return false
+	}
+	after := strings.TrimSpace(s[loc[1]:])
+	return after != "" && !strings.HasPrefix(strings.ToLower(after), "to ") && o.lex.aboutListener(after)
 }
 
 func (o *Offline) draft(s string, ref time.Time, typ memory.Type, cat memory.Category, rule string, imp, conf float64) draft {

@@ -154,6 +154,25 @@ func TestOfflineExtract(t *testing.T) {
 		{"tool success alone", memory.Turn{TurnID: "x", Role: memory.RoleTool, Tool: &memory.ToolCall{Name: "search", Status: "success"}, Content: "3 results"}, nil},
 		{"system", memory.Turn{TurnID: "s", Role: memory.RoleSystem, Content: "You must always answer in English."}, nil},
 		{"deleted", memory.Turn{TurnID: "d", Role: memory.RoleUser, Content: "I live in Lyon", Deleted: true}, nil},
+		// Said to a friend, not asked of the assistant: an idiom with the friend's name,
+		// "always" before no verb, advice about the listener's life, the speaker's own
+		// memory.
+		{"no prob with a name", userTurn("1", "No prob, Priya!"), nil},
+		{"no doubts with a name", userTurn("1", "No doubts, Marcus. You have such a steady hand."), nil},
+		{"always around", userTurn("1", "Always around if you need a hand, Dana."), nil},
+		{"always here", userTurn("1", "Always here to listen, Dana."), nil},
+		{"advice after an imperative", userTurn("1", "Don't give up, remember, the hard weeks make you stronger."), nil},
+		{"advice after the cue", userTurn("1", "Don't forget, trust yourself and your instincts."), nil},
+		{"own memory", userTurn("1", "I do remember that concert."), nil},
+		// The same words asked of the assistant stay requests.
+		{"remember a listener rule", userTurn("1", "Remember, you must answer me in Spanish."),
+			[]wantCand{{sem, memory.CatConstraint, "-", "You must answer the user in Spanish", ""}}},
+		{"remembering a trip", userTurn("1", "I remember when we drove to the coast."),
+			[]wantCand{{epi, memory.CatEvent, "", "The user remembers when they drove to the coast", ""}}},
+		{"always a verb", userTurn("1", "Always copy my manager on invoices."),
+			[]wantCand{{sem, memory.CatPreference, "", "asked to always copy their manager on invoices", ""}}},
+		{"no onions", userTurn("1", "No onions on my burgers, please."),
+			[]wantCand{{sem, memory.CatConstraint, "-", "asked for no onions", ""}}},
 	}
 	o := NewOffline()
 	negatives := 0

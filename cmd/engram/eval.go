@@ -46,9 +46,9 @@ locomo  ingests LoCoMo conversations with their dates and reports evidence
         recall@k, NDCG@10, keyword-only, vector-only and memories-only
         baselines, Okapi BM25 over the raw turns (bm25-turns, in-process) and
         hybrid / bm25-turns, observation coverage and precision of the extracted
-        memories (--explain prints a few misses), context tokens and LLM calls
-        per turn; --answer also grades answers with an LLM judge (needs
-        ENGRAM_LLM_BASE_URL).
+        memories (--explain prints a few misses, and a few memories that match
+        no observation), context tokens and LLM calls per turn; --answer also
+        grades answers with an LLM judge (needs ENGRAM_LLM_BASE_URL).
 `
 
 // runEval is "engram eval".
@@ -116,7 +116,7 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	layers := fs.String("layers", "memories,turns", "comma-separated search layers: memories, turns")
 	budget := fs.Int("budget", 0, "context budget in tokens (0: engram's default)")
 	details := fs.Bool("details", false, "keep one record per question in the report (not for held-out data)")
-	explain := fs.Bool("explain", false, "print a few observations no memory matched, with their turns and memories (not for held-out data)")
+	explain := fs.Bool("explain", false, "print a few observations no memory matched, with their turns and memories, and a few memories that match no observation, with their turns (not for held-out data)")
 	answer := fs.Bool("answer", false, "also answer and grade the questions with the chat model (ENGRAM_LLM_*)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (recall@k curves, per-category table) to FILE")
@@ -204,7 +204,8 @@ func writeHTMLReport(path string, rep interface{ WriteHTML(io.Writer) error }) e
 	return nil
 }
 
-// explainMisses is how many missed observations --explain keeps per conversation.
+// explainMisses is how many missed observations, and how many memories that match none,
+// --explain keeps per conversation.
 const explainMisses = 4
 
 // tableWriter is a report that prints itself for people.

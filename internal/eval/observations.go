@@ -45,17 +45,20 @@ const observationRule = "a memory matches an observation when its lineage includ
 
 // ObservationReport measures extraction against LoCoMo's observations.
 type ObservationReport struct {
-	Rule                string             `json:"rule"`
-	Observations        int                `json:"observations"`
-	Covered             int                `json:"covered"`
-	Coverage            float64            `json:"coverage"`
-	Memories            int                `json:"memories"`
-	MatchingMemories    int                `json:"matching_memories"`
-	Precision           float64            `json:"precision"`
-	Turns               int                `json:"turns"`
-	MemoriesPer100Turns float64            `json:"memories_per_100_turns"`
-	Misses              []ObservationMiss  `json:"misses,omitempty"` // with LoCoMoOptions.Explain
-	byConv              []observationCount // per conversation, kept for the table
+	Rule                string            `json:"rule"`
+	Observations        int               `json:"observations"`
+	Covered             int               `json:"covered"`
+	Coverage            float64           `json:"coverage"`
+	Memories            int               `json:"memories"`
+	MatchingMemories    int               `json:"matching_memories"`
+	Precision           float64           `json:"precision"`
+	Turns               int               `json:"turns"`
+	MemoriesPer100Turns float64           `json:"memories_per_100_turns"`
+	Misses              []ObservationMiss `json:"misses,omitempty"` // with LoCoMoOptions.Explain
+	// Unmatched are a few memories that match no observation (with Explain): what
+	// precision counts against extraction.
+	Unmatched []UnmatchedMemory  `json:"unmatched,omitempty"`
+	byConv    []observationCount // per conversation, kept for the table
 }
 
 type observationCount struct {
@@ -73,6 +76,13 @@ type ObservationMiss struct {
 	Evidence     []string `json:"evidence"`
 	TurnTexts    []string `json:"turn_texts"`
 	Memories     []string `json:"memories"` // memories whose lineage includes an evidence turn
+}
+
+// UnmatchedMemory is a memory that matches no observation, with the turns it came from.
+type UnmatchedMemory struct {
+	Conversation string   `json:"conversation"`
+	Memory       string   `json:"memory"`
+	TurnTexts    []string `json:"turn_texts"`
 }
 
 // contentWords are the distinct content words of s under the observation rule.
@@ -201,19 +211,43 @@ func (a *observationAcc) add(c Conversation, mems []StoredMemory) {
 		}
 	}
 	cnt.matching = len(matched)
-	// A few misses spread over the conversation, not the first few of session 1.
-	if n := len(misses); n > 0 && a.explain > 0 {
-		step := max(n/a.explain, 1)
-		for i := 0; i < n && i/step < a.explain; i += step {
-			a.rep.Misses = append(a.rep.Misses, misses[i])
+	if a.explain > 0 {
+		var un []UnmatchedMemory
+		for _, i := range inConv {
+			if matched[i] {
+				continue
+			}
+			u := UnmatchedMemory{Conversation: c.ID, Memory: mems[i].Content}
+			for _, t := range mems[i].TurnIDs {
+				if txt, ok := turnText[t]; ok {
+					u.TurnTexts = append(u.TurnTexts, txt)
+				}
+			}
+			un = append(un, u)
 		}
+		a.rep.Unmatched = append(a.rep.Unmatched, spread(un, a.explain)...)
 	}
+	a.rep.Misses = append(a.rep.Misses, spread(misses, a.explain)...)
 	a.rep.byConv = append(a.rep.byConv, cnt)
 	a.rep.Observations += cnt.observations
 	a.rep.Covered += cnt.covered
 	a.rep.Memories += cnt.memories
 	a.rep.MatchingMemories += cnt.matching
 	a.rep.Turns += cnt.turns
+}
+
+// spread keeps up to n of xs spread over them: a few over the whole conversation,
+// not the first few of session 1.
+func spread[T any](xs []T, n int) []T {
+	if len(xs) == 0 || n <= 0 {
+		return nil
+	}
+	var out []T
+	step := max(len(xs)/n, 1)
+	for i := 0; i < len(xs) && i/step < n; i += step {
+		out = append(out, xs[i])
+	}
+	return out
 }
 
 func (a *observationAcc) report() *ObservationReport {
@@ -237,10 +271,9 @@ func writeObservations(tw *table, r *ObservationReport) {
 			pct(rate(c.matching, c.memories)), c.matching, c.memories, 100*rate(c.memories, c.turns))
 	}
 	tw.printf("rule: %s\n", r.Rule)
-	if len(r.Misses) == 0 {
-		return
+	if len(r.Misses) > 0 {
+		tw.printf("\nmissed observations (--explain)\n")
 	}
-	tw.printf("\nmissed observations (--explain)\n")
 	for _, m := range r.Misses {
 		tw.printf("- %s [%s] %s\n", m.Conversation, strings.Join(m.Evidence, ","), m.Observation)
 		for _, t := range m.TurnTexts {
@@ -251,6 +284,15 @@ func writeObservations(tw *table, r *ObservationReport) {
 		}
 		for _, mem := range m.Memories {
 			tw.printf("    memory: %s\n", clip(mem, 160))
+		}
+	}
+	if len(r.Unmatched) > 0 {
+		tw.printf("\nmemories that match no observation (--explain)\n")
+	}
+	for _, u := range r.Unmatched {
+		tw.printf("- %s %s\n", u.Conversation, clip(u.Memory, 160))
+		for _, t := range u.TurnTexts {
+			tw.printf("    turn: %s\n", clip(t, 160))
 		}
 	}
 }

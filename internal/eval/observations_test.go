@@ -82,6 +82,11 @@ func TestObservationCoverage(t *testing.T) {
 		r.Misses[0].TurnTexts[0] != "Tom: Wow. I just repainted my kitchen yellow." || len(r.Misses[1].Memories) != 0 {
 		t.Errorf("misses = %+v", r.Misses)
 	}
+	// The memories that count against precision: m2 and m3, not m4 (another conversation's).
+	if len(r.Unmatched) != 2 || r.Unmatched[0].Memory != "Tom repainted the kitchen yellow." ||
+		r.Unmatched[0].TurnTexts[0] != "Lena: Nice, send me a photo. a yellow kitchen" || r.Unmatched[1].Memory != "The user said wow." {
+		t.Errorf("unmatched = %+v", r.Unmatched)
+	}
 	var b bytes.Buffer
 	tw := newTable(&b)
 	writeObservations(tw, r)
@@ -89,7 +94,8 @@ func TestObservationCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"observation coverage", "33.3% (1/3)", "memories per 100 turns", "75.0",
-		"missed observations", "memories from these turns: none", "memory: The user said wow."} {
+		"missed observations", "memories from these turns: none", "memory: The user said wow.",
+		"memories that match no observation", "- c1 Tom repainted the kitchen yellow."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -97,8 +103,8 @@ func TestObservationCoverage(t *testing.T) {
 	// Without explain no miss is kept.
 	quiet := newObservationAcc(0)
 	quiet.add(conv, mems)
-	if len(quiet.report().Misses) != 0 {
-		t.Error("misses kept without explain")
+	if qr := quiet.report(); len(qr.Misses) != 0 || len(qr.Unmatched) != 0 {
+		t.Error("misses or unmatched memories kept without explain")
 	}
 }
 

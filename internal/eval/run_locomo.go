@@ -29,8 +29,9 @@ type LoCoMoOptions struct {
 	// Details keeps one record per question in the report. Leave it off for
 	// held-out conversations: nobody should read their per-question failures.
 	Details bool
-	// Explain keeps up to this many missed observations per conversation in the
-	// report (0: none). Like Details, not for held-out conversations.
+	// Explain keeps up to this many missed observations, and as many memories that
+	// match no observation, per conversation in the report (0: none). Like Details,
+	// not for held-out conversations.
 	Explain int
 }
 

@@ -95,10 +95,11 @@ func newLexicon() *lexicon {
 					"always make me", "always makes me", "always make us", "always makes us", "always remind me", "always reminds me",
 					"always remind us", "always reminds us", "always been there", "always a good", "always a great", "always fun",
 					"into it", "into that", "into this", "into them", "into those", "into you"},
-				// A habit of someone or something else ("they always make us laugh"), or a
-				// promise to the listener ("always around when you need me"), is no preference of
-				// the speaker's.
-				unless: re(`\b(?:they|he|she|it|those|these|that|this|there|everyone|people)(?:'s|'re| is| are| was| were)?(?:\s+\w+)?\s+(?:always|usually)\b|\b(?:i'm|i am|i'll|i will|we're|we are|we'll|i've|we've)\s+(?:\w+\s+)?always\b[^.,;!?]{0,25}\b(?:you|your|ya)\b|\bthanks for always\b|\byou(?:'re| are)?\s+always\b|\balways (?:being|having)\b`)},
+				// A habit of someone or something else ("they always make us laugh", "those
+				// trips are always a blast"), a remark about an activity ("baking bread is always
+				// calming"), or a promise to the listener ("always around when you need me"), is
+				// no preference of the speaker's.
+				unless: re(`\b(?:they|he|she|it|those|these|that|this|there|everyone|people)(?:'s|'re| is| are| was| were)?(?:\s+\w+)?\s+(?:always|usually)\b|\b(?:those|these|that|this|the)(?:\s+\w+){1,2}\s+(?:is|are|was|were)\s+(?:always|usually)\b|^\w+ing\b[^.,;!?]{0,30}\s+(?:is|was)\s+(?:always|usually)\b|\b(?:i'm|i am|i'll|i will|we're|we are|we'll|i've|we've)\s+(?:\w+\s+)?always\b[^.,;!?]{0,25}\b(?:you|your|ya)\b|\bthanks for always\b|\byou(?:'re| are)?\s+always\b|\balways (?:being|having)\b`)},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
 				excludes: []string{"well done", "are you done", "when done"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},

@@ -164,11 +164,16 @@ func TestOfflineExtract(t *testing.T) {
 		{"advice after an imperative", userTurn("1", "Don't give up, remember, the hard weeks make you stronger."), nil},
 		{"advice after the cue", userTurn("1", "Don't forget, trust yourself and your instincts."), nil},
 		{"own memory", userTurn("1", "I do remember that concert."), nil},
+		// "Always" of an activity or of other things is no habit of the speaker's.
+		{"remark on an activity", userTurn("1", "Baking bread with friends is always calming."), nil},
+		{"remark on trips", userTurn("1", "Those lake trips are always a blast."), nil},
 		// The same words asked of the assistant stay requests.
 		{"remember a listener rule", userTurn("1", "Remember, you must answer me in Spanish."),
 			[]wantCand{{sem, memory.CatConstraint, "-", "You must answer the user in Spanish", ""}}},
 		{"remembering a trip", userTurn("1", "I remember when we drove to the coast."),
 			[]wantCand{{epi, memory.CatEvent, "", "The user remembers when they drove to the coast", ""}}},
+		{"own habit", userTurn("1", "I always take the stairs."),
+			[]wantCand{{sem, memory.CatPreference, "-", "always takes the stairs", ""}}},
 		{"always a verb", userTurn("1", "Always copy my manager on invoices."),
 			[]wantCand{{sem, memory.CatPreference, "", "asked to always copy their manager on invoices", ""}}},
 		{"no onions", userTurn("1", "No onions on my burgers, please."),

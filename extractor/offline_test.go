@@ -172,6 +172,11 @@ func TestOfflineExtract(t *testing.T) {
 			[]wantCand{{sem, memory.CatConstraint, "-", "You must answer the user in Spanish", ""}}},
 		{"remembering a trip", userTurn("1", "I remember when we drove to the coast."),
 			[]wantCand{{epi, memory.CatEvent, "", "The user remembers when they drove to the coast", ""}}},
+		// What the speaker is in the middle of, told with a contraction as often as not.
+		{"ongoing with a contraction", userTurn("1", "I'm currently learning the cello."),
+			[]wantCand{{epi, memory.CatEvent, "", "The user is currently learning the cello", ""}}},
+		{"ongoing for a while", userTurn("1", "I've been volunteering at the animal shelter."),
+			[]wantCand{{epi, memory.CatEvent, "", "The user has been volunteering at the animal shelter", ""}}},
 		{"own habit", userTurn("1", "I always take the stairs."),
 			[]wantCand{{sem, memory.CatPreference, "-", "always takes the stairs", ""}}},
 		{"always a verb", userTurn("1", "Always copy my manager on invoices."),

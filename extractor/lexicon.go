@@ -102,7 +102,7 @@ func newLexicon() *lexicon {
 				// me") or what the listener did ("what you said matters to me").
 				unless: re(`\b(?:they|he|she|it|those|these|that|this|there|everyone|people)(?:'s|'re| is| are| was| were)?(?:\s+\w+)?\s+(?:always|usually)\b|\b(?:those|these|that|this|the)(?:\s+\w+){1,2}\s+(?:is|are|was|were)\s+(?:always|usually)\b|^\w+ing\b[^.,;!?]{0,30}\s+(?:is|was)\s+(?:always|usually)\b|\b(?:i'm|i am|i'll|i will|we're|we are|we'll|i've|we've)\s+(?:\w+\s+)?always\b[^.,;!?]{0,25}\b(?:you|your|ya)\b|\bthanks for always\b|\b(?:it|that|this|which|you|your \w+|our \w+|what you \w+)(?:'s| is| really| truly)?\s+(?:matters?|means?|meant|important)\b[^.!?]*|(?:这|那|你)(?:个|件事|些)?(?:对|对于)(?:我|我们)|\byou(?:'re| are)?\s+always\b|\balways (?:being|having)\b`)},
 			{name: SignalTaskResult, re: re(`完成了|搞定了|做完了|弄好了|写好了|改好了|修好了|已经[^，。！？]{0,12}好了|上线了|发布了|部署了|提交了|合并了|解决了|修复了|\bdone\b|\bfinished\b|\bcompleted\b|\bshipped\b|\bdeployed\b|\bmerged\b|\bresolved\b|\bfixed\b|\bis live\b|\bwent live\b|\bsubmitted\b`),
-				excludes: []string{"well done", "are you done", "when done"}},
+				excludes: []string{"well done", "are you done", "when done", "been there, done that", "been there done that"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
 		},
 		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),

@@ -175,6 +175,9 @@ func TestOfflineExtract(t *testing.T) {
 		// What the speaker is in the middle of, told with a contraction as often as not.
 		{"ongoing with a contraction", userTurn("1", "I'm currently learning the cello."),
 			[]wantCand{{epi, memory.CatEvent, "", "The user is currently learning the cello", ""}}},
+		{"ongoing without a subject", userTurn("1", "Been baking a lot lately."),
+			[]wantCand{{epi, memory.CatEvent, "", "The user has been baking a lot lately", ""}}},
+		{"an idiom of experience", userTurn("1", "Been there, done that."), nil},
 		{"ongoing for a while", userTurn("1", "I've been volunteering at the animal shelter."),
 			[]wantCand{{epi, memory.CatEvent, "", "The user has been volunteering at the animal shelter", ""}}},
 		// What matters to the speaker is a preference; a thank-you is not.

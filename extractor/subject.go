@@ -113,6 +113,10 @@ func splitClausesZH(s string) []string {
 // ("Sold my bike last week.", "Traded it in for …") the dropped subject is the speaker.
 var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also|then)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up|switched|moved|relocated|quit|left|traded|gave away|got rid of|ditched|replaced|upgraded|swapped|ordered|lost|broke)\b`)
 
+// droppedPerfectEN opens a sentence with "been …ing" and no subject ("Been baking a lot
+// lately."): what the speaker has been doing.
+var droppedPerfectEN = regexp.MustCompile(`(?i)^(?:(?:just|also|still|really)\s+)?been\s+[a-z]+ing\b`)
+
 // restoreSubject writes the speaker back as the subject of a sentence that dropped it:
 // 我 in Chinese (restoreSubjectZH), "I" before an opening past verb in English.
 func restoreSubject(s string) string {
@@ -121,6 +125,9 @@ func restoreSubject(s string) string {
 	}
 	if droppedSubjectEN.MatchString(s) {
 		return "I " + lowerFirst(s)
+	}
+	if droppedPerfectEN.MatchString(s) {
+		return "I've " + lowerFirst(s)
 	}
 	return s
 }

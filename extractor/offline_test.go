@@ -191,7 +191,7 @@ func TestOfflineExtract(t *testing.T) {
 		{"the listener's words", userTurn("1", "Your advice means so much to me."), nil},
 		// Hopes and dreams are the speaker's plans too.
 		{"a hope", userTurn("1", "I hope to climb Kilimanjaro in two years."),
-			[]wantCand{{epi, memory.CatEvent, "", "The user hopes to climb Kilimanjaro", ""}}},
+			[]wantCand{{epi, memory.CatEvent, "", "The user hopes to climb Kilimanjaro in two years (2028)", "2029-01-01"}}},
 		{"hoping", userTurn("1", "I'm hoping to move closer to my sister."),
 			[]wantCand{{epi, memory.CatEvent, "", "The user is hoping to move closer to their sister", ""}}},
 		{"a dream", userTurn("1", "It's long been my dream to restore an old sailboat."),

@@ -18,6 +18,7 @@ const (
 	UnitWeek
 	UnitWeekend
 	UnitMonth
+	UnitYear
 )
 
 // TimeMatch is one relative date expression found in a text.
@@ -43,6 +44,8 @@ func (m TimeMatch) Label(zh bool) string {
 		return m.At.Format(day) + sep + m.Until.AddDate(0, 0, -1).Format(day)
 	case UnitMonth:
 		return m.At.Format("2006-01")
+	case UnitYear:
+		return m.At.Format("2006")
 	default:
 		return m.At.Format(day)
 	}
@@ -73,9 +76,10 @@ type Temporal struct {
 // NewTemporal compiles the expression rules.
 func NewTemporal() *Temporal {
 	const (
-		enDays = `monday|tuesday|wednesday|thursday|friday|saturday|sunday`
-		enNum  = `\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve`
-		zhNum  = `\d{1,3}|[一二两三四五六七八九十]{1,3}`
+		enDays   = `monday|tuesday|wednesday|thursday|friday|saturday|sunday`
+		enNum    = `\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve`
+		zhNum    = `\d{1,3}|[一二两三四五六七八九十]{1,3}`
+		enMonths = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
 	)
 	shift := func(days int) func([]string, time.Time) (period, bool) {
 		return func(_ []string, ref time.Time) (period, bool) {
@@ -103,6 +107,25 @@ func NewTemporal() *Temporal {
 		}},
 		{re: re(`(?i)\b(next|this|last)\s+month\b`), resolve: func(m []string, ref time.Time) (period, bool) {
 			return period{at: monthStart(ref, weekOffset(m[1])), unit: UnitMonth}, true
+		}},
+		{re: re(`(?i)\b(next|this|last)\s+year\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: yearStart(ref, weekOffset(m[1])), unit: UnitYear}, true
+		}},
+		// A month by name needs a word before it ("in May", "last March"): alone, "may"
+		// and "march" are verbs as often as months. "in"/"this"/"by"/… name the month of
+		// the reference year, "next" the next one after it, "last" the one before.
+		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b`), group: 2, resolve: func(m []string, ref time.Time) (period, bool) {
+			return period{at: namedMonth(ref, strings.ToLower(strings.TrimSuffix(m[1], "-")), enMonth(m[2])), unit: UnitMonth}, true
+		}},
+		{re: re(`(?i)\b(` + enNum + `)\s+(months?|years?)\s+ago\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return nMonths(ref, m[1], m[2], -1)
+		}},
+		{re: re(`(?i)\bin\s+(` + enNum + `)\s+(months?|years?)\b`), resolve: func(m []string, ref time.Time) (period, bool) {
+			return nMonths(ref, m[1], m[2], 1)
+		}},
+		{re: re(`前年|去年|今年|明年|后年`), resolve: func(m []string, ref time.Time) (period, bool) {
+			off := map[string]int{"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}[m[0]]
+			return period{at: yearStart(ref, off), unit: UnitYear}, true
 		}},
 		{re: re(`(?i)\bin\s+(` + enNum + `)\s+(days?|weeks?)\b`), resolve: func(m []string, ref time.Time) (period, bool) {
 			return nDays(ref, m[1], m[2], 1)
@@ -264,6 +287,8 @@ func (p period) until() time.Time {
 		return d.AddDate(0, 0, 2)
 	case UnitMonth:
 		return d.AddDate(0, 1, 0)
+	case UnitYear:
+		return d.AddDate(1, 0, 0)
 	default:
 		return d.AddDate(0, 0, 1)
 	}
@@ -283,6 +308,60 @@ func weekStart(ref time.Time) time.Time { return dayOf(ref, -mondayIndex(ref)) }
 func monthStart(ref time.Time, offset int) time.Time {
 	y, m, _ := ref.Date()
 	return time.Date(y, m+time.Month(offset), 1, 0, 0, 0, 0, ref.Location())
+}
+
+func yearStart(ref time.Time, offset int) time.Time {
+	return time.Date(ref.Year()+offset, 1, 1, 0, 0, 0, 0, ref.Location())
+}
+
+// enMonth reads an English month name or its abbreviation (0 when it is none).
+func enMonth(s string) time.Month {
+	ls := strings.ToLower(s)
+	for m := time.January; m <= time.December; m++ {
+		if strings.HasPrefix(strings.ToLower(m.String()), ls) && len(ls) >= 3 {
+			return m
+		}
+	}
+	return 0
+}
+
+// namedMonth resolves a month named with mode: "next" is its first occurrence after ref's
+// month, "last" its last one before, "this" the one of ref's year, anything else ("in
+// May") the occurrence nearest ref's month, the later one at six months either way: said
+// in March, "in November" is most often the one just past and "in April" the one ahead.
+func namedMonth(ref time.Time, mode string, month time.Month) time.Time {
+	y := ref.Year()
+	switch mode {
+	case "next":
+		if month <= ref.Month() {
+			y++
+		}
+	case "last":
+		if month >= ref.Month() {
+			y--
+		}
+	case "this":
+	default:
+		switch d := int(month) - int(ref.Month()); {
+		case d > 6:
+			y--
+		case d < -6 || d == -6:
+			y++
+		}
+	}
+	return time.Date(y, month, 1, 0, 0, 0, 0, ref.Location())
+}
+
+// nMonths resolves "in N months" / "N years ago" to the month it lands in.
+func nMonths(ref time.Time, num, unit string, sign int) (period, bool) {
+	n, ok := parseCount(num)
+	if !ok {
+		return period{}, false
+	}
+	if strings.HasPrefix(strings.ToLower(unit), "year") {
+		return period{at: yearStart(ref, sign*n), unit: UnitYear}, true
+	}
+	return period{at: monthStart(ref, sign*n), unit: UnitMonth}, true
 }
 
 // weekOffset maps next/下 to +1, last/上 to -1 and this/这/本 to 0.

@@ -112,8 +112,7 @@ func NewTemporal() *Temporal {
 			return period{at: yearStart(ref, weekOffset(m[1])), unit: UnitYear}, true
 		}},
 		// A month by name needs a word before it ("in May", "last March"): alone, "may"
-		// and "march" are verbs as often as months. "in"/"this"/"by"/… name the month of
-		// the reference year, "next" the next one after it, "last" the one before.
+		// and "march" are verbs as often as months (namedMonth picks the year).
 		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b`), group: 2, resolve: func(m []string, ref time.Time) (period, bool) {
 			return period{at: namedMonth(ref, strings.ToLower(strings.TrimSuffix(m[1], "-")), enMonth(m[2])), unit: UnitMonth}, true
 		}},
@@ -317,8 +316,11 @@ func yearStart(ref time.Time, offset int) time.Time {
 // enMonth reads an English month name or its abbreviation (0 when it is none).
 func enMonth(s string) time.Month {
 	ls := strings.ToLower(s)
+	if len(ls) < 3 {
+		return 0
+	}
 	for m := time.January; m <= time.December; m++ {
-		if strings.HasPrefix(strings.ToLower(m.String()), ls) && len(ls) >= 3 {
+		if strings.HasPrefix(strings.ToLower(m.String()), ls) {
 			return m
 		}
 	}
@@ -345,7 +347,7 @@ func namedMonth(ref time.Time, mode string, month time.Month) time.Time {
 		switch d := int(month) - int(ref.Month()); {
 		case d > 6:
 			y--
-		case d < -6 || d == -6:
+		case d <= -6:
 			y++
 		}
 	}

@@ -164,3 +164,48 @@ func checkRulesOut(t *testing.T, c memory.Candidate, tests []rulingCase) {
 		}
 	}
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestGaveUpForAndWarmedUp(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	walking := memory.Candidate{Category: memory.CatPreference, Content: "The user walks the kids to school instead of driving them", ValidFrom: day(20)}
+	checkRulesOut(t, walking, []rulingCase{
+		{"the habit given up", memory.Memory{Type: memory.Semantic, Content: "The user drives the kids to school every morning", ValidFrom: day(2)}, true},
+		{"an event of it", memory.Memory{Type: memory.Episodic, Content: "The user drove to Bath on Saturday", ValidFrom: day(3)}, false},
+		{"another habit", memory.Memory{Type: memory.Semantic, Content: "The user swims on Tuesdays", ValidFrom: day(2)}, false},
+		{"told after", memory.Memory{Type: memory.Semantic, Content: "The user drives to the depot on Fridays", ValidFrom: day(25)}, false},
+	})
+	warmed := memory.Candidate{Category: memory.CatPreference, Content: "The user has come around on olives, liked them at a tapas bar", ValidFrom: day(20)}
+	checkRulesOut(t, warmed, []rulingCase{
+		{"the avoidance", memory.Memory{Content: "The user hates olives, never add them to salads", ValidFrom: day(2)}, true},
+		{"a liking", memory.Memory{Content: "The user loves olive oil on bread", ValidFrom: day(2)}, false},
+		{"another avoidance", memory.Memory{Content: "The user never eats anchovies", ValidFrom: day(2)}, false},
+	})
+	warmedZH := memory.Candidate{Category: memory.CatPreference, Content: "用户说榴莲其实也挺香的，以后买水果不用避开了", ValidFrom: day(20)}
+	checkRulesOut(t, warmedZH, []rulingCase{
+		{"the avoidance", memory.Memory{Content: "用户不吃榴莲，闻到就难受", ValidFrom: day(2)}, true},
+		{"another", memory.Memory{Content: "用户不吃香菜", ValidFrom: day(2)}, false},
+	})
+	sport := memory.Candidate{Category: memory.CatPreference, Content: "医生说用户腰伤了，不让打网球了，改成散步", ValidFrom: day(20)}
+	checkRulesOut(t, sport, []rulingCase{
+		{"the habit", memory.Memory{Content: "用户每周三晚上打网球", ValidFrom: day(2)}, true},
+		{"another habit", memory.Memory{Content: "用户每周三晚上练书法", ValidFrom: day(2)}, false},
+	})
+}
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestRecoveredFrom(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	healed := memory.Candidate{Category: memory.CatFact, Content: "The user's knee is fully healed, the surgeon cleared them for football", ValidFrom: day(20)}
+	checkRulesOut(t, healed, []rulingCase{
+		{"the injury's rule", memory.Memory{Type: memory.Semantic, Category: memory.CatConstraint, Content: "The user hurt their knee, no stairs in any walking route", ValidFrom: day(2)}, true},
+		{"another part", memory.Memory{Type: memory.Semantic, Category: memory.CatConstraint, Content: "The user has a sore shoulder, no overhead presses", ValidFrom: day(2)}, false},
+		{"the injury as an event", memory.Memory{Type: memory.Episodic, Content: "The user hurt their knee skiing", ValidFrom: day(2)}, false},
+		{"the knee without an injury", memory.Memory{Type: memory.Semantic, Content: "The user wears a knee brace for style", ValidFrom: day(2)}, false},
+	})
+	healedZH := memory.Candidate{Category: memory.CatFact, Content: "用户脚踝已经完全好了，可以正常跑步", ValidFrom: day(20)}
+	checkRulesOut(t, healedZH, []rulingCase{
+		{"the injury's rule", memory.Memory{Type: memory.Semantic, Category: memory.CatConstraint, Content: "用户脚踝扭伤了，别安排爬山", ValidFrom: day(2)}, true},
+		{"another part", memory.Memory{Type: memory.Semantic, Category: memory.CatConstraint, Content: "用户肩膀疼，别安排游泳", ValidFrom: day(2)}, false},
+	})
+}

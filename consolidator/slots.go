@@ -80,7 +80,7 @@ func tasteSlot(k string) bool {
 // dietRulesOut reports that candidate c, a plant diet taken up, rules out memory m, a
 // liking of meat (or, for a vegan diet, of animal products).
 func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
-	if c.Key != "food.diet" || !tasteSlot(m.Key) || !dietPlant.MatchString(c.Content) || dietNoNeg.MatchString(c.Content) {
+	if c.Key != "food.diet" || !tasteSlot(m.Key) && !likingOf(m) && !habitOf(m) || !dietPlant.MatchString(c.Content) || dietNoNeg.MatchString(c.Content) {
 		return false
 	}
 	what := strings.ReplaceAll(m.Key[strings.Index(m.Key, ".")+1:], "_", " ") + " " + m.Content
@@ -95,7 +95,7 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 // drinking, or of an allergy. Any liking that names that object then goes to history.
 var (
 	restrictEN   = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
-	restrictDoZH = regexp.MustCompile(`(?:别|不能|不可以|不能再|不再|别再|不许|没法|禁止)(?:再)?(跑|游泳|骑车|爬山|打球|踢球|滑雪|健身|撸铁|举铁)`)
+	restrictDoZH = regexp.MustCompile(`(?:别|不能|不可以|不能再|不再|别再|不许|不让|没法|禁止)(?:再)?((?:打|踢|练|跳)\p{Han}{1,3}?|跑|游泳|骑车|爬山|滑雪|健身|撸铁|举铁)(?:步|了|[，。,.!！；;]|$)`)
 	restrictDoEN = regexp.MustCompile(`(?i)\b(?:can't|cannot|can no longer|shouldn't|should not|not allowed to|told not to|no more|banned from|stop)\s+(?:go(?:ing)?\s+)?(running|jogging|cycling|climbing|skiing|lifting|swimming|surfing)\b`)
 	restrictZH   = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
 	// The object told before the verb ("甜的一口都不能碰了") or as an allergy ("a shellfish
@@ -190,6 +190,15 @@ type ruling struct {
 	// speaker's life (the extractor's "departed" metadata): Latin names as whole words
 	// with their capitals, Han names as they are written.
 	departed []*regexp.Regexp
+	// instead is the verb of a habit the candidate gave up for another ("cycling to
+	// work instead of driving"), its forms as a pattern; nil for none.
+	instead *regexp.Regexp
+	// warmedTo is what the candidate now likes after avoiding it ("came around on
+	// cilantro", "香菜其实也挺香的"), "" for none.
+	warmedTo string
+	// healed is the part of the body the candidate says has recovered ("my knee is
+	// fully healed", "腰已经好了"), "" for none.
+	healed string
 }
 
 func newRuling(c memory.Candidate) ruling {
@@ -209,8 +218,67 @@ func newRuling(c memory.Candidate) ruling {
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
 	}
+	if m := insteadOfEN.FindStringSubmatch(c.Content); m != nil {
+		r.instead = verbForms(strings.ToLower(m[1]))
+	}
+	r.warmedTo = warmedTo(c.Content)
+	if m := healedEN.FindStringSubmatch(c.Content); m != nil {
+		r.healed = strings.ToLower(m[1])
+	} else if m := healedZH.FindStringSubmatch(c.Content); m != nil {
+		r.healed = m[1]
+	}
 	return r
 }
+
+// bodyPartEN and bodyPartZH name the parts of the body an injury and its recovery are
+// told of.
+const (
+	bodyPartEN = `back|knees?|ankles?|wrists?|shoulders?|neck|hips?|foot|feet|legs?|arms?|elbows?|hands?|hamstrings?|achilles|spine|toes?|fingers?|ribs?`
+	bodyPartZH = `腰椎|颈椎|膝盖|脚踝|手腕|肩膀|脖子|腰|胃|背|腿|脚|膝|踝|肩`
+)
+
+var (
+	healedEN    = regexp.MustCompile(`(?i)\b(` + bodyPartEN + `)\s+(?:is|are|has|have|'s)\s+(?:now\s+|fully\s+|completely\s+|finally\s+|all\s+|totally\s+)*(?:healed|recovered|better|fine|fixed|back\s+to\s+normal)\b`)
+	healedZH    = regexp.MustCompile(`(` + bodyPartZH + `)(?:伤|的伤)?(?:已经|都|也)?(?:完全|彻底|基本)?(?:好了|恢复了|痊愈了|没事了|养好了)`)
+	injuryWords = regexp.MustCompile(`(?i)\b(?:injur\w*|hurt\w*|sprain\w*|strain\w*|wreck\w*|broken|break|pain\w*|sore|bad|surgery|recovering|no\s+(?:lifting|running|jumping))\b|伤|扭|疼|痛|别|不能|不要|手术`)
+)
+
+// insteadOfEN is a habit given up for another: "… instead of driving".
+var insteadOfEN = regexp.MustCompile(`(?i)\binstead\s+of\s+([a-z]{3,}ing)\b`)
+
+// verbForms matches the forms of the verb of an -ing word ("driving": drive, drives,
+// drove is not guessed).
+func verbForms(ing string) *regexp.Regexp {
+	stem := strings.TrimSuffix(ing, "ing")
+	if n := len(stem); n >= 3 && stem[n-1] == stem[n-2] && !strings.ContainsRune("aeiouls", rune(stem[n-1])) {
+		stem = stem[:n-1] // "running" → "run"
+	}
+	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(stem) + `(?:e|es|ed|ing|s|d)?\b`)
+}
+
+// warmedTo is the thing content says the speaker now likes after avoiding it.
+func warmedTo(content string) string {
+	if m := warmedEN.FindStringSubmatch(content); m != nil {
+		return strings.ToLower(m[1] + m[2])
+	}
+	if m := warmedZH.FindStringSubmatch(content); m != nil {
+		w := m[1] + m[2]
+		for _, lead := range []string{"觉得", "发现", "感觉", "说", "我", "用户"} {
+			if rest, ok := strings.CutPrefix(w, lead); ok && rest != "" {
+				w = rest // "…说榴莲其实也挺香": the verb before the thing is not it
+			}
+		}
+		return w
+	}
+	return ""
+}
+
+var (
+	warmedEN = regexp.MustCompile(`(?i)\b(?:come|came|coming)\s+(?:a)?round\s+(?:on|to)\s+([a-z][a-z-]+)|\b([a-z][a-z-]+)\s+is\s+back\s+on\s+(?:the\s+menu|the\s+table|my\s+list)\b`)
+	warmedZH = regexp.MustCompile(`(\p{Han}{1,3}?)(?:其实)?(?:也|现在也)(?:挺|很|还挺|蛮)(?:香|好吃|好喝|不错)|(?:不用|不必)(?:再)?(?:备注)?(?:不要|不放|别放)(\p{Han}{1,3}?)(?:了|[，。,.!！；;]|$)`)
+	// avoidance is a memory of not wanting a thing: "never put X in", "不吃X".
+	avoidance = regexp.MustCompile(`(?i)\b(?:never|no|don't|do not|doesn't|hates?|can't stand|dislikes?|avoids?|not a fan of)\b|不吃|不要|不喝|讨厌|别放|不放|受不了`)
+)
 
 // departedNames are the names in c's "departed" metadata (the extractor's, "|" between
 // them), each of two runes or more.
@@ -249,7 +317,39 @@ var toldLeaving = regexp.MustCompile(`^(?:\S*\s+){0,3}?(?:retired|resigned|quit|
 // restriction excluding what m likes, a thing the speaker parted with, or someone or
 // something named that left.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m) || r.gaveUpFor(m) || r.warmedUp(m) || r.recoveredFrom(m)
+}
+
+// recoveredFrom reports m, an earlier standing memory of an injury of the part of the
+// body the candidate says has healed, or of what it ruled out ("no lifting with this
+// back", once "my back is fully healed").
+func (r ruling) recoveredFrom(m memory.Memory) bool {
+	if r.healed == "" || m.Type == memory.Episodic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+		return false
+	}
+	if healedEN.MatchString(m.Content) || healedZH.MatchString(m.Content) {
+		return false
+	}
+	if hasHan(r.healed) {
+		return strings.Contains(m.Content, r.healed) && injuryWords.MatchString(m.Content)
+	}
+	return regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(r.healed)+`\b`).MatchString(m.Content) && injuryWords.MatchString(m.Content)
+}
+
+// gaveUpFor reports m, an earlier standing memory of the habit the candidate gave up for
+// another ("drives to the office every day", once "cycling to work instead of driving").
+func (r ruling) gaveUpFor(m memory.Memory) bool {
+	return r.instead != nil && m.Type == memory.Semantic && !r.c.ValidFrom.IsZero() &&
+		m.ValidFrom.Before(r.c.ValidFrom) && r.instead.MatchString(m.Content) && !insteadOfEN.MatchString(m.Content)
+}
+
+// warmedUp reports m, an earlier avoidance of the thing the candidate now likes ("never
+// put cilantro in", once the user "came around on cilantro").
+func (r ruling) warmedUp(m memory.Memory) bool {
+	if r.warmedTo == "" || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) || warmedTo(m.Content) != "" {
+		return false
+	}
+	return strings.Contains(strings.ToLower(m.Content), r.warmedTo) && avoidance.MatchString(m.Content)
 }
 
 // partedWith reports m, told before the candidate, speaking of the speaker's own thing the

@@ -310,3 +310,56 @@ func TestDepartedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatLeftIsHistory: a turn that tells a new value beside what left keeps the new
+// value and not the old one's words (the resolver retires the old memories from the
+// metadata); a turn that only tells the leaving keeps it; a transfer of someone else is
+// not the speaker's move.
+func TestWhatLeftIsHistory(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text           string
+		want, notWant  string
+		parted, leaver string
+	}{
+		{"Got rid of my old hatchback. Bought a second-hand pickup from my uncle.", "pickup", "hatchback", "hatchback", ""},
+		{"Ines retired in March, so Colm looks after my pension now.", "Colm looks after", "Ines", "", "Ines"},
+		{"Dr Abara left the clinic and a locum called Dr Huang sees me instead.", "Huang", "Abara", "", "Abara"},
+		{"Sold my old camera to a colleague.", "sold their old camera", "", "camera", ""},
+		{"I quit Dovetail Analytics in June. I'm a data engineer at Copperleaf now.", "Copperleaf", "no longer", "", ""},
+		{"We moved the whole office off Trello, Asana holds every task now.", "Asana holds", "Trello", "", "Trello"},
+		{"别再叫我阿杰了，叫我全名吧。", "全名", "阿杰", "", "阿杰"},
+		{"尤克里里不弹了，最近实在太忙。", "尤克里里不弹了", "", "", "尤克里里"},
+		{"Ines retired last week, I'll miss her.", "Ines", "", "", "Ines"},
+		{"钱会计上个月调去总部了，现在我的报销由小贾负责。", "小贾", "钱会计", "", "钱会计"},
+		{"何老师去教初一了，现在是周老师带我们班，人挺耐心的。", "周老师", "何老师", "", "何老师"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			t.Parallel()
+			got := extractOne(t, memory.Turn{Content: tt.text})
+			all := dump(got)
+			if !strings.Contains(all, tt.want) {
+				t.Errorf("no memory holding %q: %s", tt.want, all)
+			}
+			for _, c := range got {
+				if tt.notWant != "" && strings.Contains(c.Content, tt.notWant) {
+					t.Errorf("%q retells what left (%q)", c.Content, tt.notWant)
+				}
+				if p, _ := c.Metadata["parted_with"].(string); p != tt.parted {
+					t.Errorf("%q: parted_with %q, want %q", c.Content, p, tt.parted)
+				}
+				if d, _ := c.Metadata["departed"].(string); d != tt.leaver {
+					t.Errorf("%q: departed %q, want %q", c.Content, d, tt.leaver)
+				}
+			}
+		})
+	}
+	for _, text := range []string{"孙经理调去成都分公司了，我们组现在归老韩管。", "我们公司月底搬到了滨江。"} {
+		for _, c := range extractOne(t, memory.Turn{Content: text}) {
+			if c.Key == "user.location" || c.Key == "user.timezone" {
+				t.Errorf("%q: someone else's move read as the speaker's: %q", text, c.Content)
+			}
+		}
+	}
+}

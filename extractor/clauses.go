@@ -76,7 +76,7 @@ func newClauseRules() *clauseRules {
 		// "engineer at Northwind" / "work for Acme".
 		// The job noun by its ending is lower-case: a capitalised "…or at" is a name
 		// ("an appointment with Dr. Okafor at …").
-		jobAt: re(`(?:(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor))|\b[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?i:at|for|by|with)\s+` + orgName),
+		jobAt: re(`(?:(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|dev|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|lead|chef|barista|paralegal|pharmacist|vet|tech|rep|admin|SRE|PM))|\b[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?i:at|for|by|with)\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
 		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
 		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:(?:packed\s+up|sold\s+(?:the|our|my)\s+\w+|gave\s+notice|quit\s+(?:my|our)\s+\w+)\s+and\s+)?(?:moved|relocated|moving|relocating)(?:\s+(?:back|down|up|out|over|away|all\s+the\s+way))?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
@@ -453,7 +453,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 	} else {
-		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) {
+		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) && speakerMovesZH(c, s, strings.Index(s, m[0])) {
 			content := "用户搬到了" + m[2] + "，现在住在" + m[2]
 			if m[1] != "" {
 				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
@@ -716,6 +716,31 @@ func speakerBeforeZH(c *clauseRules, s string, at int) bool {
 	return !strings.ContainsAny(s[me:at], "他她")
 }
 
+// speakerMovesZH reports that the move told at byte at of s is the speaker's: the clause
+// before the verb names the speaker, or no one (then the sentence's subject goes on).
+// "张总调去深圳了" is a colleague's transfer, "我们公司搬到了望京" the office's move.
+func speakerMovesZH(c *clauseRules, s string, at int) bool {
+	before := s[:at]
+	if i := strings.LastIndexAny(before, "，,。；;！!？?"); i >= 0 {
+		_, w := utf8.DecodeRuneInString(before[i:])
+		before = before[i+w:]
+	}
+	if rest := moverAdverbsZH.ReplaceAllString(before, ""); rest != "" && !strings.Contains(rest, "我") {
+		return false
+	}
+	if strings.Contains(before, "我") && moverNotSpeakerZH.MatchString(before) {
+		return false
+	}
+	return speakerBeforeZH(c, s, at)
+}
+
+// moverAdverbsZH are the times and adverbs a clause may put before its move verb.
+var moverAdverbsZH = regexp.MustCompile(`已经|早就|刚刚?|才|也|都|就|终于|总算|马上|准备|打算|计划|要|会|前阵子|最近|上个?月|下个?月|这个?月|上周|下周|去年|今年|明年|年底|年初|月底|\d+月(?:份)?|[上下这]?(?:周|星期)[一二三四五六日天]|\s`)
+
+// moverNotSpeakerZH is the speaker's organisation or a relative before a move verb: their
+// move, not the speaker's ("我们公司搬到了…", "我妹调到北京了").
+var moverNotSpeakerZH = regexp.MustCompile(`我们?(?:的)?(?:公司|部门|单位|团队|工作室|店|学校|办公室|老板|领导|同事|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|老公|老婆|朋友)`)
+
 // jobLikeZH is a value that names a job, not a person ("医生", "产品经理").
 var jobLikeZH = regexp.MustCompile(`(?:` + jobZH + `|` + fieldZH + `)$`)
 
@@ -845,7 +870,7 @@ func jobNoun(v string) bool {
 	}
 	head := f[len(f)-1]
 	for i, w := range f {
-		if i > 0 && (w == "of" || w == "at" || w == "for" || w == "in" || w == "with") {
+		if i > 0 && (w == "of" || w == "at" || w == "for" || w == "in" || w == "with" || w == "on") {
 			head = f[i-1]
 			if f[0] == "head" || f[0] == "director" || f[0] == "chief" || f[0] == "vp" {
 				return true
@@ -870,7 +895,8 @@ func jobNoun(v string) bool {
 	case "nurse", "chef", "cook", "pilot", "clerk", "judge", "nanny", "intern", "surgeon", "coach", "tutor", "vet", "barista",
 		"midwife", "paramedic", "priest", "pastor", "monk", "cashier", "dentist", "model", "artist", "soldier", "cop", "detective",
 		"lead", "head", "sales", "ops", "freelance", "freelancer", "student", "owner", "founder", "postdoc", "resident", "fellow",
-		"principal", "dean", "engineer", "staff", "officer", "agent", "clinician", "therapist", "pharmacist", "mechanic":
+		"principal", "dean", "engineer", "staff", "officer", "agent", "clinician", "therapist", "pharmacist", "mechanic",
+		"dev", "tech", "rep", "admin", "paralegal", "sre", "pm", "analyst":
 		return true
 	}
 	return false
@@ -1383,6 +1409,10 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 			if d.key == "" {
 				d.key = o.objectKey(s)
 			}
+			if d.key == "" && d.rule == "revision" {
+				// "go back to English for everything": the topic's slot.
+				d.key = o.topics.key(lowerText(s))
+			}
 		}
 		if d.key == "" && (d.cat == memory.CatFact || d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.planKey(s, ref)
@@ -1617,7 +1647,7 @@ var (
 	tripOccasionZ = `(国庆|十一|春节|过年|五一|端午|中秋|元旦|暑假|寒假|年假|蜜月|纪念日|生日)`
 	// "五一想去厦门住两晚" / "暑假的安排改成去青岛".
 	tripZH        = regexp.MustCompile(tripOccasionZ + `[^。！？!?]{0,16}?(?:改成去|改去|换成去|改到|去|到|飞)(\p{Han}{2,4}?)(?:玩|旅游|旅行|度假|看|逛|转|待|住|过|了|[，。,.!！；;]|$)`)
-	tripTalkZH    = regexp.MustCompile(`我|行程|打算|安排|计划|准备|想去|要去`)
+	tripTalkZH    = regexp.MustCompile(`我|行程|打算|安排|计划|准备|想去|要去|改去|改成去|换成去`)
 	tripChangedZH = regexp.MustCompile(`(?:改成去|改去|换成去|改成了去|改到)(\p{Han}{2,4}?)(?:玩|旅游|旅行|度假|看|逛|转|待|住|过|了|[，。,.!！；;]|$)`)
 	// "我家在洛阳老城区" / "我们家住在…": where the speaker's home is.
 	homeZH = regexp.MustCompile(`^(?:\p{Han}{0,4}[，,])?我(?:们)?(?:家|现在|目前)?(?:就)?(?:住在|在)(\p{Han}{2,4}?)(?:市|的|老城区|新区|城区|郊区|区|县|镇|[，。,.!！；;])`)

@@ -86,7 +86,7 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:go|going|switch|switching|change|changing)\s+back\s+to\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
 			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b|\b(?:matters?|mean(?:s)? (?:a lot|so much|everything|the world)|(?:is|are) (?:really |so |very |super |incredibly |truly )?(?:important|precious|dear))\s+to (?:me|us)\b|对(?:我|我们)(?:来说|而言)?(?:很|非常|特别|真的|挺|最)?(?:重要|有意义|珍贵)`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
@@ -113,7 +113,7 @@ func newLexicon() *lexicon {
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
 		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
-		event:       re(`^(?:just |finally |recently |also |so |and |then )?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|ran|met|won|lost|adopted|sold|picked up)\b|\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|hope to|aspire to|dream of|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\b(?:i'm|we're|i am|we are)\s+(?:just |finally |now |currently |also |still |really |slowly )?(?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining|learning|studying|training|practicing|practising|volunteering|working on|building|saving|teaching|coaching|renovating|restoring|preparing|organi[sz]ing|putting together|signing up|applying|expecting|trying out|hoping to)\b|\b(?:i|we)(?:'ve| have)\s+(?:just |also |still |really |recently )?been\s+[a-z]+ing\b|\bit(?:'s| has| is)\s+(?:always |long )?been (?:my|a|our) (?:\w+ )?dream to\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
+		event:       re(`^(?:just |finally |recently |also |so |and |then )?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|ran|met|won|lost|adopted|sold|picked up)\b|\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|hope to|aspire to|dream of|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\b(?:i'm|we're|i am|we are)\s+(?:just |finally |now |currently |also |still |really |slowly )?(?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining|learning|studying|training|practicing|practising|volunteering|working on|building|saving|teaching|coaching|renovating|restoring|preparing|organi[sz]ing|putting together|signing up|applying|expecting|trying out|hoping to)\b|\b(?:i|we)(?:'ve| have)\s+(?:just |also |still |really |recently )?been\s+[a-z]+ing\b|\bit(?:'s| has| is)\s+(?:always |long )?been (?:my|a|our) (?:\w+ )?dream to\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|改去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
 		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
 		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
 		recall:      re(`\b(?:i|we)(?:'ll|'d|\s+(?:do|did|still|really|totally|can|can't|cannot|could|couldn't|don't|didn't|always|vaguely|clearly|fondly|will|won't|barely|hardly|definitely))*\s+(?:remember|recall)\b`),
@@ -586,12 +586,22 @@ var partedEN = regexp.MustCompile(`(?i)(?:^\s*|\b(?:i|we)\s+)(?:\w+ly\s+|just\s+
 var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{L}'’-]+)\s+(?:(?:has|had|have|just|finally|officially|recently|already|since|now)\s+)*` +
 	`(?:retired|resigned|quit(?:\s+(?:her|his|their)\s+job)?(?:\s*[,.;!]|\s+(?:last|this|in|and|so)\b|$)|` +
 	`left\s+(?:the\s+)?(?:company|firm|team|practice|clinic|school|agency|group|department|office|band|club|business|job)|` +
-	`moved\s+(?:away|on)|passed\s+away|(?:was|got|has\s+been)\s+(?:fired|laid\s+off|let\s+go|transferred|replaced)|(?:is|'s|’s)\s+gone)`)
+	`moved\s+(?:away|on)|passed\s+away|(?:was|got|has\s+been)\s+(?:fired|laid\s+off|let\s+go|transferred|replaced)|(?:is|'s|’s)\s+gone|` +
+	// a place of work or a plan put behind ("Acme is officially behind me")
+	`(?:is|'s|’s)\s+(?:officially\s+|now\s+|finally\s+)?(?:behind\s+me|history)|` +
+	// a pet or a person gone from the speaker's home ("Biscuit went to live with my aunt")
+	`went\s+to\s+live\s+with|(?:was|got)\s+(?:re-?homed|adopted\s+by|put\s+down|put\s+to\s+sleep)|ran\s+away|died|passed(?:\s+on)?(?:\s*[,.;!]|$)|` +
+	// someone of the speaker's work moving elsewhere ("Priya moved to the data team")
+	`moved\s+(?:over\s+)?to\s+(?:the|a|another|a\s+different)\s+(?:[\w-]+\s+){0,2}(?:team|org|organi[sz]ation|department|group|division|office|branch|unit|project|squad)\b|` +
+	// a partner the speaker parted from ("Sam and I split up")
+	`and\s+(?:I|the\s+user)\s+(?:have\s+|had\s+|just\s+|finally\s+)?(?:broke\s+up|split(?:\s+up)?|separated|divorced|called\s+it\s+quits))`)
 
 // replacedEN names who or what the speaker left for another: "Dr Lee took over from Dr
 // Osei", "we replaced Acme with a local firm", "switched from Spotify to …", "Marta is no
 // longer my trainer". The last group is the name.
-var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}'’-]+)` +
+var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with)|` +
+	`broke\s+up\s+with|split\s+(?:up\s+)?with|divorced|cancell?ed|unsubscribed\s+from|skipping|skipped|rehomed|` +
+	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
 
 // notReplaced are capitalised words a change is often told from that are not what
@@ -601,7 +611,7 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
-var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了`)
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了`)
 
 // nameStop are capitalised words that open a clause without naming anyone.
 var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
@@ -618,9 +628,11 @@ var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "
 // kinBefore is a relative named just before a name ("my dad Gerald", "our son Theo").
 var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|wife|husband|spouse|partner|son|daughter|kids?|child|brother|sister|sibling|grand(?:pa|ma|father|mother|son|daughter)|uncle|aunt|cousin|nephew|niece|boyfriend|girlfriend|fianc[eé]e?|in-law)s?\s*,?\s*$`)
 
-// departedZH is someone leaving: "老周退休了", "郭经理上个月离职了". The group is the
-// name before the verb, at the start of a clause.
-var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为)(\p{Han}{2,4}?)(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:退休|离职|辞职|调走|调岗|走人|去世)`)
+// departedZH is someone leaving: "老周退休了", "郭经理上个月离职了", a transfer away
+// ("老周调去分公司了", "何老师去带高三了"; not "…调到我们组"). The group is the name
+// before the verb, at the start of a clause.
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|拆了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|` +
+	`调(?:去|到|往)[^我咱，,。]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。])`)
 
 // partedZH is the speaker parting with a thing: "那台旧电脑已经送人了", "旧车卖了",
 // "把Kindle转给同事了". The group is the thing, at the start of a clause.
@@ -850,8 +862,12 @@ func newIdentRules() []identRule {
 		{re: re(`我(?:现在|目前)?就职于` + zhVal), kind: "employer", value: 1},
 		{re: re(`我来自` + zhVal), kind: "origin", value: 1},
 		{re: re(`我是(\p{Han}{2,4}?)人(?:[，。,.!！；;\s]|$)`), kind: "origin_zh", value: 1},
-		{re: re(`我是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
+		{re: re(`我(?:现在|目前|已经)?(?:升职了[，,]\s*(?:现在|目前)?)?是(?:一名|一个|一位|个|名)?(\p{Han}{0,8}?(?:组长|队长|主任|负责人|店长|产品经理|工程师|设计师|程序员|开发者|经理|总监|主管|老师|教师|学生|研究生|博士生|博士|医生|护士|律师|会计|作家|记者|教授|研究员|运营|销售|创始人|老板|素食者|素食主义者|自由职业者)|[A-Z]{2,6})`), kind: "role", value: 1},
 		{re: re(`我的([^，。,.!！?？是叫的\s]{1,10})(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
+		// A new value of an amount of the speaker's: "房租涨到了4800", "我的预算调成两万".
+		{re: re(`(?:^|我的?|[，,])(房租|租金|工资|月薪|年薪|薪水|预算|房贷|月供|体重|血压|血糖)(?:又|也|已经)?(?:涨|降|调|加|减|升|变)(?:到|成|为)了?([^，。,!！?？；;]{1,20})`), kind: "attr", value: 2},
+		// An attribute of a relation's: "我儿子的班主任是王老师", "我老婆的生日是…".
+		{re: re(`我(?:的|家)?((?:` + relZH + `)的[^，。,.!！?？是叫的\s]{1,6}?)(?:现在|目前)?(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
 		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
 		// The name given by a noun phrase rather than a first-person verb ("the name's …").
 		{re: re(`(?i:\bthe name's|\bthe name is|\bname's)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
@@ -879,10 +895,14 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
-		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:(?:now|officially|currently|finally|still)\s+)?(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
 		// A job told as the capacity of the speaker's work: "I do X work as a …", "I serve as an …".
 		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
 		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
+		// A new value of an amount of the speaker's: "raised my rent to $1,700", "my
+		// budget went down to 900".
+		{re: re(`(?i:\b(?:raised|increased|bumped|upped|hiked|cut|lowered|reduced|dropped)\s+my)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:to)\s+([^,;!?]{1,40})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:went|goes|is\s+going|has\s+gone|was\s+raised|was\s+increased|was\s+cut|got\s+raised|got\s+bumped)\s+(?i:(?:up|down)\s+)?(?i:to)\s+([^,;!?]{1,40})`), kind: "attr", value: 2},
 	}
 }
 
@@ -958,7 +978,7 @@ func (l *lexicon) speakerPart(s string) string {
 		return s
 	}
 	var kept []string
-	prevKept := false
+	prevKept, first := false, true
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -969,9 +989,10 @@ func (l *lexicon) speakerPart(s string) string {
 		switch {
 		case zh:
 			// Chinese drops a subject it keeps: a clause without one goes on about the
-			// subject before it.
+			// subject before it, a "是" too ("…换班主任了，现在是谭老师").
 			other := otherSubjectZH.MatchString(p) || strings.ContainsAny(string([]rune(p)[0]), "他她它")
-			keep = (l.firstPerson.MatchString(lower) && !other) || speakerClauseZH(p) || (prevKept && !other)
+			speaker := speakerClauseZH(p) && (first || prevKept || !copulaLeadZH(p))
+			keep = (l.firstPerson.MatchString(lower) && !other) || speaker || (prevKept && !other)
 		default:
 			// English names each clause's subject: only one that is someone or something
 			// else's ("the bus was late", "Ana's uncle sold …") is dropped.
@@ -980,7 +1001,7 @@ func (l *lexicon) speakerPart(s string) string {
 		if keep {
 			kept = append(kept, p)
 		}
-		prevKept = keep
+		prevKept, first = keep, false
 	}
 	if len(kept) == 0 {
 		return s

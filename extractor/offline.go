@@ -239,12 +239,31 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var parted string
 	var departed []string
 	rule := -1 // the instruction the previous sentence gave, in out; -1 for none
+	// partings are the drafts of sentences that tell the speaker parting with a thing;
+	// leaves, of sentences that tell someone leaving (see leftBehind).
+	var partings, leaves []int
+	var whole []string                     // the story's sentences as told, partings and leavings too
+	first, parts, leave := 0, false, false // the sentence before: its first draft, what it told
+	mark := func() {
+		for i := first; i < len(out); i++ {
+			if parts {
+				partings = append(partings, i)
+			}
+			if leave {
+				leaves = append(leaves, i)
+			}
+		}
+		first = len(out)
+	}
 	for _, s := range splitSentences(spokenText(t)) {
-		for _, n := range departedNames(s) {
+		mark()
+		names := departedNames(s)
+		for _, n := range names {
 			if !slices.Contains(departed, n) {
 				departed = append(departed, n)
 			}
 		}
+		parts, leave = partedEN.MatchString(s) || partedZH.MatchString(s), len(names) > 0
 		if d, ok := o.toldRule(s, t.OccurredAt); ok {
 			out = append(out, d)
 			rule = len(out) - 1
@@ -266,8 +285,10 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			correctedIDs = append(correctedIDs, newID)
 		}
 		fixes := wrong != "" || newID != ""
+		trip := false
 		if d, ok := o.tripDraft(s, t.OccurredAt); ok {
 			out = append(out, d)
+			trip = true
 		}
 		if d, ok := o.toldSteps(s, t.OccurredAt); ok {
 			out = append(out, d)
@@ -293,6 +314,11 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		if trip {
+			// The trip's plan tells the sentence in its slot; a story of it beside the
+			// slot would keep the old destination alive once the plan changes.
+			ds = slices.DeleteFunc(ds, func(d draft) bool { return d.typ == memory.Episodic && d.key == "" })
+		}
 		if len(ds) == 0 && fixes {
 			// A correction is a fact whatever its wording ("typo before: it's X, not Y"):
 			// the memory that holds the wrong value must meet it.
@@ -335,13 +361,35 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 				continue
 			}
 		}
-		if !o.lex.aboutOthers(o.clean(s)) {
-			story = append(story, s)
+		if !trip && !o.lex.aboutOthers(o.clean(s)) {
+			switch {
+			case parts:
+			case leave:
+				if rest := withoutLeaving(s); rest != "" {
+					story = append(story, rest)
+				}
+			default:
+				story = append(story, s)
+			}
+			whole = append(whole, s)
 		}
 	}
-	if d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt); ok {
+	mark()
+	d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt)
+	if !ok && len(out) == 0 {
+		// Without the parting or the leaving the turn tells nothing of the speaker: the
+		// news is the memory.
+		if d, ok = o.narrative(o.lex.selfStory(whole), t.OccurredAt); ok {
+			if rest := withoutLeaving(d.content); rest != "" {
+				d.content = rest
+			}
+		}
+	}
+	if ok {
 		out = append(out, d)
 	}
+	out = o.leftBehind(out, partings, leaves)
+	out = withoutDeniedTwins(out)
 	if parted != "" {
 		// What the speaker sold or gave away: the resolver retires what they said of it
 		// while they had it ("hates this van" once "sold my old van").
@@ -365,6 +413,165 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	}
 	return out
 }
+
+// leftBehind keeps what a turn tells of the present, not of what left it: a memory
+// that retells the old value keeps it alive beside the new one ("Gave up on the old
+// laptop. Got a new one with …", "Dana retired, so Priya took over my account"). The
+// resolver retires what was said of the departed from the drafts' metadata, so their
+// words go when the turn says something else: an unkeyed draft of a sentence of parting
+// goes whole, and the clauses that tell someone leaving are taken out of the drafts (a
+// slot's value told only with the one it replaces, "moved from X to Y", stays whole).
+// partings and leaves index out, ascending.
+func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
+	if len(partings) == 0 && len(leaves) == 0 {
+		return out
+	}
+	gone := map[int]bool{}
+	for _, i := range partings {
+		if out[i].key == "" && out[i].typ != memory.Procedural {
+			gone[i] = true
+		}
+	}
+	for _, i := range leaves {
+		if rest := withoutLeaving(out[i].content); rest != out[i].content {
+			if rest == "" && out[i].key != "" {
+				continue // a slot's value told with the one it replaces ("moved from X to Y")
+			}
+			if rest == "" {
+				gone[i] = true
+			} else if !gone[i] {
+				out[i].content = rest
+			}
+		}
+	}
+	if len(gone) == len(out) {
+		return out // nothing else is said: the news is the memory
+	}
+	kept := out[:0]
+	for i, d := range out {
+		if !gone[i] {
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
+
+// withoutDeniedTwins drops a draft that denies a former value of a slot when the same
+// turn gives the slot its new value ("I left Acme. I'm a nurse at St Jude's now"): both
+// in one slot, the order of their resolution would decide which stays believed, and the
+// new value says all of it.
+func withoutDeniedTwins(out []draft) []draft {
+	valued := map[string]bool{}
+	for _, d := range out {
+		if d.key != "" && !deniedClause.MatchString(d.content) {
+			valued[d.key] = true
+		}
+	}
+	return slices.DeleteFunc(out, func(d draft) bool {
+		return d.key != "" && valued[d.key] && deniedClause.MatchString(d.content)
+	})
+}
+
+// withoutLeaving is content without its clauses that tell someone leaving ("Dana
+// retired", "刘老师调走了"), "" when that is all it says.
+func withoutLeaving(content string) string {
+	var b strings.Builder
+	dropped, kept := false, 0
+	gapSep, subject := "", "" // the separator and the subject of the clauses just dropped
+	for _, p := range leavingClauses(content) {
+		cl := strings.TrimSpace(p.text)
+		if cl == "" {
+			continue
+		}
+		if len(departedNames(cl)) > 0 {
+			if !dropped || gapSep == "" {
+				gapSep = p.sep
+			}
+			if m := subjectLead.FindString(cl); m != "" && subject == "" {
+				subject = m
+			}
+			dropped = true
+			continue
+		}
+		if dropped && hasHan(cl) && danglingZH.MatchString(cl) && !strings.ContainsAny(cl, "我用") {
+			// "豆豆走了，十四岁，…": a clause without a subject goes on about the one
+			// that left; it cannot stand without it.
+			return content
+		}
+		sep := p.sep
+		if gapSep != "" || subject != "" {
+			cl = leadingLink.ReplaceAllString(cl, "")
+			if subject != "" && verbLead.MatchString(cl) && !pronounThing.MatchString(cl) {
+				// "the user cancelled X and moved to Y": the subject goes on.
+				cl = subject + " " + cl
+			}
+			if gapSep != "" {
+				sep = gapSep
+			}
+			gapSep, subject = "", ""
+		}
+		if kept == 0 {
+			cl = upperFirst(cl)
+		} else {
+			b.WriteString(sep)
+		}
+		b.WriteString(cl)
+		kept++
+	}
+	if !dropped {
+		return content
+	}
+	rest := b.String()
+	if first, _, _ := strings.Cut(rest, ". "); pointsBack.MatchString(first) {
+		// "…, I'll miss her": the rest of the sentence needs the clause it points back to.
+		return content
+	}
+	return rest
+}
+
+// clause is one clause of a text and the separator before it ("" for the first).
+type clause struct{ sep, text string }
+
+// leavingClauses cuts content into its clauses, at punctuation or a conjunction; "and"
+// before the speaker joins a subject ("Sam and I split up"), not two clauses.
+func leavingClauses(content string) []clause {
+	var out []clause
+	start, sep := 0, ""
+	for _, m := range clauseBreak.FindAllStringIndex(content, -1) {
+		if strings.TrimSpace(content[m[0]:m[1]]) == "and" && jointSubject.MatchString(content[m[1]:]) {
+			continue
+		}
+		out = append(out, clause{sep, content[start:m[0]]})
+		start, sep = m[1], content[m[0]:m[1]]
+	}
+	return append(out, clause{sep, content[start:]})
+}
+
+// clauseBreak separates the clauses of a text: punctuation, the end of a sentence, a
+// conjunction.
+var clauseBreak = regexp.MustCompile(`\s*[,;，；。]\s*|[.!?]\s+|\s+(?:and|so|but)\s+`)
+
+// subjectLead is the speaker as a clause's subject, with its auxiliary.
+var subjectLead = regexp.MustCompile(`(?i)^the user(?:\s+(?:is|was|has|had|will|just|finally))?\b`)
+
+// verbLead opens a clause with a verb of its own and no subject.
+var verbLead = regexp.MustCompile(`^(?:[a-z]+(?:ed|ing)|went|got|bought|took|made|found|put|gave|began|started|moved|signed|joined)\b`)
+
+// pronounThing is an indefinite pronoun that verbLead would take for a verb.
+var pronounThing = regexp.MustCompile(`^(?:every|some|no|any)thing\b`)
+
+// jointSubject is the speaker after "and", as the second half of a subject.
+var jointSubject = regexp.MustCompile(`^(?:I|the user|me)\b`)
+
+// danglingZH opens a Chinese clause that goes on about the subject before it: an age or
+// a number, an adverb.
+var danglingZH = regexp.MustCompile(`^(?:[0-9一二三四五六七八九十两几]|算是|也|都|还|就|才|已经|特别|很|挺|真|太|一直|终于|享年|走得)`)
+
+// pointsBack is a pronoun that may stand for someone just named.
+var pointsBack = regexp.MustCompile(`(?i)\b(?:she|he|her|him|his|hers)\b|[他她]`)
+
+// leadingLink is the word that tied a clause to the one before it.
+var leadingLink = regexp.MustCompile(`(?i)^(?:(?:and|so|but|then)\s+(?:now\s+|then\s+)?|所以|于是|然后|现在就?由)`)
 
 func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft {
 	s = o.clean(s)
@@ -1082,12 +1289,23 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		if !ok {
 			return draft{}, false
 		}
+		if who, what, rel := strings.Cut(attr, "的"); rel && zh && startsWithRelationZH(who) == who && planNoun.MatchString(what) {
+			return draft{}, false // "儿子的钢琴课是周六上午": a routine, told by the routine rules
+		}
 		key = o.relationNameKey(key, attr, m[0], v)
 		if who, what, ok := strings.Cut(strings.ToLower(attr), "'s "); ok && key == "" {
 			// "My wife's birthday is …": an attribute of a relation of the speaker's.
 			if relWordEN.MatchString(who) && attrSlot(what) != "" {
 				key, cat = "relation."+slugify(o.lex.clauses.rel(who))+"."+strings.TrimPrefix(attrSlot(what), "user.attr."), memory.CatRelationship
 			}
+		}
+		if who, what, ok := strings.Cut(attr, "的"); ok && zh && startsWithRelationZH(who) == who && attrSlot(what) != "" {
+			// "我儿子的班主任是…": the same, in Chinese.
+			rel := slugify(o.lex.clauses.rel(who))
+			if rel == "" {
+				rel = who // a relation without an English slot name keeps its own
+			}
+			key, cat = "relation."+rel+"."+strings.TrimPrefix(attrSlot(what), "user.attr."), memory.CatRelationship
 		}
 		if key == "" && cat == memory.CatFact && !strings.Contains(lowerText(m[0]), " are ") {
 			// "My locker number is …", "我的工号是…": one value per attribute, so a later
@@ -1335,7 +1553,7 @@ func newTopicLexicon() topicLexicon {
 			{`猫毛|\bcats?\b`, "cat"},
 			{`花粉|\bpollen\b`, "pollen"},
 		}),
-		language:    re(`中文|汉语|英文|英语|日语|日文|法语|德语|韩语|西班牙语|粤语|\bin (?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\b(?:reply|replies|respond|responses|answer|answers|write|speak|talk|communicate)\b.*\b(?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\blanguage\b`),
+		language:    re(`中文|汉语|英文|英语|日语|日文|法语|德语|韩语|西班牙语|粤语|\bin (?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\b(?:reply|replies|respond|responses|answer|answers|write|speak|talk|communicate)\b.*\b(?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\b(?:back\s+to|switch(?:ed)?\s+to|use|using)\s+(?:english|chinese|mandarin|japanese|french|german|spanish|korean)\b|\blanguage\b`),
 		theme:       re(`深色模式|暗色模式|暗黑模式|深色主题|浅色模式|浅色主题|夜间模式|主题|\bdark (?:mode|theme)\b|\blight (?:mode|theme)\b|\bthemes?\b`),
 		editor:      re(`编辑器|\bide\b|\bvim\b|\bneovim\b|\bemacs\b|\bvs ?code\b|\bvisual studio code\b|\bjetbrains\b|\bgoland\b|\bintellij\b|\bsublime\b|\beditor\b`),
 		indentation: re(`缩进|\btabs?\b|\bspaces\b|\bindent(?:ation)?\b`),

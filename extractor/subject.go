@@ -11,8 +11,8 @@ import (
 // subject, so restoreSubjectZH writes the dropped 我 back before they run.
 var (
 	zhPronoun     = regexp.MustCompile(`我|咱|你|您|他|她|它|大家|别人|有人`)
-	zhTimeLead    = regexp.MustCompile(`^(?:现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
-	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家", "怀孕", "怀了", "备孕", "生病", "住院", "体检", "查出"}
+	zhTimeLead    = regexp.MustCompile(`^(?:国庆|春节|过年|五一|中秋|端午|元旦|清明|暑假|寒假|(?:这|下|上)?周末|现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
+	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "改去", "改成去", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家", "怀孕", "怀了", "备孕", "生病", "住院", "体检", "查出"}
 	zhNotVerbLead = []string{"去年", "在吗", "是的", "是不是", "要不", "想想", "对了", "对吧", "对啊", "对不对", "做饭了"}
 )
 
@@ -32,11 +32,19 @@ func restoreSubjectZH(s string) string {
 			switch {
 			case zhPronoun.MatchString(body):
 				done = true
+			case cessationZH.MatchString(body):
+				// "二胡不拉了", "旧手机换掉了": a thing the speaker stopped or let go of,
+				// told as the topic.
+				body, done = "我"+body, true
 			case startsWithRelationZH(body) != "":
 				// A kinship noun as the clause's subject: the speaker's relation.
 				body, done = "我"+body, true
 			case i > 0 && strings.HasPrefix(body, "是") && strings.Contains(clauses[i-1], "不是"):
 				// "不是X，是Y" contrasts two values of one subject, already told.
+				done = true
+			case i > 0 && copulaLeadZH(body) && !strings.ContainsAny(clauses[i-1], "我咱") && !speakerClauseZH(clauses[i-1]):
+				// "小满换班主任了，现在是谭老师": a "是" without a subject goes on about
+				// the subject of the clause before it, not the speaker.
 				done = true
 			}
 			if done {
@@ -59,16 +67,28 @@ func restoreSubjectZH(s string) string {
 	return b.String()
 }
 
+// copulaLeadZH reports a clause that opens, after its time words, with "是".
+func copulaLeadZH(c string) bool {
+	return strings.HasPrefix(afterTimeLeadZH(c), "是") || strings.HasPrefix(afterTimeLeadZH(c), "就是")
+}
+
+// afterTimeLeadZH is c without the time words it opens with.
+func afterTimeLeadZH(c string) string {
+	for {
+		loc := zhTimeLead.FindStringIndex(c)
+		if loc == nil || loc[1] == 0 {
+			return c
+		}
+		c = c[loc[1]:]
+	}
+}
+
+// cessationZH is a thing told as the topic and then stopped or let go of.
+var cessationZH = regexp.MustCompile(`^\p{Han}{1,4}?(?:也|都|已经|早就)?(?:不练了|不学了|不弹了|不玩了|不去了|不用了|放弃了|戒了|换掉了|卖了|卖掉了|送人了)`)
+
 // speakerClauseZH reports a clause that opens, after its time words, with a verb.
 func speakerClauseZH(c string) bool {
-	rest := c
-	for {
-		loc := zhTimeLead.FindStringIndex(rest)
-		if loc == nil || loc[1] == 0 {
-			break
-		}
-		rest = rest[loc[1]:]
-	}
+	rest := afterTimeLeadZH(c)
 	for _, n := range zhNotVerbLead {
 		if strings.HasPrefix(rest, n) {
 			return false

@@ -209,3 +209,18 @@ func TestRecoveredFrom(t *testing.T) {
 		{"another part", memory.Memory{Type: memory.Semantic, Category: memory.CatConstraint, Content: "用户肩膀疼，别安排游泳", ValidFrom: day(2)}, false},
 	})
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestQuitHabitOfASubstance(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	quit := memory.Candidate{Category: memory.CatPreference, Content: "The user quit smoking after the new year", ValidFrom: day(20)}
+	checkRulesOut(t, quit, []rulingCase{
+		{"the habit", memory.Memory{Content: "On Saturday nights the user always has a cigar on the porch", ValidFrom: day(2)}, true},
+		{"another habit", memory.Memory{Content: "The user jogs every morning", ValidFrom: day(2)}, false},
+	})
+	quitZH := memory.Candidate{Category: memory.CatPreference, Content: "用户戒酒半年了", ValidFrom: day(20)}
+	checkRulesOut(t, quitZH, []rulingCase{
+		{"the habit", memory.Memory{Content: "用户每周五晚上都要喝两瓶啤酒", ValidFrom: day(2)}, true},
+		{"another habit", memory.Memory{Content: "用户每天早上跑步", ValidFrom: day(2)}, false},
+	})
+}

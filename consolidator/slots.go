@@ -96,8 +96,18 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 var (
 	restrictEN   = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
 	restrictDoZH = regexp.MustCompile(`(?:别|不能|不可以|不能再|不再|别再|不许|不让|没法|禁止)(?:再)?((?:打|踢|练|跳)\p{Han}{1,3}?|跑|游泳|骑车|爬山|滑雪|健身|撸铁|举铁)(?:步|了|[，。,.!！；;]|$)`)
-	restrictDoEN = regexp.MustCompile(`(?i)\b(?:can't|cannot|can no longer|shouldn't|should not|not allowed to|told not to|no more|banned from|stop)\s+(?:go(?:ing)?\s+)?(running|jogging|cycling|climbing|skiing|lifting|swimming|surfing)\b`)
-	restrictZH   = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
+	restrictDoEN = regexp.MustCompile(`(?i)\b(?:can't|cannot|can no longer|shouldn't|should not|not allowed to|told not to|no more|banned from|stop|stopped|quit|gave\s+up)\s+(?:go(?:ing)?\s+)?(running|jogging|cycling|climbing|skiing|lifting|swimming|surfing|drinking|smoking|vaping)\b`)
+	// quitZH is a habit of a substance given up: "戒烟三个月了", "戒酒了".
+	quitZH = regexp.MustCompile(`戒(烟|酒)`)
+	// habitStuff are the things a habit of drinking or smoking is told by.
+	habitStuff = map[string]*regexp.Regexp{
+		"drinking": regexp.MustCompile(`(?i)\b(?:drink(?:s|ing)?|beers?|ipas?|ales?|lagers?|stouts?|wines?|cocktails?|whiske?y|bourbon|vodka|gin|tequila|rum|pints?|pubs?|bars?|brewer(?:y|ies)|booze)\b|酒`),
+		"smoking":  regexp.MustCompile(`(?i)\b(?:smok(?:e|es|ing)|cigarettes?|cigars?|pack\s+a\s+day)\b|烟`),
+		"vaping":   regexp.MustCompile(`(?i)\b(?:vap(?:e|es|ing)|e-?cig(?:arette)?s?|juul)\b`),
+		"烟":        regexp.MustCompile(`烟|smok`),
+		"酒":        regexp.MustCompile(`酒|drink`),
+	}
+	restrictZH = regexp.MustCompile(`(?:不能|不可以|不能再|不可再|不再|别再|不许|没法|戒了?|忌)(?:吃|喝|碰)([^了的\P{Han}]\p{Han}{0,3}?)(?:了|的|东西|食物|饮料|[，。,.!！；;]|$)|对(\p{Han}{1,4}?)(?:严重|有点|有些)?过敏`)
 	// The object told before the verb ("甜的一口都不能碰了") or as an allergy ("a shellfish
 	// allergy", "花生过敏").
 	restrictTopicZH = regexp.MustCompile(`(\p{Han}{1,4})的?(?:东西|食物)?(?:一口|一点|一滴)?(?:都|也)?(?:不能|不可以|不敢|不许)(?:再)?(?:吃|碰|喝)`)
@@ -121,6 +131,9 @@ func restricted(content string) string {
 	}
 	if m := restrictDoEN.FindStringSubmatch(content); m != nil {
 		return strings.ToLower(m[1])
+	}
+	if m := quitZH.FindStringSubmatch(content); m != nil {
+		return m[1]
 	}
 	if m := restrictZH.FindStringSubmatch(content); m != nil {
 		if m[1] != "" {
@@ -365,6 +378,10 @@ func (r ruling) restriction(m memory.Memory) bool {
 		return false
 	}
 	content := strings.ToLower(m.Content)
+	if stuff := habitStuff[what]; stuff != nil {
+		// "stopped drinking": the habit is told by what is drunk ("a couple of IPAs").
+		return stuff.MatchString(m.Content)
+	}
 	if hasHan(what) {
 		return strings.Contains(content, what)
 	}
@@ -404,7 +421,7 @@ func habitOf(m memory.Memory) bool {
 	return habitWords.MatchString(m.Content) && !restrictEN.MatchString(m.Content) && restrictZH.FindString(m.Content) == ""
 }
 
-var habitWords = regexp.MustCompile(`(?i)\b(?:every|each)\s+(?:morning|day|night|evening|week|weekend)\b|\b(?:daily|nightly|ritual|routine)\b|每天|天天|每晚|每周|每个周末|每次|雷打(?:不|都不)动`)
+var habitWords = regexp.MustCompile(`(?i)\b(?:every|each)\s+(?:morning|day|night|evening|week|weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:nights|mornings|evenings)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\balways\s+(?:has|have|had|gets?|drinks?|orders?|smokes?)\b|\b(?:daily|nightly|ritual|routine)\b|每天|天天|每晚|每周|每个周末|每次|雷打(?:不|都不)动`)
 
 var likeWords = regexp.MustCompile(`(?i)\b(?:love[sd]?|adores?|adored|likes?|liked|enjoys?|enjoyed|favou?rites?|fan of|craves?|obsessed with|addicted to|swears? by|go-to|(?:always|usually)\s+(?:goes|go|went|picks?|books?|orders?)\s+for)\b|爱吃|爱喝|喜欢|最爱|超爱|无\p{Han}不欢|嗜`)
 

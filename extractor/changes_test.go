@@ -363,3 +363,36 @@ func TestWhatLeftIsHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestInPassing: things said in passing that name what they are about in the sentence
+// before, with an adverb before the verb, the city of a workplace, and a laugh that is
+// only a laugh. Sentences written for this test.
+func TestInPassing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text, want, key string
+	}{
+		{"the canteen served mushrooms again. honestly i can't stand them", "mushrooms", "-"},
+		{"I genuinely prefer aisle seats on long flights.", "The user genuinely prefers aisle seats", "-"},
+		{"我叫林舟，在杭州一家做跨境电商的公司当运营。", "用户在杭州工作和生活", "user.location"},
+		{"哈哈这个表情包笑死人了", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			t.Parallel()
+			got := extractOne(t, memory.Turn{Content: tt.text})
+			if tt.want == "" {
+				if len(got) > 0 {
+					t.Errorf("want nothing, got %s", dump(got))
+				}
+				return
+			}
+			ok := slices.ContainsFunc(got, func(c memory.Candidate) bool {
+				return strings.Contains(c.Content, tt.want) && (tt.key == "-" || c.Key == tt.key)
+			})
+			if !ok {
+				t.Errorf("no memory holding %q (key %q): %s", tt.want, tt.key, dump(got))
+			}
+		})
+	}
+}

@@ -62,7 +62,7 @@ const (
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
 	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
-	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案`
+	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案|美术|插画|原画|动画|摄影`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
 )
 
@@ -418,7 +418,8 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if c.notName[strings.Fields(m[2])[0]] {
 				continue
 			}
-			add(fact{key: "relation." + slugify(who) + ".name", content: "The user's " + strings.ToLower(m[1]) + " is named " + m[2], cat: memory.CatRelationship})
+			name := strings.TrimSuffix(strings.TrimSuffix(m[2], "'s"), "'")
+			add(fact{key: "relation." + slugify(who) + ".name", content: "The user's " + strings.ToLower(m[1]) + " is named " + name, cat: memory.CatRelationship})
 		}
 		if m := relTurnsEN.FindStringSubmatch(s); m != nil {
 			// "My niece Ada turns nine on Friday": the relation's birthday, dated.
@@ -489,6 +490,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			add(fact{key: "user.employer", content: "用户现在在" + where + "工作", cat: memory.CatProfile, replace: true})
 			profile("user.role", "用户是"+m[2])
+			if c := workCityZH.FindStringSubmatch(s); c != nil && isPlace(c[1]) {
+				// "在厦门一家做外贸的公司当会计": the city of the work is where they live.
+				profile("user.location", "用户在"+c[1]+"工作和生活")
+			}
 		}
 		if m := teachZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) && !isPlace(m[1]) {
 			// "我在城南中学教化学": a teacher, where they teach.
@@ -741,6 +746,9 @@ var moverAdverbsZH = regexp.MustCompile(`已经|早就|刚刚?|才|也|都|就|�
 // move, not the speaker's ("我们公司搬到了…", "我妹调到北京了").
 var moverNotSpeakerZH = regexp.MustCompile(`我们?(?:的)?(?:公司|部门|单位|团队|工作室|店|学校|办公室|老板|领导|同事|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|老公|老婆|朋友)`)
 
+// workCityZH is the city told before the company a speaker works at.
+var workCityZH = regexp.MustCompile(`在(\p{Han}{2,3}?)的?(?:一家|家)`)
+
 // jobLikeZH is a value that names a job, not a person ("医生", "产品经理").
 var jobLikeZH = regexp.MustCompile(`(?:` + jobZH + `|` + fieldZH + `)$`)
 
@@ -789,7 +797,7 @@ var runAtEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:also\s+|now\s+|currently\s
 // workCoZH is a job at a company named by its kind ("在一家做硬件的公司当产品经理");
 // coNameZH the company's name told after it ("公司叫云翼").
 var (
-	workCoZH = regexp.MustCompile(`在((?:一家|家)[^，。,]{1,14}?(?:公司|企业|单位|机构|工作室|学校|医院|银行|工厂))(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
+	workCoZH = regexp.MustCompile(`在(?:\p{Han}{2,3}?的?)?((?:一家|家)[^，。,]{1,14}?(?:公司|企业|单位|机构|工作室|学校|医院|银行|工厂))(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,10}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
 	coNameZH = regexp.MustCompile(`(?:公司|单位|工作室|厂子)(?:叫|名叫|名字叫)([\p{Han}A-Za-z]{2,10}?)(?:[，。,.!！；;\s]|$)`)
 )
 

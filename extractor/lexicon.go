@@ -181,6 +181,9 @@ func (l *lexicon) smallTalkTo(text string) bool {
 }
 
 func (l *lexicon) isSmallTalk(text string) bool {
+	if laughZH.MatchString(strings.TrimSpace(text)) {
+		return true
+	}
 	var rs []rune
 	for _, r := range strings.ToLower(text) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -202,6 +205,10 @@ func (l *lexicon) isSmallTalk(text string) bool {
 	}
 	return ok[len(rs)]
 }
+
+// laughZH is a laugh at something just seen or heard, and nothing more: "哈哈那个视频
+// 笑死我了".
+var laughZH = regexp.MustCompile(`^(?:哈+|呵+|嘿+|2333+)?[^。！!？?，,]{0,12}(?:笑死|笑喷|笑疯|笑出声|太好笑|好好笑|乐死)(?:我|人)?了?[。！!～~]*$`)
 
 // turnSignals are the signals of text's statements (questions do not count), in cue order.
 // Assistant turns only carry claims and decisions.
@@ -601,7 +608,8 @@ var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{
 // longer my trainer". The last group is the name.
 var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with)|` +
 	`broke\s+up\s+with|split\s+(?:up\s+)?with|divorced|cancell?ed|unsubscribed\s+from|skipping|skipped|rehomed|` +
-	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
+	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from)|` +
+	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me)\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
 
 // notReplaced are capitalised words a change is often told from that are not what
@@ -611,7 +619,7 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
-var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了`)
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)`)
 
 // nameStop are capitalised words that open a clause without naming anyone.
 var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
@@ -868,6 +876,8 @@ func newIdentRules() []identRule {
 		{re: re(`(?:^|我的?|[，,])(房租|租金|工资|月薪|年薪|薪水|预算|房贷|月供|体重|血压|血糖)(?:又|也|已经)?(?:涨|降|调|加|减|升|变)(?:到|成|为)了?([^，。,!！?？；;]{1,20})`), kind: "attr", value: 2},
 		// An attribute of a relation's: "我儿子的班主任是王老师", "我老婆的生日是…".
 		{re: re(`我(?:的|家)?((?:` + relZH + `)的[^，。,.!！?？是叫的\s]{1,6}?)(?:现在|目前)?(?:是|叫)([^，。,!！?？；;]{1,40})`), kind: "attr", value: 2},
+		// A name given for one the speaker no longer wants: "don't call me Bob anymore, just Robert".
+		{re: re(`(?i:\b(?:don't|do\s+not|stop)\s+call(?:ing)?\s+me\s+[\p{L}'-]+(?:\s+any\s?more)?\s*[,;.]?\s*(?:just|call\s+me|it's|i'm|i\s+go\s+by)\s+)(\p{Lu}[\p{L}'-]*)`), kind: "name", value: 1},
 		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
 		// The name given by a noun phrase rather than a first-person verb ("the name's …").
 		{re: re(`(?i:\bthe name's|\bthe name is|\bname's)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
@@ -898,7 +908,7 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:(?:now|officially|currently|finally|still)\s+)?(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
 		// A job told as the capacity of the speaker's work: "I do X work as a …", "I serve as an …".
 		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
-		{re: re(`(?i:\bmy)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+([^,;!?]{1,80})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy|\bour)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+(?i:(?:actually|really|now)\s+)?([^,;!?]{1,80})`), kind: "attr", value: 2},
 		// A new value of an amount of the speaker's: "raised my rent to $1,700", "my
 		// budget went down to 900".
 		{re: re(`(?i:\b(?:raised|increased|bumped|upped|hiked|cut|lowered|reduced|dropped)\s+my)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:to)\s+([^,;!?]{1,40})`), kind: "attr", value: 2},
@@ -946,7 +956,7 @@ func (l *lexicon) speakerPart(s string) string {
 		case ']':
 			bracket = max(0, bracket-1)
 		}
-		if bracket == 0 && strings.ContainsRune(clauseMarks, r) {
+		if bracket == 0 && strings.ContainsRune(clauseMarks, r) && !(r == ':' && digitAround(s, i)) {
 			parts = append(parts, s[start:i])
 			start = i + utf8.RuneLen(r)
 		}
@@ -1010,6 +1020,11 @@ func (l *lexicon) speakerPart(s string) string {
 		return strings.Join(kept, "，")
 	}
 	return strings.Join(kept, ", ")
+}
+
+// digitAround reports a digit on both sides of byte i of s: the colon of a time ("2:45").
+func digitAround(s string, i int) bool {
+	return i > 0 && i+1 < len(s) && s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= '0' && s[i+1] <= '9'
 }
 
 // aboutOthers reports a sentence whose subject is someone else the speaker knows ("my

@@ -96,7 +96,7 @@ func NewOffline() *Offline {
 		letsEN:        re(`(?i)^let's\s+`),
 		conclusionZH:  re(`^(?:最终)?结论(?:是|：|:)`),
 		pronounEN:     re(`(?i)\b(?:i\s+am|i'm|i\s+was|i've|i\s+have|i'd|i'll|i|me|my|mine|myself|we\s+are|we're|we\s+were|we've|we\s+have|we'd|we'll|we|us|our|ours|ourselves)\b`),
-		verbEN:        re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each)\s+)*)([a-z']+)\b`),
+		verbEN:        re(`(?i)^\s+((?:(?:always|never|usually|often|really|also|only|sometimes|generally|mostly|still|typically|just|actually|definitely|strongly|absolutely|rarely|normally|mainly|currently|now|totally|personally|already|even|all|both|finally|recently|truly|so|still|ever|once|each|seriously|honestly|literally|basically|genuinely|occasionally|barely|hardly|simply|obviously|probably|desperately|badly|secretly|constantly|regularly|frequently|completely|slowly|quickly|kinda|sorta|low-key|lowkey)\s+)*)([a-z']+)\b`),
 		reason:        re(`(?i)(?:因为|原因是|由于|\bbecause\b|\bthe reason is\b)[\s,，:：]*(.+)$`),
 	}
 }
@@ -255,8 +255,10 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		first = len(out)
 	}
+	prev, next := "", "" // the sentence before this one, as told
 	for _, s := range splitSentences(spokenText(t)) {
 		mark()
+		prev, next = next, s
 		names := departedNames(s)
 		for _, n := range names {
 			if !slices.Contains(departed, n) {
@@ -337,6 +339,18 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			out[prevRule].content = joinSentences(out[prevRule].content, o.finish(o.clean(s), t.OccurredAt))
 			rule = prevRule
 			continue
+		}
+		if prev != "" {
+			for i := range ds {
+				if (ds[i].cat == memory.CatConstraint || ds[i].cat == memory.CatPreference) && proFormObject.MatchString(ds[i].content) {
+					// "They put cilantro in everything again. I can't stand the stuff": the
+					// thing is named in the sentence before.
+					ds[i].content = joinSentences(upperFirst(o.finish(o.pronounsOf(trimEnd(o.clean(prev))), t.OccurredAt)), ds[i].content)
+					if ds[i].key == "" {
+						ds[i].key = o.topics.key(lowerText(ds[i].content))
+					}
+				}
+			}
 		}
 		if len(ds) > 0 {
 			out = append(out, ds...)
@@ -455,6 +469,10 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
 	}
 	return kept
 }
+
+// proFormObject is a liking or an aversion whose object is a pro-form ("can't stand the
+// stuff", "love it").
+var proFormObject = regexp.MustCompile(`(?i)\b(?:stand|stomach|like|likes|love|loves|hate|hates|eat|drink|touch|avoid|avoids)\s+(?:it|that|them|those|this|the\s+stuff|that\s+stuff|this\s+stuff|the\s+thing)\s*[.!]*$`)
 
 // withoutDeniedTwins drops a draft that denies a former value of a slot when the same
 // turn gives the slot its new value ("I left Acme. I'm a nurse at St Jude's now"): both
@@ -1195,11 +1213,15 @@ func (o *Offline) identity(s string, ref time.Time) []draft {
 	var out []draft
 	seen := map[string]bool{}
 	zh := hasHan(s)
+	gone := departedNames(s)
 	for _, r := range o.lex.idents {
 		for _, m := range r.re.FindAllStringSubmatch(s, -1) {
 			d, ok := o.identityDraft(r.kind, m, zh)
 			if !ok || seen[d.key+"|"+d.content] {
 				continue
+			}
+			if r.kind == "name" && slices.Contains(gone, strings.TrimSpace(m[r.value])) {
+				continue // "don't call me Jimmy anymore": the name given up
 			}
 			seen[d.key+"|"+d.content] = true
 			d.content = o.finish(d.content, ref)
@@ -1288,6 +1310,9 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		key, cat, ok := attrKey(attr)
 		if !ok {
 			return draft{}, false
+		}
+		if strings.HasPrefix(lowerText(m[0]), "our ") && startsWithAny(lowerText(v), "on ", "at ", "in ", "next ", "this ") {
+			return draft{}, false // "our offsite is on June 3": a plan, told by the plan rules
 		}
 		if who, what, rel := strings.Cut(attr, "的"); rel && zh && startsWithRelationZH(who) == who && planNoun.MatchString(what) {
 			return draft{}, false // "儿子的钢琴课是周六上午": a routine, told by the routine rules

@@ -224,3 +224,18 @@ func TestQuitHabitOfASubstance(t *testing.T) {
 		{"another habit", memory.Memory{Content: "用户每天早上跑步", ValidFrom: day(2)}, false},
 	})
 }
+
+// Sentences written for this test, not taken from any evaluation set.
+func TestStoppedActivity(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC) }
+	stopped := memory.Candidate{Category: memory.CatPreference, Content: "The user doesn't swim anymore, the pool closed, so they walk instead", ValidFrom: day(20)}
+	checkRulesOut(t, stopped, []rulingCase{
+		{"the habit", memory.Memory{Content: "The user swims at the leisure centre every Tuesday", ValidFrom: day(2)}, true},
+		{"another habit", memory.Memory{Content: "The user bakes bread every Sunday", ValidFrom: day(2)}, false},
+	})
+	stoppedZH := memory.Candidate{Category: memory.CatPreference, Content: "用户现在不爬山了，膝盖受不了", ValidFrom: day(20)}
+	checkRulesOut(t, stoppedZH, []rulingCase{
+		{"the habit", memory.Memory{Content: "用户每个周末都去爬山", ValidFrom: day(2)}, true},
+		{"another habit", memory.Memory{Content: "用户每个周末都去钓鱼", ValidFrom: day(2)}, false},
+	})
+}

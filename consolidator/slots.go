@@ -97,8 +97,13 @@ var (
 	restrictEN   = regexp.MustCompile(`(?i)(?:\b(?:can(?:'|’)?t|cannot|can no longer|could no longer|(?:am|'m|is|are)\s+not\s+(?:allowed|supposed)\s+to|shouldn't|should not|mustn't|must not|won't|will not|no longer|not)\s+(?:be\s+)?(?:eat|eating|drink|drinking|have|having|touch|touching|digest|stomach)|\b(?:gave|give|giving|given)\s+up|\bquit|\bcut\s+out|\b(?:am|'m|is|are|became|become|got|turned)\s+(?:very\s+|severely\s+|mildly\s+)?(?:allergic|intolerant)\s+to|\b(?:gone|went|going)\s+(?:right\s+|completely\s+|totally\s+|kind\s+of\s+)?off|\bsick\s+of|\bdone\s+with)\s+(?:any\s+|anything\s+|much\s+|more\s+)?((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)`)
 	restrictDoZH = regexp.MustCompile(`(?:别|不能|不可以|不能再|不再|别再|不许|不让|没法|禁止)(?:再)?((?:打|踢|练|跳)\p{Han}{1,3}?|跑|游泳|骑车|爬山|滑雪|健身|撸铁|举铁)(?:步|了|[，。,.!！；;]|$)`)
 	restrictDoEN = regexp.MustCompile(`(?i)\b(?:can't|cannot|can no longer|shouldn't|should not|not allowed to|told not to|no more|banned from|stop|stopped|quit|gave\s+up)\s+(?:go(?:ing)?\s+)?(running|jogging|cycling|climbing|skiing|lifting|swimming|surfing|drinking|smoking|vaping)\b`)
+	// notAnymoreDoEN is an activity the speaker has stopped: "she doesn't ski anymore".
+	notAnymoreDoEN = regexp.MustCompile(`(?i)\b(?:don't|do\s+not|doesn't|does\s+not|no\s+longer|can't|cannot)\s+(run|swim|cycle|bike|climb|ski|lift|surf|drink|smoke|vape|golf|dance|skate|row|hike)\s*(?:any\s?more|any\s+longer|[,.;!]|$)`)
+	// notDoZH is the same in Chinese: "他如今不滑雪了".
+	notDoZH = regexp.MustCompile(`(?:^|[，,我用户现在也都])不(?:再)?(跑步|游泳|骑车|爬山|滑雪|健身|打球|喝酒|抽烟)了`)
 	// quitZH is a habit of a substance given up: "戒烟三个月了", "戒酒了".
-	quitZH = regexp.MustCompile(`戒(烟|酒)`)
+	quitZH    = regexp.MustCompile(`戒(烟|酒)`)
+	anymoreEN = regexp.MustCompile(`(?i)\b(?:any\s?more|any\s+longer|no\s+longer)\b`)
 	// habitStuff are the things a habit of drinking or smoking is told by.
 	habitStuff = map[string]*regexp.Regexp{
 		"drinking": regexp.MustCompile(`(?i)\b(?:drink(?:s|ing)?|beers?|ipas?|ales?|lagers?|stouts?|wines?|cocktails?|whiske?y|bourbon|vodka|gin|tequila|rum|pints?|pubs?|bars?|brewer(?:y|ies)|booze)\b|酒`),
@@ -134,6 +139,13 @@ func restricted(content string) string {
 	}
 	if m := quitZH.FindStringSubmatch(content); m != nil {
 		return m[1]
+	}
+	if m := notAnymoreDoEN.FindStringSubmatch(content); m != nil && anymoreEN.MatchString(content) {
+		// no object after the verb: the activity itself, not a thing to eat or drink
+		return strings.ToLower(m[1])
+	}
+	if m := notDoZH.FindStringSubmatch(content); m != nil {
+		return strings.TrimSuffix(m[1], "步") // "跑步": a habit told as "跑十公里" too
 	}
 	if m := restrictZH.FindStringSubmatch(content); m != nil {
 		if m[1] != "" {

@@ -105,7 +105,7 @@ func newLexicon() *lexicon {
 				excludes: []string{"well done", "are you done", "when done", "been there, done that", "been there done that"}},
 			{name: SignalReason, re: re(`因为|原因是|由于|\bbecause\b|\bthe reason is\b|\bdue to\b`)},
 		},
-		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b`),
+		claim: signalCue{name: SignalClaim, re: re(`\d+(?:\.\d+)?\s*(?:元|块|美元|欧元|人民币|%)|[¥￥$€£]\s*\d|我们(?:提供|支持|承诺|保证|的政策)|免费|退款|退货|政策|保修|折扣|优惠|年费|月费|会员价|价格|费用|收费|\b\d+(?:\.\d+)?\s*(?:usd|eur|rmb|yuan|dollars?|euros?|%)|\bwe (?:offer|provide|support|guarantee|charge|include)\b|\bfree\b|\brefunds?\b|\bpolicy\b|\bwarranty\b|\bdiscounts?\b|\bcosts?\b|\bpric(?:e|es|ed|ing)\b|\bper (?:month|year)\b|\bsubscriptions?\b|\bfees?\b|\b(?:renews?|renewal|expires?|expiry|valid\s+until)\b|到期|续费|过期|有效期`),
 			excludes: []string{"feel free", "free to"}},
 		stateCue:    re(`(?:这几天|这两天|这些天|最近几天|接下来几天)(?:都|人)?在|出差|休假|请假|度假|旅行|旅游|生病|病了|感冒|不在|在家办公|居家办公|远程办公|我在|我人在|我住在|待在|呆在|很忙|没空|\b(?:i'm|i am|i'll be|i will be|we're|we are)\s+(?:in|at|on|off|out|away|traveling|travelling|visiting|staying|sick|busy|working from|unavailable|on vacation|on leave|on holiday)\b|\bout of (?:the )?office\b|\booo\b|\boff sick\b`),
 		firstPerson: re(`我|咱|\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b`),
@@ -609,8 +609,16 @@ var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{
 var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with)|` +
 	`broke\s+up\s+with|split\s+(?:up\s+)?with|divorced|cancell?ed|unsubscribed\s+from|skipping|skipped|rehomed|` +
 	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from)|` +
-	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me)\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
+	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me|(?:(?:is|am|'m|are|'re)\s+)?no\s+longer\s+(?:at|with|using|on))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
+
+// notAnymoreEN is a place of work or a provider the speaker left, told by its absence:
+// "Not at Acme anymore", "I'm not with Chase any longer". The group is the name.
+var notAnymoreEN = regexp.MustCompile(`\b[Nn]ot\s+(?:at|with|using|on)\s+([A-Z][\p{L}-]+)\s+any\s?(?:more|longer)\b`)
+
+// forgetEN takes back what the speaker said of a thing: "forget what I said about the
+// blue tiles". The group is the thing, a word or two.
+var forgetEN = regexp.MustCompile(`(?i)\bforget\s+(?:what\s+(?:i|we|the\s+user)\s+(?:said|told\s+you)\s+)?about\s+(?:the\s+|my\s+|our\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*)?)`)
 
 // notReplaced are capitalised words a change is often told from that are not what
 // left (switched from Monday to Tuesday).
@@ -619,7 +627,7 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
-var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)`)
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)`)
 
 // nameStop are capitalised words that open a clause without naming anyone.
 var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
@@ -639,7 +647,8 @@ var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|
 // departedZH is someone leaving: "老周退休了", "郭经理上个月离职了", a transfer away
 // ("老周调去分公司了", "何老师去带高三了"; not "…调到我们组"). The group is the name
 // before the verb, at the start of a clause.
-var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|拆了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|` +
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|拆了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
+	`(?:的事)?(?:先|暂时)?(?:搁置了|黄了|泡汤了|不搞了|不弄了)|` +
 	`调(?:去|到|往)[^我咱，,。]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。])`)
 
 // partedZH is the speaker parting with a thing: "那台旧电脑已经送人了", "旧车卖了",
@@ -677,6 +686,13 @@ func departedNames(s string) []string {
 		name := m[1] + m[2]
 		if lo := strings.ToLower(name); !nameStop[lo] && !notReplaced[lo] && len(name) >= 2 && !slices.Contains(out, name) {
 			out = append(out, name)
+		}
+	}
+	for _, re := range []*regexp.Regexp{notAnymoreEN, forgetEN} {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(out, m[1]) && !nameStop[strings.ToLower(m[1])] {
+				out = append(out, m[1])
+			}
 		}
 	}
 	if hasHan(s) {

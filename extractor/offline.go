@@ -507,6 +507,8 @@ func withoutLeaving(content string) string {
 			}
 			if m := subjectLead.FindString(cl); m != "" && subject == "" {
 				subject = m
+			} else if strings.HasPrefix(cl, "用户") && subject == "" {
+				subject = "用户"
 			}
 			dropped = true
 			continue
@@ -519,9 +521,14 @@ func withoutLeaving(content string) string {
 		sep := p.sep
 		if gapSep != "" || subject != "" {
 			cl = leadingLink.ReplaceAllString(cl, "")
-			if subject != "" && verbLead.MatchString(cl) && !pronounThing.MatchString(cl) {
+			switch {
+			case subject == "用户" && !strings.Contains(cl, "用户") && !otherSubjectZH.MatchString(cl):
+				cl = subject + cl // "用户不在A了，现在在B上班": the subject goes on
+			case subject != "" && verbLead.MatchString(cl) && !pronounThing.MatchString(cl):
 				// "the user cancelled X and moved to Y": the subject goes on.
 				cl = subject + " " + cl
+			case subject != "" && strings.HasPrefix(cl, "their "):
+				cl = "the user's " + strings.TrimPrefix(cl, "their ")
 			}
 			if gapSep != "" {
 				sep = gapSep

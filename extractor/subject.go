@@ -84,7 +84,7 @@ func afterTimeLeadZH(c string) string {
 }
 
 // cessationZH is a thing told as the topic and then stopped or let go of.
-var cessationZH = regexp.MustCompile(`^\p{Han}{1,4}?(?:也|都|已经|早就)?(?:不练了|不学了|不弹了|不玩了|不去了|不用了|放弃了|戒了|换掉了|卖了|卖掉了|送人了)`)
+var cessationZH = regexp.MustCompile(`^\p{Han}{1,4}?(?:也|都|已经|早就)?(?:不练了|不学了|不弹了|不玩了|不去了|不用了|放弃了|戒了|换掉了|卖了|卖掉了|送人了|销户了|不算了)|^\p{Han}{2,8}?的事(?:先|暂时|已经)?(?:搁置了|黄了|泡汤了|不搞了|取消了)`)
 
 // speakerClauseZH reports a clause that opens, after its time words, with a verb.
 func speakerClauseZH(c string) bool {

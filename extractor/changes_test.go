@@ -376,6 +376,10 @@ func TestInPassing(t *testing.T) {
 		{"I genuinely prefer aisle seats on long flights.", "The user genuinely prefers aisle seats", "-"},
 		{"我叫林舟，在杭州一家做跨境电商的公司当运营。", "用户在杭州工作和生活", "user.location"},
 		{"哈哈这个表情包笑死人了", "", ""},
+		{"Closed on the flat last week, we're proper Galway locals now.", "Galway", "user.location"},
+		{"Odette handles our freight invoices, so loop her in on anything late.", "Odette handles", "contact.freight_invoices"},
+		{"Heads up: freight invoices are with Marek in accounts now.", "Marek", "contact.freight_invoices"},
+		{"团建的事现在归小蒋负责，有问题找他。", "小蒋", "contact.团建"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -407,6 +407,22 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
 			}
 		}
+		if m := localsEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && c.moveEN.FindStringSubmatch(s) == nil {
+			// "we're officially Asheville people now": the speaker lives there.
+			add(fact{key: "user.location", content: "The user lives in " + m[1] + " now", cat: memory.CatProfile, replace: true})
+			if !c.tzEN.MatchString(s) && !c.tzOnEN.MatchString(s) && zoneOf(s) == "" {
+				profile("user.timezone", "The user's time zone is now the local time of "+m[1]+", where they moved")
+			}
+		}
+		for _, m := range handlesEN.FindAllStringSubmatch(s, 2) {
+			// "Dana handles our vendor contracts", "vendor contracts are with Ravi now":
+			// who to go to for a thing, one holder at a time.
+			who, what := m[1]+m[4], strings.ToLower(m[2]+m[3])
+			if c.notName[who] || slugify(what) == "" {
+				continue
+			}
+			add(fact{key: "contact." + slugify(lastWords(what, 3)), content: who + " handles the user's " + what, cat: memory.CatRelationship})
+		}
 		if m := c.tzEN.FindStringSubmatch(s); m != nil && (selfish || strings.Contains(lowerText(s), "my")) {
 			profile("user.timezone", "The user's time zone is now "+m[1])
 		}
@@ -454,6 +470,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 	} else {
+		if m := handlesZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
+			// "报销现在归小吴管": who to go to for a thing, one holder at a time.
+			add(fact{key: "contact." + m[1], content: "用户的" + m[1] + "现在由" + m[2] + "负责", cat: memory.CatRelationship})
+		}
 		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) && speakerMovesZH(c, s, strings.Index(s, m[0])) {
 			content := "用户搬到了" + m[2] + "，现在住在" + m[2]
 			if m[1] != "" {
@@ -745,6 +765,29 @@ var moverAdverbsZH = regexp.MustCompile(`已经|早就|刚刚?|才|也|都|就|�
 // moverNotSpeakerZH is the speaker's organisation or a relative before a move verb: their
 // move, not the speaker's ("我们公司搬到了…", "我妹调到北京了").
 var moverNotSpeakerZH = regexp.MustCompile(`我们?(?:的)?(?:公司|部门|单位|团队|工作室|店|学校|办公室|老板|领导|同事|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|老公|老婆|朋友)`)
+
+// localsEN is the speaker calling themselves people of a place: "we're officially
+// Asheville people now", "I'm a Leeds local these days". The group is the place.
+var localsEN = regexp.MustCompile(`(?i:\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:now\s+|officially\s+|finally\s+|proper\s+|(?:an?\s+))*)` + capName + `(?i:\s+(?:people|residents|locals?|folks?)\b)`)
+
+// handlesEN is who handles a thing for the speaker: "<Name> handles/looks after/is the
+// one who handles our <thing>" (groups 1, 2) or "<thing> is/are with|handled by <Name>
+// now" (groups 3, 4).
+var handlesEN = regexp.MustCompile(`(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?)\s+(?:is\s+the\s+one\s+who\s+)?(?i:handles|manages|owns|looks\s+after|takes\s+care\s+of|runs|does)\s+(?i:all\s+)?(?i:our|my|the)\s+((?:[a-z][a-z-]*\s+){0,2}(?:contracts?|payroll|invoices?|taxes|accounts?|bookings?|billing|expenses|books|hiring|renewals?|claims?|approvals?|orders?|scheduling))\b` +
+	`|(?i:\b(?:our|my|the)?\s*)((?i:[a-z][a-z-]*\s+){0,2}(?:contracts?|payroll|invoices?|taxes|accounts?|bookings?|billing|expenses|books|hiring|renewals?|claims?|approvals?|orders?|scheduling))\s+(?i:are|is|go|goes)\s+(?i:(?:now\s+)?(?:with|handled\s+by|owned\s+by|to))\s+(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?)`)
+
+// handlesZH is who handles a thing for the speaker: "报销现在归小吴管", "合同由法务的
+// 老林对接". Groups: the thing, who.
+var handlesZH = regexp.MustCompile(`(?:^|[，,。；;：:])(?:我们?的?|公司的?)?(\p{Han}{2,6}?)(?:的事|这块|这一块)?(?:现在|以后|目前|今后)?(?:都|就)?(?:归|由)(\p{Han}{2,6}?)(?:负责|管|处理|对接)`)
+
+// lastWords is the last n words of s.
+func lastWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[len(f)-n:]
+	}
+	return strings.Join(f, " ")
+}
 
 // workCityZH is the city told before the company a speaker works at.
 var workCityZH = regexp.MustCompile(`在(\p{Han}{2,3}?)的?(?:一家|家)`)

@@ -380,6 +380,14 @@ func TestInPassing(t *testing.T) {
 		{"Odette handles our freight invoices, so loop her in on anything late.", "Odette handles", "contact.freight_invoices"},
 		{"Heads up: freight invoices are with Marek in accounts now.", "Marek", "contact.freight_invoices"},
 		{"团建的事现在归小蒋负责，有问题找他。", "小蒋", "contact.团建"},
+		{"The pollen out here in Fresno is wrecking my sinuses.", "Fresno", "user.location"},
+		{"Could you look over my email? 'Sorry for the delay, all fixed now. Cheers, Ottilie'", "Ottilie", "user.name"},
+		{"Wrangling the twins again: Ivo has judo till 6 and Pia has choir.", "Ivo has judo", "-"},
+		{"Please keep all restaurant picks under $30 a head.", "under $30", "-"},
+		{"俺在镇上开小卖部的，平时走不开。", "用户", "-"},
+		{"二宝周日上午学围棋，我得送她。", "围棋", "-"},
+		{"前天终于入了台二手的索尼相机，画质真不错。", "索尼", "-"},
+		{"我们这边西宁今天下大雪，路上全是冰。", "西宁", "user.location"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -57,7 +57,7 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
-	relZH   = `婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
+	relZH   = `大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
 	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
@@ -407,6 +407,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				profile("user.timezone", "The user's time zone is now the local time of "+m[2]+", where they moved")
 			}
 		}
+		if m := hereInEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !travelTalk.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil {
+			// "the weather here in Tucson is brutal": where the speaker is, and not on a trip.
+			profile("user.location", "The user lives in "+m[1])
+		}
 		if m := localsEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && c.moveEN.FindStringSubmatch(s) == nil {
 			// "we're officially Asheville people now": the speaker lives there.
 			add(fact{key: "user.location", content: "The user lives in " + m[1] + " now", cat: memory.CatProfile, replace: true})
@@ -470,6 +474,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 	} else {
+		if m := hereZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) && !travelTalk.MatchString(s) {
+			// "我们这边哈尔滨今天零下二十度": where the speaker is.
+			profile("user.location", "用户住在"+m[1])
+		}
 		if m := handlesZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
 			// "报销现在归小吴管": who to go to for a thing, one holder at a time.
 			add(fact{key: "contact." + m[1], content: "用户的" + m[1] + "现在由" + m[2] + "负责", cat: memory.CatRelationship})
@@ -776,6 +784,23 @@ var localsEN = regexp.MustCompile(`(?i:\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:now\
 var handlesEN = regexp.MustCompile(`(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?)\s+(?:is\s+the\s+one\s+who\s+)?(?i:handles|manages|owns|looks\s+after|takes\s+care\s+of|runs|does)\s+(?i:all\s+)?(?i:our|my|the)\s+((?:[a-z][a-z-]*\s+){0,2}(?:contracts?|payroll|invoices?|taxes|accounts?|bookings?|billing|expenses|books|hiring|renewals?|claims?|approvals?|orders?|scheduling))\b` +
 	`|(?i:\b(?:our|my|the)?\s*)((?i:[a-z][a-z-]*\s+){0,2}(?:contracts?|payroll|invoices?|taxes|accounts?|bookings?|billing|expenses|books|hiring|renewals?|claims?|approvals?|orders?|scheduling))\s+(?i:are|is|go|goes)\s+(?i:(?:now\s+)?(?:with|handled\s+by|owned\s+by|to))\s+(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?)`)
 
+// hereInEN is a place the speaker says they are in ("the weather here in Tucson",
+// "out here in Lincoln").
+var hereInEN = regexp.MustCompile(`(?i:\b(?:out\s+|over\s+|up\s+|down\s+|around\s+)?here\s+in)\s+` + capName)
+
+// hereZH is the same in Chinese: "我们这边哈尔滨…", "我这儿昆明…".
+var hereZH = regexp.MustCompile(`我们?(?:这边|这儿|这里)(\p{Han}{2,4}?)(?:今天|这几天|最近|天气|冷|热|下雨|下雪|[，,])`)
+
+// travelTalk marks a stay that is not home: a trip, a visit, a conference.
+var travelTalk = regexp.MustCompile(`(?i)\b(?:visiting|trip|vacation|holiday|conference|business\s+travel|layover|for\s+the\s+week(?:end)?|staying\s+at)\b|出差|旅游|旅行|玩几天|度假|开会`)
+
+// signoffEN is a name signed at the end of a quoted text; ownWriting, a request about the
+// speaker's own text.
+var (
+	signoffEN  = regexp.MustCompile(`(?i:\b(?:thanks|cheers|best|regards|best\s+regards|kind\s+regards|sincerely|thank\s+you|warmly))\s*,?\s+(\p{Lu}\p{Ll}+)\s*[.!]?\s*['"’”]`)
+	ownWriting = regexp.MustCompile(`(?i)\b(?:proofread|proof-read|look\s+over|check\s+(?:this|my)|my\s+(?:email|message|draft|note|reply))\b`)
+)
+
 // handlesZH is who handles a thing for the speaker: "报销现在归小吴管", "合同由法务的
 // 老林对接". Groups: the thing, who.
 var handlesZH = regexp.MustCompile(`(?:^|[，,。；;：:])(?:我们?的?|公司的?)?(\p{Han}{2,6}?)(?:的事|这块|这一块)?(?:现在|以后|目前|今后)?(?:都|就)?(?:归|由)(\p{Han}{2,6}?)(?:负责|管|处理|对接)`)
@@ -967,7 +992,9 @@ func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
 		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
-		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快"} {
+		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快",
+		// A day or a part of one ("老大周日下午学跳舞").
+		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天"} {
 		if strings.HasPrefix(v, w) {
 			return true
 		}

@@ -78,7 +78,7 @@ func newLexicon() *lexicon {
 					"can't beat", "can't deny", "can't agree more", "couldn't have done", "can't get enough", "never forget", "never give up",
 					"never been", "never shy", "don't let", "don't give up", "never stop", "don't stop",
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
-			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b` +
+			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|别超过|不要超过|控制在|\bkeep\s+(?:it|them|(?:any|all|the|my)\s+[a-z]+(?:\s+[a-z]+)?)\s+(?:under|below|within|less\s+than)\b|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b` +
 				// A standing instruction told as an imperative: "use the PO box for all of that".
 				`|\buse\s+[^.!?;]{2,60}?\s+for\s+(?:all|every|any|each)\b|怀孕|孕期|备孕|哺乳期`),
 				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",

@@ -389,6 +389,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 	}
 	mark()
+	if text := spokenText(t); ownWriting.MatchString(text) {
+		if m := signoffEN.FindStringSubmatch(text); m != nil && !o.lex.clauses.notName[m[1]] {
+			// "Could you check my note? '… Best, Anouk'": the speaker signs their own
+			// text with their name.
+			d := o.draft("My name is "+m[1], t.OccurredAt, memory.Semantic, memory.CatProfile, "signature", impIdentity, confExplicit)
+			d.key, d.content = "user.name", "The user's name is "+m[1]
+			out = append(out, d)
+		}
+	}
 	d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt)
 	if !ok && len(out) == 0 {
 		// Without the parting or the leaving the turn tells nothing of the speaker: the

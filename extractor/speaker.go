@@ -29,6 +29,7 @@ func spokenText(t memory.Turn) string {
 		// Chinese typed in a chat breaks clauses with a space ("我辞职了 现在在…"): read it
 		// as the comma it stands for.
 		c = zhSpaceBreak.ReplaceAllString(c, "$1，$2")
+		c = dialectFirstPerson.Replace(c)
 	}
 	if name == "" {
 		return c
@@ -54,3 +55,6 @@ func personalize(content, name string) string {
 		"用户的", name+"的", "用户", name)
 	return r.Replace(content)
 }
+
+// dialectFirstPerson writes the northern 俺 as the 我 every rule reads ("俺在县城修车").
+var dialectFirstPerson = strings.NewReplacer("俺们", "我们", "俺家", "我家", "俺", "我")

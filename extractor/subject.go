@@ -11,8 +11,8 @@ import (
 // subject, so restoreSubjectZH writes the dropped 我 back before they run.
 var (
 	zhPronoun     = regexp.MustCompile(`我|咱|你|您|他|她|它|大家|别人|有人`)
-	zhTimeLead    = regexp.MustCompile(`^(?:国庆|春节|过年|五一|中秋|端午|元旦|清明|暑假|寒假|(?:这|下|上)?周末|现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
-	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "改去", "改成去", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家", "怀孕", "怀了", "备孕", "生病", "住院", "体检", "查出"}
+	zhTimeLead    = regexp.MustCompile(`^(?:昨天|前天|今天|上午|下午|晚上|刚才|国庆|春节|过年|五一|中秋|端午|元旦|清明|暑假|寒假|(?:这|下|上)?周末|现在|目前|如今|已经|刚刚|刚|最近|这几天|这两天|这周|这个月|下周[一二三四五六日天]?|下个月|下下周|上个月|上周|明天|后天|今年|去年|明年|每天|每周|平时|一直|以前|原来|本来|早就|终于|其实|今年[一二三四五六七八九十]+月|[一二三四五六七八九十]+月|\d+月|[一二三四五六七八九十\d]+号)`)
+	zhSpeakerVerb = []string{"住在", "住", "搬到", "搬去", "搬家", "搬回", "在", "是", "叫", "养了", "养", "要去", "要", "改去", "改成去", "提了", "买了", "入了", "换了", "打算", "准备", "计划", "想", "做", "当", "去", "回", "从", "离职", "辞职", "入职", "加入", "喜欢", "爱吃", "讨厌", "不吃", "不喝", "不能", "不再", "对", "过敏", "来自", "老家", "怀孕", "怀了", "备孕", "生病", "住院", "体检", "查出"}
 	zhNotVerbLead = []string{"去年", "在吗", "是的", "是不是", "要不", "想想", "对了", "对吧", "对啊", "对不对", "做饭了"}
 )
 
@@ -23,6 +23,7 @@ func restoreSubjectZH(s string) string {
 	if !hasHan(s) {
 		return s
 	}
+	s = dialectFirstPerson.Replace(s)
 	clauses := splitClausesZH(s)
 	var b strings.Builder
 	done := false
@@ -133,6 +134,10 @@ func splitClausesZH(s string) []string {
 // ("Sold my bike last week.", "Traded it in for …") the dropped subject is the speaker.
 var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also|then)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up|switched|moved|relocated|quit|left|traded|gave away|got rid of|ditched|replaced|upgraded|swapped|ordered|lost|broke)\b`)
 
+// droppedProgressiveEN opens a sentence with what the speaker is busy with and no subject
+// ("Juggling pickups again: …").
+var droppedProgressiveEN = regexp.MustCompile(`(?i)^(?:(?:still|just|also)\s+)?(?:juggling|dealing\s+with|sorting\s+out|wrangling|handling)\b`)
+
 // droppedPerfectEN opens a sentence with "been …ing" and no subject ("Been baking a lot
 // lately."): what the speaker has been doing.
 var droppedPerfectEN = regexp.MustCompile(`(?i)^(?:(?:just|also|still|really)\s+)?been\s+[a-z]+ing\b`)
@@ -148,6 +153,9 @@ func restoreSubject(s string) string {
 	}
 	if droppedPerfectEN.MatchString(s) {
 		return "I've " + lowerFirst(s)
+	}
+	if droppedProgressiveEN.MatchString(s) {
+		return "I'm " + lowerFirst(s)
 	}
 	return s
 }

@@ -285,6 +285,8 @@ func TestDepartedNames(t *testing.T) {
 		{"公司把保洁换掉了，不再找小何了。", []string{"小何"}},
 		{"我爸去年退休了，天天在家钓鱼。", nil},
 		{"昨天卖了两箱橘子给邻居。", nil},
+		{"小区门口的菜鸟驿站撤了，取件要走好远。", []string{"菜鸟驿站"}},
+		{"快递拆了，杯子碎了一个。", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -326,6 +328,7 @@ func TestWhatLeftIsHistory(t *testing.T) {
 		{"Ines retired in March, so Colm looks after my pension now.", "Colm looks after", "Ines", "", "Ines"},
 		{"Dr Abara left the clinic and a locum called Dr Huang sees me instead.", "Huang", "Abara", "", "Abara"},
 		{"Sold my old camera to a colleague.", "sold their old camera", "", "camera", ""},
+		{"I sold my old kayak. My cousin's wedding is in May.", "sold their old kayak", "", "kayak", ""},
 		{"I quit Dovetail Analytics in June. I'm a data engineer at Copperleaf now.", "Copperleaf", "no longer", "", ""},
 		{"We moved the whole office off Trello, Asana holds every task now.", "Asana holds", "Trello", "", "Trello"},
 		{"别再叫我阿杰了，叫我全名吧。", "全名", "阿杰", "", "阿杰"},

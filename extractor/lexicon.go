@@ -595,9 +595,9 @@ var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{
 	`left\s+(?:the\s+)?(?:company|firm|team|practice|clinic|school|agency|group|department|office|band|club|business|job)|` +
 	`moved\s+(?:away|on)|passed\s+away|(?:was|got|has\s+been)\s+(?:fired|laid\s+off|let\s+go|transferred|replaced)|(?:is|'s|’s)\s+gone|` +
 	// a place of work or a plan put behind ("Acme is officially behind me")
-	`(?:is|'s|’s)\s+(?:officially\s+|now\s+|finally\s+)?(?:behind\s+me|history)|` +
+	`(?:is|'s|’s)\s+(?:officially\s+|now\s+|finally\s+)?(?:behind\s+me|history(?:\s*[,.;!]|$))|` +
 	// a pet or a person gone from the speaker's home ("Biscuit went to live with my aunt")
-	`went\s+to\s+live\s+with|(?:was|got)\s+(?:re-?homed|adopted\s+by|put\s+down|put\s+to\s+sleep)|ran\s+away|died|passed(?:\s+on)?(?:\s*[,.;!]|$)|` +
+	`went\s+to\s+live\s+with|(?:was|got)\s+(?:re-?homed|adopted\s+by|put\s+down|put\s+to\s+sleep)|ran\s+away|died|passed\s+on(?:\s*[,.;!]|$)|` +
 	// someone of the speaker's work moving elsewhere ("Priya moved to the data team")
 	`moved\s+(?:over\s+)?to\s+(?:the|a|another|a\s+different)\s+(?:[\w-]+\s+){0,2}(?:team|org|organi[sz]ation|department|group|division|office|branch|unit|project|squad)\b|` +
 	// a partner the speaker parted from ("Sam and I split up")
@@ -647,9 +647,13 @@ var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|
 // departedZH is someone leaving: "老周退休了", "郭经理上个月离职了", a transfer away
 // ("老周调去分公司了", "何老师去带高三了"; not "…调到我们组"). The group is the name
 // before the verb, at the start of a clause.
-var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|拆了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
 	`(?:的事)?(?:先|暂时)?(?:搁置了|黄了|泡汤了|不搞了|不弄了)|` +
-	`调(?:去|到|往)[^我咱，,。]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。])`)
+	`调(?:去|到|往)[^我咱，,。周下上明后今这0-9一二三四五六七八九十]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。周下上明后今这0-9一二三四五六七八九十])`)
+
+// facilityGoneZH is a place the speaker used that was taken away: "楼下的快递柜拆了",
+// "那个菜鸟驿站撤了" (not "快递拆了": a parcel opened).
+var facilityGoneZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s]|用户偏好|用户|的)(\p{Han}{1,4}?[柜站点店摊亭])(?:已经|也)?(?:拆了|撤了|关了|没了)`)
 
 // partedZH is the speaker parting with a thing: "那台旧电脑已经送人了", "旧车卖了",
 // "把Kindle转给同事了". The group is the thing, at the start of a clause.
@@ -697,7 +701,7 @@ func departedNames(s string) []string {
 	}
 	if hasHan(s) {
 		// Each pattern's name is in one of its groups (replacedZH has two alternatives).
-		for _, re := range []*regexp.Regexp{replacedZH, departedZH, partedZH} {
+		for _, re := range []*regexp.Regexp{replacedZH, departedZH, partedZH, facilityGoneZH} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				if x := strings.TrimSpace(strings.Join(m[1:], "")); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
 					out = append(out, x)

@@ -256,6 +256,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		first = len(out)
 	}
 	prev, next := "", "" // the sentence before this one, as told
+	// replacedInTurn: a sentence other than a parting tells what took the parted thing's
+	// place ("Sold the old bike. Got a gravel bike instead."); only then does the parting
+	// stay out of the story.
+	replacedInTurn := false
+	for _, s := range splitSentences(spokenText(t)) {
+		if !partedEN.MatchString(s) && !partedZH.MatchString(s) && replacementTold.MatchString(s) {
+			replacedInTurn = true
+		}
+	}
 	for _, s := range splitSentences(spokenText(t)) {
 		mark()
 		prev, next = next, s
@@ -377,7 +386,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		if !trip && !o.lex.aboutOthers(o.clean(s)) {
 			switch {
-			case parts:
+			case parts && replacedInTurn:
 			case leave:
 				if rest := withoutLeaving(s); rest != "" {
 					story = append(story, rest)
@@ -450,8 +459,18 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
 		return out
 	}
 	gone := map[int]bool{}
+	isParting := map[int]bool{}
 	for _, i := range partings {
-		if out[i].key == "" && out[i].typ != memory.Procedural {
+		isParting[i] = true
+	}
+	replaced := false // another draft tells what took the parted thing's place
+	for i, d := range out {
+		if !isParting[i] && replacementTold.MatchString(d.content) {
+			replaced = true
+		}
+	}
+	for _, i := range partings {
+		if replaced && out[i].key == "" && out[i].typ != memory.Procedural {
 			gone[i] = true
 		}
 	}
@@ -482,6 +501,10 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
 // proFormObject is a liking or an aversion whose object is a pro-form ("can't stand the
 // stuff", "love it").
 var proFormObject = regexp.MustCompile(`(?i)\b(?:stand|stomach|like|likes|love|loves|hate|hates|eat|drink|touch|avoid|avoids)\s+(?:it|that|them|those|this|the\s+stuff|that\s+stuff|this\s+stuff|the\s+thing)\s*[.!]*$`)
+
+// replacementTold is a draft telling what the speaker got instead of a thing they
+// parted with ("got myself a …", "picked up a used …", "换了台…").
+var replacementTold = regexp.MustCompile(`(?i)\b(?:got|bought|picked\s+up|switched\s+to|replaced\s+it|upgraded\s+to|traded\s+(?:it\s+)?(?:in\s+)?for|ordered|instead)\b|换了|买了|入了|提了|换成`)
 
 // withoutDeniedTwins drops a draft that denies a former value of a slot when the same
 // turn gives the slot its new value ("I left Acme. I'm a nurse at St Jude's now"): both

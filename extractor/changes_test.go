@@ -287,6 +287,9 @@ func TestDepartedNames(t *testing.T) {
 		{"昨天卖了两箱橘子给邻居。", nil},
 		{"小区门口的菜鸟驿站撤了，取件要走好远。", []string{"菜鸟驿站"}},
 		{"快递拆了，杯子碎了一个。", nil},
+		{"周会调到下周三了。", nil},
+		{"Kyoto's history is what draws me there.", nil},
+		{"Aoife passed, she's a doctor now!", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

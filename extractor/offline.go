@@ -243,6 +243,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	// leaves, of sentences that tell someone leaving (see leftBehind).
 	var partings, leaves []int
 	var whole []string                     // the story's sentences as told, partings and leavings too
+	var withLeaves []string                // the same without the partings a replacement made redundant
 	first, parts, leave := 0, false, false // the sentence before: its first draft, what it told
 	mark := func() {
 		for i := first; i < len(out); i++ {
@@ -391,8 +392,10 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 				if rest := withoutLeaving(s); rest != "" {
 					story = append(story, rest)
 				}
+				withLeaves = append(withLeaves, s)
 			default:
 				story = append(story, s)
+				withLeaves = append(withLeaves, s)
 			}
 			whole = append(whole, s)
 		}
@@ -408,10 +411,14 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 	}
 	d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt)
-	if !ok && len(out) == 0 {
+	if !ok && (len(out) == 0 || !slices.Equal(withLeaves, story)) {
 		// Without the parting or the leaving the turn tells nothing of the speaker: the
 		// news is the memory.
-		if d, ok = o.narrative(o.lex.selfStory(whole), t.OccurredAt); ok {
+		told := whole
+		if len(out) > 0 {
+			told = withLeaves // what replaced a parting is told already
+		}
+		if d, ok = o.narrative(o.lex.selfStory(told), t.OccurredAt); ok {
 			if rest := withoutLeaving(d.content); rest != "" {
 				d.content = rest
 			}
@@ -420,7 +427,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	if ok {
 		out = append(out, d)
 	}
-	out = o.leftBehind(out, partings, leaves)
+	out = o.leftBehind(out, partings, leaves, departed)
 	out = withoutDeniedTwins(out)
 	if parted != "" {
 		// What the speaker sold or gave away: the resolver retires what they said of it
@@ -454,7 +461,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 // goes whole, and the clauses that tell someone leaving are taken out of the drafts (a
 // slot's value told only with the one it replaces, "moved from X to Y", stays whole).
 // partings and leaves index out, ascending.
-func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
+func (o *Offline) leftBehind(out []draft, partings, leaves []int, departed []string) []draft {
 	if len(partings) == 0 && len(leaves) == 0 {
 		return out
 	}
@@ -475,6 +482,15 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int) []draft {
 		}
 	}
 	for _, i := range leaves {
+		if strings.HasPrefix(out[i].key, "relation.") && slices.ContainsFunc(departed, func(n string) bool {
+			if hasHan(n) {
+				return strings.Contains(out[i].content, n)
+			}
+			return regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`).MatchString(out[i].content)
+		}) {
+			gone[i] = true // "my manager Tom retired": Tom is no longer the manager
+			continue
+		}
 		if rest := withoutLeaving(out[i].content); rest != out[i].content {
 			if rest == "" && out[i].key != "" {
 				continue // a slot's value told with the one it replaces ("moved from X to Y")
@@ -533,7 +549,7 @@ func withoutLeaving(content string) string {
 		if cl == "" {
 			continue
 		}
-		if len(departedNames(cl)) > 0 {
+		if len(departedNames(cl)) > 0 && !fromTo.MatchString(cl) {
 			if !dropped || gapSep == "" {
 				gapSep = p.sep
 			}
@@ -585,6 +601,10 @@ func withoutLeaving(content string) string {
 	}
 	return rest
 }
+
+// fromTo is a clause that tells the new value with the old one ("moved from Denver to
+// Austin", "switched from X to Y"): it is the news, not a leaving to take out.
+var fromTo = regexp.MustCompile(`(?i)\bfrom\s+(?:[\p{L}'’-]+\s+){1,3}?to\s+\S|\btook\s+over\s+from\b|\breplac(?:ed|ing)\s+\S+(?:\s+\S+)?\s+with\b|从\p{Han}{1,8}?(?:搬|换|调|转|改)(?:到|成|去)`)
 
 // clause is one clause of a text and the separator before it ("" for the first).
 type clause struct{ sep, text string }

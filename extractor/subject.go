@@ -84,8 +84,11 @@ func afterTimeLeadZH(c string) string {
 	}
 }
 
-// cessationZH is a thing told as the topic and then stopped or let go of.
-var cessationZH = regexp.MustCompile(`^\p{Han}{1,4}?(?:也|都|已经|早就)?(?:不练了|不学了|不弹了|不玩了|不去了|不用了|放弃了|戒了|换掉了|卖了|卖掉了|送人了|销户了|不算了)|^\p{Han}{2,8}?的事(?:先|暂时|已经)?(?:搁置了|黄了|泡汤了|不搞了|取消了)`)
+// cessationZH is a thing of the speaker's told as the topic and then stopped, let go of
+// or changed.
+var cessationZH = regexp.MustCompile(`^\p{Han}{1,4}?(?:也|都|已经|早就)?(?:不练了|不学了|不弹了|不玩了|不去了|不用了|放弃了|戒了|换掉了|卖了|卖掉了|送人了|销户了|不算了)|^\p{Han}{2,8}?的事(?:先|暂时|已经)?(?:搁置了|黄了|泡汤了|不搞了|取消了)` +
+	// the speaker's own job, home or things changed ("工作换了，现在是…", "房子卖了")
+	`|^(?:工作|公司|单位|房子|车|手机|电脑|学校|专业|岗位|职位|部门|号码|邮箱|地址|发型)(?:也|都|已经)?(?:换了|变了|搬了|改了|调了)`)
 
 // speakerClauseZH reports a clause that opens, after its time words, with a verb.
 func speakerClauseZH(c string) bool {

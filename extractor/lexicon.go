@@ -670,7 +670,15 @@ var notAThingZH = regexp.MustCompile(`[我你他她它们爸妈爷奶儿女哥�
 // retire what was said of them before.
 func departedNames(s string) []string {
 	var out []string
-	for _, ix := range departedEN.FindAllStringSubmatchIndex(s, -1) {
+	lower := strings.ToLower(s)
+	han := hasHan(s)
+	// The patterns are costly and run on every sentence: each runs only when a word it
+	// needs is there.
+	var leaving [][]int
+	if containsAnyOf(lower, departedCues) {
+		leaving = departedEN.FindAllStringSubmatchIndex(s, -1)
+	}
+	for _, ix := range leaving {
 		if kinBefore.MatchString(s[:ix[2]]) {
 			continue // "my dad Gerald retired": a relative's life event, not a contact gone
 		}
@@ -686,20 +694,27 @@ func departedNames(s string) []string {
 			out = append(out, name[0])
 		}
 	}
-	for _, m := range replacedEN.FindAllStringSubmatch(s, -1) {
+	var replaced [][]string
+	if containsAnyOf(lower, replacedCues) {
+		replaced = replacedEN.FindAllStringSubmatch(s, -1)
+	}
+	for _, m := range replaced {
 		name := m[1] + m[2]
 		if lo := strings.ToLower(name); !nameStop[lo] && !notReplaced[lo] && len(name) >= 2 && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	for _, re := range []*regexp.Regexp{notAnymoreEN, forgetEN} {
+		if re == notAnymoreEN && !containsAnyOf(lower, []string{"any more", "anymore", "any longer"}) || re == forgetEN && !strings.Contains(lower, "forget") {
+			continue
+		}
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			if !slices.Contains(out, m[1]) && !nameStop[strings.ToLower(m[1])] {
 				out = append(out, m[1])
 			}
 		}
 	}
-	if hasHan(s) {
+	if han {
 		// Each pattern's name is in one of its groups (replacedZH has two alternatives).
 		for _, re := range []*regexp.Regexp{replacedZH, departedZH, partedZH, facilityGoneZH} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
@@ -710,6 +725,26 @@ func departedNames(s string) []string {
 		}
 	}
 	return out
+}
+
+// departedCues and replacedCues are words departedEN and replacedEN cannot match without
+// (lower-cased).
+var (
+	departedCues = []string{"retir", "resign", "quit", "left ", "moved", "passed", "fired", "laid", "let go", "transferr",
+		"replac", "gone", "behind me", "history", "live with", "rehom", "adopted by", "put down", "put to sleep", "ran away",
+		"died", "broke up", "split", "separated", "divorced", "called it quits"}
+	replacedCues = []string{"took over", "replac", "switched", "moved", "stopped", "broke up", "split", "divorced", "cancel",
+		"unsubscrib", "skipp", "rehomed", "migrated", "got ", "call", "no longer", "isn't", "is not"}
+)
+
+// containsAnyOf reports s holding one of subs.
+func containsAnyOf(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // singular is the singular of a plain English plural noun ("bikes" → "bike").

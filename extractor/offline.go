@@ -1272,12 +1272,16 @@ func (o *Offline) identity(s string, ref time.Time) []draft {
 	var out []draft
 	seen := map[string]bool{}
 	zh := hasHan(s)
-	gone := departedNames(s)
+	var gone []string // the names s says left, read once a name rule matches
+	goneRead := false
 	for _, r := range o.lex.idents {
 		for _, m := range r.re.FindAllStringSubmatch(s, -1) {
 			d, ok := o.identityDraft(r.kind, m, zh)
 			if !ok || seen[d.key+"|"+d.content] {
 				continue
+			}
+			if r.kind == "name" && !goneRead {
+				gone, goneRead = departedNames(s), true
 			}
 			if r.kind == "name" && slices.Contains(gone, strings.TrimSpace(m[r.value])) {
 				continue // "don't call me Jimmy anymore": the name given up

@@ -288,6 +288,7 @@ func TestDepartedNames(t *testing.T) {
 		{"小区门口的菜鸟驿站撤了，取件要走好远。", []string{"菜鸟驿站"}},
 		{"快递拆了，杯子碎了一个。", nil},
 		{"周会调到下周三了。", nil},
+		{"Pepper was re-homed with a family in Cork.", []string{"Pepper"}},
 		{"Kyoto's history is what draws me there.", nil},
 		{"Aoife passed, she's a doctor now!", nil},
 	}

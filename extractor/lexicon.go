@@ -731,7 +731,7 @@ func departedNames(s string) []string {
 // (lower-cased).
 var (
 	departedCues = []string{"retir", "resign", "quit", "left ", "moved", "passed", "fired", "laid", "let go", "transferr",
-		"replac", "gone", "behind me", "history", "live with", "rehom", "adopted by", "put down", "put to sleep", "ran away",
+		"replac", "gone", "behind me", "history", "live with", "rehom", "re-hom", "adopted by", "put down", "put to sleep", "ran away",
 		"died", "broke up", "split", "separated", "divorced", "called it quits"}
 	replacedCues = []string{"took over", "replac", "switched", "moved", "stopped", "broke up", "split", "divorced", "cancel",
 		"unsubscrib", "skipp", "rehomed", "migrated", "got ", "call", "no longer", "isn't", "is not"}

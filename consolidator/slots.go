@@ -222,8 +222,8 @@ type ruling struct {
 	// cilantro", "香菜其实也挺香的"), "" for none.
 	warmedTo string
 	// healed is the part of the body the candidate says has recovered ("my knee is
-	// fully healed", "腰已经好了"), "" for none.
-	healed string
+	// fully healed", "腰已经好了"), as a pattern; nil for none.
+	healed *regexp.Regexp
 }
 
 func newRuling(c memory.Candidate) ruling {
@@ -233,12 +233,8 @@ func newRuling(c memory.Candidate) ruling {
 			regexp.QuoteMeta(p) + `s?\b`)
 	}
 	for _, n := range departedNames(c) {
-		if hasHan(n) {
-			r.departed = append(r.departed, regexp.MustCompile(regexp.QuoteMeta(n)))
-		} else {
-			// As written, capital and all: "Will retired" is not about what the user will do.
-			r.departed = append(r.departed, regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`))
-		}
+		// As written, capital and all: "Will retired" is not about what the user will do.
+		r.departed = append(r.departed, wordPattern(n, ""))
 	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
@@ -248,11 +244,19 @@ func newRuling(c memory.Candidate) ruling {
 	}
 	r.warmedTo = warmedTo(c.Content)
 	if m := healedEN.FindStringSubmatch(c.Content); m != nil {
-		r.healed = strings.ToLower(m[1])
+		r.healed = wordPattern(m[1], "(?i)")
 	} else if m := healedZH.FindStringSubmatch(c.Content); m != nil {
-		r.healed = m[1]
+		r.healed = wordPattern(m[1], "")
 	}
 	return r
+}
+
+// wordPattern matches word w, with flags: a Latin word whole, Han characters as written.
+func wordPattern(w, flags string) *regexp.Regexp {
+	if hasHan(w) {
+		return regexp.MustCompile(flags + regexp.QuoteMeta(w))
+	}
+	return regexp.MustCompile(flags + `\b` + regexp.QuoteMeta(w) + `\b`)
 }
 
 // bodyPartEN and bodyPartZH name the parts of the body an injury and its recovery are
@@ -349,16 +353,13 @@ func (r ruling) rulesOut(m memory.Memory) bool {
 // body the candidate says has healed, or of what it ruled out ("no lifting with this
 // back", once "my back is fully healed").
 func (r ruling) recoveredFrom(m memory.Memory) bool {
-	if r.healed == "" || m.Type == memory.Episodic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+	if r.healed == nil || m.Type == memory.Episodic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
 		return false
 	}
 	if healedEN.MatchString(m.Content) || healedZH.MatchString(m.Content) {
 		return false
 	}
-	if hasHan(r.healed) {
-		return strings.Contains(m.Content, r.healed) && injuryWords.MatchString(m.Content)
-	}
-	return regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(r.healed)+`\b`).MatchString(m.Content) && injuryWords.MatchString(m.Content)
+	return r.healed.MatchString(m.Content) && injuryWords.MatchString(m.Content)
 }
 
 // gaveUpFor reports m, an earlier standing memory of the habit the candidate gave up for

@@ -256,19 +256,20 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		first = len(out)
 	}
-	prev, next := "", "" // the sentence before this one, as told
+	text := spokenText(t)
+	sentences := splitSentences(text)
 	// replacedInTurn: a sentence other than a parting tells what took the parted thing's
 	// place ("Sold the old bike. Got a gravel bike instead."); only then does the parting
 	// stay out of the story.
-	replacedInTurn := false
-	for _, s := range splitSentences(spokenText(t)) {
-		if !partedEN.MatchString(s) && !partedZH.MatchString(s) && replacementTold.MatchString(s) {
-			replacedInTurn = true
-		}
-	}
-	for _, s := range splitSentences(spokenText(t)) {
+	replacedInTurn := slices.ContainsFunc(sentences, func(s string) bool {
+		return !partedEN.MatchString(s) && !partedZH.MatchString(s) && replacementTold.MatchString(s)
+	})
+	for si, s := range sentences {
 		mark()
-		prev, next = next, s
+		prev := "" // the sentence before this one, as told
+		if si > 0 {
+			prev = sentences[si-1]
+		}
 		names := departedNames(s)
 		for _, n := range names {
 			if !slices.Contains(departed, n) {
@@ -401,7 +402,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 	}
 	mark()
-	if text := spokenText(t); ownWriting.MatchString(text) {
+	if ownWriting.MatchString(text) {
 		if m := signoffEN.FindStringSubmatch(text); m != nil && !o.lex.clauses.notName[m[1]] {
 			// "Could you check my note? '… Best, Anouk'": the speaker signs their own
 			// text with their name.
@@ -481,12 +482,17 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int, departed []str
 			gone[i] = true
 		}
 	}
+	var names []*regexp.Regexp // the departed, compiled once for the turn's drafts
+	for _, n := range departed {
+		if hasHan(n) {
+			names = append(names, regexp.MustCompile(regexp.QuoteMeta(n)))
+		} else {
+			names = append(names, regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`))
+		}
+	}
 	for _, i := range leaves {
-		if strings.HasPrefix(out[i].key, "relation.") && slices.ContainsFunc(departed, func(n string) bool {
-			if hasHan(n) {
-				return strings.Contains(out[i].content, n)
-			}
-			return regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`).MatchString(out[i].content)
+		if strings.HasPrefix(out[i].key, "relation.") && slices.ContainsFunc(names, func(re *regexp.Regexp) bool {
+			return re.MatchString(out[i].content)
 		}) {
 			gone[i] = true // "my manager Tom retired": Tom is no longer the manager
 			continue

@@ -46,6 +46,7 @@ type clauseRules struct {
 	procBefore3EN, procRuleZH, habitFoodZH       *regexp.Regexp
 	procBeforeImpEN, likeZH, favEN               *regexp.Regexp
 	selfStart, relAnyEN, relAnyZH                *regexp.Regexp
+	commuteEN, commuteZH                         *regexp.Regexp
 	notName                                      map[string]bool
 	relWords                                     map[string]string
 	petWords                                     map[string]string
@@ -56,7 +57,7 @@ const (
 	capName = `(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2})`
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
-	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor`
+	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor|kiddos?|hubby|wifey|missus|toddler|little one`
 	relZH   = `大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
@@ -96,8 +97,8 @@ func newClauseRules() *clauseRules {
 		petHaveEN:    re(`(?i:\b(?:i|we)\s+(?:have|got|adopted|own|bought|rescued|brought home|just got|just adopted)\s+(?:an?|one|two|three|a new|a little)\s+(?:[a-z]+\s+)?(` + petEN + `)s?\s*,?\s+(?:named|called))\s+` + capName),
 		petZH:        re(`(?:我|我们|我家)(?:的|家的|家)?(` + petZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
 		petHaveZH:    re(`养了(?:一只|一条|只|条|两只|一匹)?[^，。,]{0,4}?(` + petZH + `)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
-		deviceEN:     re(`(?i:(?:\b(?:i|we)\s+(?:use|have|got|own|bought|switched to|am on|'m on|work on|mostly use|just got)|^(?:just\s+|finally\s+)?(?:switched (?:over )?to|got|bought))\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
-		deviceZH:     re(`我(?:的)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|(?i:mac|iphone|ipad|android|windows|linux))`),
+		deviceEN:     re(`(?i:(?:\b(?:i|we)(?:\s+(?:use|have|got|own|bought|switched to|work on|mostly use|just got)|(?:'m|\s+am|'re|\s+are)\s+(?:now\s+)?(?:all in on|on|using))|\bmy\s+(?:whole\s+|entire\s+|main\s+|work\s+|daily\s+)?(?:setup|laptop|machine|computer|rig|phone|daily driver)\s+is|^(?:just\s+|finally\s+)?(?:switched (?:over )?to|got|bought))\s+(?:an?\s+|my\s+|the\s+)?(?:new\s+)?)((?i:macbook(?: pro| air)?|mac|iphone|ipad|android(?: phone)?|windows(?: pc| laptop)?|linux|chromebook|pixel|galaxy|thinkpad|pc))\b`),
+		deviceZH:     re(`我(?:的)?(?:一直|现在|目前|平时|主要|还是)?(?:用的是|用|手机是|电脑是|在用)(?:一台|一部|的)?(苹果手机|安卓手机|安卓|苹果电脑|华为手机|小米手机|小米\d+|(?i:mac|iphone|ipad|android|windows|linux|pixel|galaxy))`),
 		tasteEN:      re(`(?i:\b(?:i|we)(?:'m| am| are)?\s+(?:(?:really|also|just|still|absolutely|totally|now|no longer|don't|do not|can't|cannot|can no longer|won't)\s+){0,2}(?:love|loves|like|enjoy|adore|hate|dislike|eat|drink|eating|drinking|(?:can't|cannot|can no longer|don't|do not|won't|shouldn't|no longer)\s+have)\s+(?:eating\s+|drinking\s+)?(?:a good\s+|good\s+|the\s+|some\s+|any\s+|a\s+|an\s+|more\s+)?)((?i:(?:[a-z0-9-]+\s+){0,2}[a-z0-9-]+))`),
 		tasteZH:      re(`(?:喜欢|爱|讨厌|不能再|不再|不能|不|没法再|戒了|不敢再|不敢)(?:吃|喝)(?:一杯|一碗|一份|一点|点)?(\p{Han}{1,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		// habitFoodZH: what a habit eats or drinks ("每天早上都喝一杯豆浆"), in the taste slot.
@@ -143,7 +144,7 @@ func newClauseRules() *clauseRules {
 		// "Before every deploy we run the smoke tests": a routine without a comma.
 		procBefore3EN: re(`(?i:\bbefore\s+)((?i:every|each|any)\s+[a-z-]+(?:\s+[a-z-]+)?)\s+(?i:we|i)\s+(?i:always\s+|first\s+)?([a-z][^.;!?]{3,100})`),
 		// "Before any release, bump the version": a routine told as an order.
-		procBeforeImpEN: re(`(?i:^\s*before\s+)((?i:every|each|any|a|an)\s+[^,.;!?]{3,60}?)\s*,\s*((?i:[a-z]+)\s[^.;!?]{3,100})`),
+		procBeforeImpEN: re(`(?i:^\s*before\s+)((?i:every|each|any|a|an|you|we)\s+[^,.;!?]{3,60}?)\s*,\s*((?i:[a-z]+)\s[^.;!?]{3,100})`),
 		// "平时最喜欢去滑雪": a liking of a thing to do, in its thing's slot.
 		likeZH: re(`(?:最|很|特别|超|非常|挺|真)?(?:喜欢|爱|迷上了|爱上了)(?:去|玩|打|看|听|做|弹|练)?(\p{Han}{2,4}?)(?:了|$|，|。|,|\.|!|！)`),
 		// "Sushi nights are my favourite treat": a favourite thing.
@@ -156,6 +157,15 @@ func newClauseRules() *clauseRules {
 		atNowEN: re(`(?i:\b(?:i'm|i am)\s+(?:at|with)\s+)` + orgName + `(?i:\s+now)\b`),
 		// "I drive an old pickup": the speaker's vehicle.
 		vehicleEN: re(`(?i:\b(?:i|we)(?:'m|\s+am|'re|\s+are|'ve been|\s+have been)?\s+(?:now\s+|still\s+|currently\s+)?(?:drive|ride|driving|riding)\s+(?:an?|the|my|our)\s+(?:new\s+|brand[- ]new\s+)?)([^,.;!?]{2,40}?)(?:[,.;!?]|$|\s+(?i:and|but|to|which|that|every|most)\b)`),
+		// "I take the early bus to work", "I just bike in now": how the speaker gets to
+		// work, one slot, so that a new way replaces the old.
+		commuteEN: re(`(?i:\b(?:i|we)\s+(?:usually\s+|just\s+|always\s+|now\s+|mostly\s+|normally\s+|still\s+|typically\s+|actually\s+|generally\s+)*` +
+			`(?:(?:take|catch|ride|get|hop on)\s+the\s+(?:[\d:.]+\s*(?:am|pm)?\s+)?(?:[a-z]+\s+){0,2}(?:train|bus|subway|metro|tube|tram|ferry|shuttle|light rail)\b[^,.;!?]{0,30}?\b(?:to|into)\s+(?:work|the office|the city|town|campus)` +
+			`|(?:bike|cycle|walk|drive|carpool|scooter|skate|run)\s+(?:in(?:\s*$|\s*[,.;!]|\s+(?:now|these|every|most|daily|each|on)\b)|(?:to|into)\s+(?:work|the office|the city|town|campus))` +
+			`|commute\s+(?:by|on|via)\s+[a-z]+)` +
+			`|\bmy\s+(?:daily\s+)?commute\s+is\b)`),
+		// "每天坐地铁上班", "现在骑车上班": how the speaker gets to work.
+		commuteZH: re(`(?:坐|乘|搭|骑|开车|走路|步行|打车|蹬)[^，。；,;！!？?]{0,10}?(?:上班|上学|通勤|去公司|去单位)|通勤`),
 		// "no more sweets for me": the end of a taste, told without a verb.
 		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
 		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),
@@ -175,7 +185,8 @@ func newClauseRules() *clauseRules {
 	}
 	c.relWords = map[string]string{"mom": "mother", "mum": "mother", "dad": "father", "kid": "child", "boss": "manager",
 		"best friend": "best_friend", "grandma": "grandmother", "grandpa": "grandfather", "fiancé": "fiance", "fiancée": "fiance",
-		"fiancee": "fiance", "neighbour": "neighbor", "coworker": "colleague",
+		"fiancee": "fiance", "neighbour": "neighbor", "coworker": "colleague", "kiddo": "child", "kiddos": "child",
+		"hubby": "husband", "wifey": "wife", "missus": "wife", "toddler": "child", "little one": "child",
 		"老婆": "wife", "妻子": "wife", "太太": "wife", "爱人": "spouse", "老公": "husband", "丈夫": "husband", "儿子": "son",
 		"女儿": "daughter", "闺女": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
 		"哥哥": "brother", "姐姐": "sister", "弟弟": "brother", "妹妹": "sister", "男朋友": "boyfriend", "女朋友": "girlfriend",
@@ -197,7 +208,8 @@ func (c *clauseRules) matchAny(s string) bool {
 		c.relNameEN, c.relJobEN, c.relWorkEN, c.relNameZH, c.relApposZH, c.relJobZH, c.petEN, c.petHaveEN, c.petZH,
 		c.petHaveZH, c.deviceEN, c.deviceZH, c.procBeforeEN, c.procBefore2EN, c.procZH, c.workZH, c.healthEN, c.healthZH, c.workAsEN, c.nowJobEN, c.asJobEN, c.orgJobZH, c.quitEN, c.quitZH,
 		c.relIsZH, c.roleTheEN, c.teachEN, c.businessEN, c.vehicleEN, c.procStepsZH, c.procStepsEN,
-		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN, c.procBeforeImpEN} {
+		c.relLiveEN, c.relLiveZH, c.petCountZH, c.petListEN, c.ownZH, c.procBefore3EN, c.procRuleZH, c.joinEN, c.procBeforeImpEN,
+		c.commuteEN, c.commuteZH} {
 		if r.MatchString(s) {
 			return true
 		}
@@ -296,6 +308,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 					profile("user.role", "The user is "+article(m[1])+m[1])
 				}
 			}
+			if m, who := c.clauseOf(promotedEN, s); m != nil && who == "" && validJob(m[1]) {
+				// "Got promoted to team lead": the new role, in the role's slot.
+				profile("user.role", "The user is "+article(m[1])+m[1])
+			}
 			if m := c.roleTheEN.FindStringSubmatch(s); m != nil && validJob(m[1]) && jobNoun(m[1]) && !c.notName[m[2]] {
 				profile("user.role", "The user is the "+m[1]+" at "+m[2])
 				profile("user.employer", "The user works at "+m[2])
@@ -369,6 +385,16 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := c.deviceEN.FindStringSubmatch(s); m != nil {
 				kind := deviceKind(m[1])
 				add(fact{key: "user.device." + kind, content: "The user uses " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
+			} else if m := setupEN.FindStringSubmatch(s); m != nil && !c.notName[strings.Fields(m[2])[0]] {
+				// "My work laptop is a Framework 13": a device of any make, by what it is to them.
+				kind := deviceKind(m[2])
+				switch strings.ToLower(m[1]) {
+				case "phone":
+					kind = "phone"
+				case "tablet":
+					kind = "tablet"
+				}
+				add(fact{key: "user.device." + kind, content: "The user uses " + article(m[2]) + m[2], cat: memory.CatFact, imp: impPreference})
 			}
 			if m, who := c.clauseOf(newJobEN, s); m != nil && who == "" && !c.notName[m[1]] {
 				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
@@ -410,6 +436,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := hereInEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !travelTalk.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil {
 			// "the weather here in Tucson is brutal": where the speaker is, and not on a trip.
 			profile("user.location", "The user lives in "+m[1])
+		}
+		if m := livedSinceEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !travelTalk.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil {
+			// "we've been in Savannah since June": where the speaker has lived since then.
+			add(fact{key: "user.location", content: "The user lives in " + m[1], cat: memory.CatProfile, replace: true})
 		}
 		if m := localsEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && c.moveEN.FindStringSubmatch(s) == nil {
 			// "we're officially Asheville people now": the speaker lives there.
@@ -581,10 +611,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			what := strings.TrimSpace(m[2])
 			if key := deviceSlotZH(m[1], what); m[1] != "个" {
 				add(fact{key: key, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
-			} else if kind := deviceNounZH(s); phoneLine.MatchString(strings.ToLower(what)) || kind != "" {
+			} else if kind := deviceNounZH(s); deviceKind(what) != "computer" || kind != "" {
 				// 个 measures anything: the kind comes from the maker or the sentence's noun.
 				if kind == "" {
-					kind = "phone"
+					kind = deviceKind(what)
 				}
 				add(fact{key: "user.device." + kind, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
 			}
@@ -660,6 +690,53 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			add(fact{key: "relation." + c.rel(who) + ".school", content: o.finish(content, ref), cat: memory.CatRelationship})
 		}
+	}
+	if !zh {
+		if m := relTasteEN.FindStringSubmatch(s); m != nil {
+			// "My wife can't stand olives": the relation's taste, in a slot of the
+			// relation's, never the speaker's own (food.*), so that neither replaces the other.
+			who, verb, obj := slugify(c.rel(strings.ToLower(m[1]))), strings.ToLower(m[2]), trimEnd(m[3])
+			key := "relation." + who + ".taste." + slugify(firstWords(strings.ToLower(obj), 3))
+			switch {
+			case strings.Contains(verb, "allergic"):
+				key = "relation." + who + ".allergy." + slugify(firstWords(strings.ToLower(obj), 3))
+			case obj == "", relDietEN.MatchString(verb):
+				// "is vegan these days": a diet, whatever follows it.
+				key, obj = "relation."+who+".diet", ""
+			}
+			content := "The user's " + strings.ToLower(m[1]) + " " + verb
+			if obj != "" {
+				content += " " + o.pronounsEN(obj, true)
+			}
+			add(fact{key: key, content: o.finish(content, ref), cat: memory.CatRelationship, imp: impPreference})
+		}
+	}
+	// Where the speaker's parcels go is one slot: a new address replaces the old.
+	if r := addressEN; zh {
+		loc, rel := addressZH.FindStringIndex(s), c.relAnyZH.FindStringIndex(s)
+		if loc != nil && (rel == nil || rel[0] > loc[0]) && !o.lex.aboutOthers(s) {
+			add(fact{key: "user.address", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "address"), ref), cat: memory.CatFact, imp: impPreference})
+		}
+	} else if r.MatchString(s) && !o.lex.aboutOthers(s) {
+		add(fact{key: "user.address", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "address"), ref), cat: memory.CatFact, imp: impPreference})
+	}
+	// How the speaker gets to work is one slot whatever the way: a new way ("these days I
+	// just cycle in") replaces the bus or the line told before.
+	if r := c.commuteEN; zh {
+		r = c.commuteZH
+		loc := r.FindStringIndex(s)
+		// "我老公每天开车上班" is the husband's way to work.
+		rel := c.relAnyZH.FindStringIndex(s)
+		if loc != nil && (rel == nil || rel[0] > loc[0]) && !o.lex.aboutOthers(s) && (strings.ContainsAny(s, "我咱") || !otherSubjectZH.MatchString(s)) {
+			// Only its clause: the rest of the sentence may tell another slot (the city).
+			cl := clauseAt(s, loc[0])
+			if !strings.ContainsAny(cl, "我咱") && strings.ContainsAny(s, "我咱") {
+				cl = "我" + cl
+			}
+			add(fact{key: "user.commute", content: o.finish(o.thirdPerson(trimEnd(cl), memory.CatFact, "commute"), ref), cat: memory.CatFact, imp: impPreference})
+		}
+	} else if loc := r.FindStringIndex(s); loc != nil {
+		add(fact{key: "user.commute", content: o.finish(o.thirdPerson(trimEnd(clauseAt(s, loc[0])), memory.CatFact, "commute"), ref), cat: memory.CatFact, imp: impPreference})
 	}
 	return out
 }
@@ -776,6 +853,8 @@ var moverNotSpeakerZH = regexp.MustCompile(`我们?(?:的)?(?:公司|部门|单�
 
 // localsEN is the speaker calling themselves people of a place: "we're officially
 // Asheville people now", "I'm a Leeds local these days". The group is the place.
+var livedSinceEN = regexp.MustCompile(`(?i:\b(?:we've|we\s+have|i've|i\s+have)\s+(?:now\s+|actually\s+)?been\s+(?:living\s+|based\s+|settled\s+)?(?:in|out\s+in|up\s+in|down\s+in)\s+)` + capName + `(?i:\s+(?:since|for\s+(?:(?:about|almost|over|nearly|more\s+than)\s+)?(?:a|\d+|two|three|four|five|six|several|a\s+few|many)\s+(?:years?|months?)\b))`)
+
 var localsEN = regexp.MustCompile(`(?i:\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:now\s+|officially\s+|finally\s+|proper\s+|(?:an?\s+))*)` + capName + `(?i:\s+(?:people|residents|locals?|folks?)\b)`)
 
 // handlesEN is who handles a thing for the speaker: "<Name> handles/looks after/is the
@@ -999,6 +1078,15 @@ func badNameZH(v string) bool {
 			return true
 		}
 	}
+	// A thing of the relation's where a name would be ("我妈家地址是…", "我老公手机号是…").
+	if strings.HasPrefix(v, "家") {
+		return true
+	}
+	for _, w := range []string{"地址", "电话", "手机", "生日", "工作", "公司", "学校", "单位", "身体", "脾气", "爱好", "名字", "微信", "邮箱", "号码"} {
+		if strings.Contains(v, w) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -1141,8 +1229,17 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 		}
 		return "plan." + slugify(head) + "." + slugify(qual)
 	}
+	if m := planArriveEN.FindStringSubmatch(s); m != nil {
+		// "My new couch is supposed to arrive on Friday": the delivery of the thing, the
+		// slot "the couch delivery got pushed to …" fills too.
+		f := strings.Fields(strings.ToLower(m[1]))
+		return "plan.delivery." + slugify(f[len(f)-1])
+	}
 	return ""
 }
+
+// planArriveEN is a thing the speaker awaits, told by its arrival.
+var planArriveEN = regexp.MustCompile(`(?i:\b(?:my|our|the)\s+)((?i:[a-z-]+\s+)?(?i:[a-z-]{3,}))\s+(?i:is\s+supposed\s+to\s+(?:arrive|be\s+delivered|ship)|should\s+(?:arrive|ship|be\s+delivered)|is\s+(?:arriving|shipping|coming)|arrives|will\s+(?:arrive|ship|be\s+delivered)|is\s+due\s+to\s+arrive|is\s+being\s+delivered|gets\s+delivered|is\s+getting\s+delivered|ships)\b`)
 
 var (
 	// planGoZH is a plan told by going to it: "下周三我要去面试", "约了周五复查".
@@ -1303,7 +1400,7 @@ func (o *Offline) procedure(s string) (fact, bool) {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
-	if m := c.procBeforeImpEN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) && !c.procBefore3EN.MatchString(s) && orderVerb(m[2]) {
+	if m := c.procBeforeImpEN.FindStringSubmatch(s); m != nil && !c.procBefore2EN.MatchString(s) && !c.procBefore3EN.MatchString(s) && orderVerb(m[2]) && !strings.HasSuffix(strings.TrimSpace(s), "?") {
 		return fact{key: "procedure." + slugify(firstWords(m[1], 3)), content: "The user's routine: before " + m[1] + ", " + o.pronounsEN(trimEnd(m[2]), true),
 			cat: memory.CatSkill, typ: memory.Procedural, imp: impPreference}, true
 	}
@@ -1390,7 +1487,10 @@ func orderVerb(s string) bool {
 	w := strings.ToLower(strings.Fields(s)[0])
 	switch w {
 	case "i", "we", "you", "he", "she", "they", "it", "there", "the", "a", "an", "my", "our", "this", "that", "i'm", "we're",
-		"it's", "everyone", "someone", "nobody", "people", "is", "was", "are", "were":
+		"it's", "everyone", "someone", "nobody", "people", "is", "was", "are", "were",
+		// A question or a reply is no order ("before you go, can you …").
+		"can", "could", "would", "will", "should", "do", "does", "did", "what", "how", "why", "where", "when", "who", "which",
+		"thanks", "thank", "yes", "yeah", "no", "ok", "okay", "sure", "oh", "wait", "hmm":
 		return false
 	}
 	return !strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "'s")
@@ -1438,15 +1538,50 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		// would keep the old value ("no longer at X, now at Y") outside the slot. So
 		// does a keyless reading of a sentence that denies a former state.
 		denies := deniedClause.MatchString(s)
+		// A keyless reading beside a fact in a slot that changes ("my whole setup is a
+		// <laptop>") would keep the value outside the slot when it changes: the slot's
+		// memory takes the whole sentence instead (the detail, below).
+		slotted := false
+		for _, f := range facts {
+			if changeable([]draft{{key: f.key}}) == 0 {
+				slotted = true
+			}
+		}
 		kept := ds[:0]
 		for _, d := range ds {
-			if d.rule != "revision" && !(denies && d.key == "") {
+			loose := d.key == "" && d.typ == memory.Semantic && (d.rule == "identity" || d.rule == "preference")
+			if attr, ok := strings.CutPrefix(d.key, "user.attr."); ok && d.rule == "identity" {
+				// "user.attr.shipping_address" beside "user.address": the slot tells it.
+				for _, f := range facts {
+					if i := strings.LastIndex(f.key, "."); i >= 0 && strings.Contains(attr, f.key[i+1:]) {
+						loose = true
+					}
+				}
+			}
+			if d.rule == "identity" && strings.HasPrefix(d.key, "relation.") {
+				// "relation.son" beside "relation.son.allergy.peanuts": the finer slot tells it.
+				for _, f := range facts {
+					if strings.Count(f.key, ".") >= 2 && strings.HasPrefix(f.key, "relation.") && !strings.HasSuffix(f.key, ".name") {
+						loose = true
+					}
+				}
+			}
+			if d.rule != "revision" && !(denies && d.key == "") && !(slotted && loose) {
 				kept = append(kept, d)
 			}
 		}
 		ds = kept
 	}
+	// A taste or rule told of a relation ("我老婆不吃辣") lives in the relation's slots, so
+	// that it neither replaces the speaker's own nor is replaced by it.
+	relWho, relTold := o.lex.clauses.relationSubject(s), false
+	for _, d := range ds {
+		relTold = relTold || relWho != "" && (d.cat == memory.CatPreference || d.cat == memory.CatConstraint)
+	}
 	for _, f := range facts {
+		if relTold && (strings.Contains(f.key, ".taste.") || strings.Contains(f.key, ".allergy.")) {
+			continue
+		}
 		if f.replace {
 			// A move is told better by its rule than by the identity reading of "I moved
 			// to X"; keep the other slots.
@@ -1467,7 +1602,7 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 	}
 	for i := range ds {
 		d := &ds[i]
-		if d.key == "user.status" {
+		if d.key == "user.status" || strings.HasPrefix(d.key, "user.attr.") {
 			// A dated plan ("面试改到下周四") is more than a passing state: its slot lets a
 			// later change of the plan replace it.
 			if k := o.planKey(s, ref); k != "" {
@@ -1497,6 +1632,13 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 		}
 		if d.key == "" && (d.cat == memory.CatConstraint || d.cat == memory.CatPreference) {
 			d.key = o.habitKey(s)
+		}
+	}
+	if relTold {
+		for i := range ds {
+			if k := ds[i].key; k != "" && !strings.HasPrefix(k, "relation.") && (ds[i].cat == memory.CatPreference || ds[i].cat == memory.CatConstraint) {
+				ds[i].key = "relation." + relWho + "." + k
+			}
 		}
 	}
 	if len(ds) == 0 && !negatedHabit.MatchString(lowerText(s)) {
@@ -1770,3 +1912,58 @@ var (
 	pregnantEN = regexp.MustCompile(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+)?)((?:\d+|[a-z]+)\s+(?:weeks?|months?)\s+|)pregnant\b`)
 	pregnantZH = regexp.MustCompile(`我(?:现在|目前|已经)?(?:已经)?怀孕(?:了)?(?:\p{Han}{1,3}?(?:个月|周)了?)?`)
 )
+
+// relDietEN is the diet a relation keeps, among relTasteEN's verbs.
+var relDietEN = regexp.MustCompile(`^is (?:vegan|vegetarian|lactose intolerant|pescatarian)$`)
+
+// relTasteEN is a relation's liking, dislike, allergy or diet: "my husband is allergic to
+// shellfish", "my son Leo is obsessed with trains".
+var relTasteEN = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?i:really\s+|absolutely\s+|totally\s+|just\s+|also\s+|still\s+|kind of\s+|kinda\s+|seriously\s+)?` +
+	`((?i:loves|likes|hates|adores|dislikes|detests|can't stand|cannot stand|is obsessed with|is allergic to|is into|is crazy about|is a (?:huge|big) fan of|doesn't eat|does not eat|won't eat|can't eat|doesn't like|does not like|doesn't drink|won't drink|is (?:vegan|vegetarian|lactose intolerant|pescatarian)))\b\s*([^,.;!?]{0,40})`)
+
+// relationSubject is the relation a sentence opens with as its subject ("My mom can't …",
+// "我老婆不吃…"), as a slot name, or "".
+func (c *clauseRules) relationSubject(s string) string {
+	if m := relSubjectEN.FindStringSubmatch(s); m != nil {
+		return slugify(c.rel(strings.ToLower(m[1])))
+	}
+	if m := relSubjectZH.FindStringSubmatch(s); m != nil {
+		// A relation without an English name (婆婆) keeps its own.
+		if w := slugify(c.rel(m[1])); w != "" {
+			return w
+		}
+		return m[1]
+	}
+	return ""
+}
+
+var (
+	relSubjectEN = regexp.MustCompile(`(?i)^(?:(?:oh|also|and|btw|fyi|so|well|actually|plus|and also)[,!]?\s+)*my\s+(` + relEN + `)\b(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?:is|isn't|has|hasn't|does|doesn't|can't|cannot|won't|will|would|loves|likes|hates|adores|really|absolutely|totally|also|still|just|never|always|only|gets|prefers)\b`)
+	relSubjectZH = regexp.MustCompile(`^(?:对了|还有|另外|哦|而且|其实|顺便说一下)?[，,]?我(?:的|家)?(` + relZH + `)`)
+)
+
+// promotedEN is the role a speaker was promoted or moved up to.
+var promotedEN = regexp.MustCompile(`(?i:\b(?:got|was|been|'ve been|have been|am being|'m being|finally got|just got)\s+(?:officially\s+)?(?:promoted|bumped\s+up|moved\s+up)\s+to\s+(?:an?\s+|the\s+)?)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?i:at|last|this|on|in|yesterday|today|and|so|after|effective|starting|role|position)\b|[,.;!]|$)`)
+
+// addressEN and addressZH tell where the speaker's deliveries go.
+var (
+	addressEN = regexp.MustCompile(`(?i)\b(?:my|our)\s+(?:new\s+)?(?:shipping\s+|delivery\s+|mailing\s+|home\s+|billing\s+|postal\s+)?address\s+(?:is|has\s+changed|changed)\b|\b(?:ship|send|deliver|mail|forward)\s+(?:all\s+)?(?:my\s+|our\s+|the\s+)?(?:packages|parcels|deliveries|orders|everything|stuff|mail|post)\s+to\b`)
+	addressZH = regexp.MustCompile(`(?:快递|包裹|东西|信件|外卖)[^，。；]{0,6}?(?:寄到|送到|发到|放到)|(?:收货|收件|寄件|快递|家庭|我的|我家)?地址(?:是|为|改成|换成|变成|改为|[:：])`)
+)
+
+// clauseAt is the clause of s (between commas or semicolons) that holds byte at.
+func clauseAt(s string, at int) string {
+	start, end := 0, len(s)
+	for _, sep := range []string{",", "，", ";", "；"} {
+		if i := strings.LastIndex(s[:at], sep); i >= 0 && i+len(sep) > start {
+			start = i + len(sep)
+		}
+		if i := strings.Index(s[at:], sep); i >= 0 && at+i < end {
+			end = at + i
+		}
+	}
+	return strings.TrimSpace(s[start:end])
+}
+
+// setupEN is the device a speaker's setup, laptop or phone is: "my daily driver is a Pixel 8".
+var setupEN = regexp.MustCompile(`(?i:\bmy\s+(?:whole\s+|entire\s+|main\s+|work\s+|daily\s+|current\s+|personal\s+)?)((?i:setup|laptop|machine|computer|rig|phone|daily driver|desktop|tablet))(?i:\s+is\s+(?:an?\s+|the\s+)?(?:new\s+|brand[- ]new\s+|trusty\s+|old\s+)?)(\p{Lu}[\p{L}\d-]*(?:\s+[\p{L}\d-]+){0,3}?)(?:[,.;!?]|$|\s+(?i:and|but|with|which|that|from|now)\b)`)

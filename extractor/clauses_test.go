@@ -409,22 +409,59 @@ func TestChangeableSlotsAreNotRetold(t *testing.T) {
 	t.Parallel()
 	// The city must live only in its slot, and in one memory of it, so that a move
 	// supersedes every mention of it at once.
-	for _, tc := range []struct{ text, detail string }{
-		{"I live in Ghent with my partner and our two cats.", "partner"},
-		{"我住在厦门，每天骑车去海边上班。", "骑车"},
+	// A detail that is a slot of its own (how the speaker gets to work) may live there.
+	for _, tc := range []struct{ text, city, detail string }{
+		{"I live in Ghent with my partner and our two cats.", "Ghent", "partner"},
+		{"我住在厦门，每天骑车去海边上班。", "厦门", "骑车"},
 	} {
-		inSlot, detail := 0, false
+		inSlot, told, detail := 0, 0, false
 		for _, c := range extractOne(t, memory.Turn{Content: tc.text}) {
 			if c.Type == memory.Episodic {
 				t.Errorf("%q retold as an event: %q", tc.text, c.Content)
 			}
 			if c.Key == "user.location" {
 				inSlot++
-				detail = detail || strings.Contains(c.Content, tc.detail)
 			}
+			if strings.Contains(c.Content, tc.city) {
+				told++
+			}
+			detail = detail || strings.Contains(c.Content, tc.detail)
 		}
-		if inSlot != 1 || !detail {
-			t.Errorf("%q: %d memories in the location slot, details kept: %v", tc.text, inSlot, detail)
+		if inSlot != 1 || told != 1 || !detail {
+			t.Errorf("%q: %d memories in the location slot, %d telling the city, details kept: %v", tc.text, inSlot, told, detail)
+		}
+	}
+}
+
+// TestOrdersCeilingsAndSkips: an order told to the listener before a task ("Before you …,
+// make sure …") is a procedure, but a question after "before you …" is not; a ceiling on
+// an amount is a constraint, a speed limit is not; someone skipping a person is no
+// departure of theirs. The sentences were written for this test.
+func TestOrdersCeilingsAndSkips(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text string
+		typ  memory.Type
+		cat  memory.Category // "" : no candidate of typ may exist
+	}{
+		{"Before you send any invoice, double-check the VAT number with Hugo.", memory.Procedural, memory.CatSkill},
+		{"Before you leave, could you water the ferns?", memory.Procedural, ""},
+		{"The max is $300 a night, accounting is strict about hotels.", memory.Semantic, memory.CatConstraint},
+		{"The speed limit is 60 on that road.", memory.Semantic, ""},
+	}
+	for _, tt := range tests {
+		got := extractOne(t, memory.Turn{Content: tt.text})
+		found := false
+		for _, c := range got {
+			found = found || c.Type == tt.typ && (tt.cat == "" || c.Category == tt.cat)
+		}
+		if found != (tt.cat != "") {
+			t.Errorf("%q: found %v %s/%s, want %v; got %s", tt.text, found, tt.typ, tt.cat, tt.cat != "", dump(got))
+		}
+	}
+	for _, c := range extractOne(t, memory.Turn{Content: "Last week somebody skipped Ingrid in the review rota and she was upset."}) {
+		if _, ok := c.Metadata["departed"]; ok {
+			t.Errorf("a person someone else skipped is marked departed: %q %v", c.Content, c.Metadata)
 		}
 	}
 }

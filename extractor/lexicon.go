@@ -65,7 +65,9 @@ func newLexicon() *lexicon {
 	re := regexp.MustCompile
 	l := &lexicon{
 		cues: []signalCue{
-			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))`)},
+			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))` +
+				// an order for a task of the listener's: "before you deploy, check the dashboards"
+				`|\b(?:before|after|once|whenever)\s+(?:you|we)\s+[^,.;!?]{3,60},\s*(?:please\s+)?(?:make sure|be sure|always|first|double-check|check|ping|run|verify|confirm|send|notify|tell|ask|email|loop in|cc|back up|update|lock|turn off)\b`)},
 			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b`),
 				excludes: []string{"我记得", "不记得", "还记得", "记得吗", "你记得", "do you remember", "i remember", "don't remember", "can't remember", "do not remember"}},
 			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\b(?:we|i)\s+(?:finally\s+|eventually\s+)?(?:went with|chose|picked|opted for)\b|选了|选择了|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
@@ -80,7 +82,10 @@ func newLexicon() *lexicon {
 					"don't really like", "don't like", "do not like", "don't love", "don't enjoy", "do not enjoy", "don't care for", "can't stand", "don't mind"}},
 			{name: SignalConstraint, re: re(`必须|一定要|务必|只能|截止|期限|过敏|预算|不超过|别超过|不要超过|控制在|\bkeep\s+(?:it|them|(?:any|all|the|my)\s+[a-z]+(?:\s+[a-z]+)?)\s+(?:under|below|within|less\s+than)\b|最多|至少|最晚|最迟|吃素|素食|不耐受|\bintoleran(?:t|ce)\b|\bmust\b|\bhave to\b|\bhas to\b|\bneeds? to\b|\ballerg(?:ic|y|ies)\b|\bdeadlines?\b|\bdue (?:by|on|date)\b|\bbudget\b|\bno later than\b|\bat most\b|\bat least\b|\bvegetarian\b|\bvegan\b` +
 				// A standing instruction told as an imperative: "use the PO box for all of that".
-				`|\buse\s+[^.!?;]{2,60}?\s+for\s+(?:all|every|any|each)\b|怀孕|孕期|备孕|哺乳期`),
+				`|\buse\s+[^.!?;]{2,60}?\s+for\s+(?:all|every|any|each)\b|怀孕|孕期|备孕|哺乳期` +
+				// A ceiling on an amount: "hard cap is $2k", "won't approve anything over that".
+				`|\b(?:hard\s+|spending\s+|price\s+)?(?:cap|ceiling|limit|max(?:imum)?)\s+(?:is|of|at)\s+(?:about\s+|around\s+)?(?:[$€£¥]\d|\d[\d,.]*\s*(?:k\b|dollars|bucks|euros|pounds))` +
+				`|\b(?:won't|will\s+not|don't|do\s+not|can't|cannot|never)\s+(?:approve|pay|spend|go)\s+(?:for\s+)?(?:anything|nothing)\s+(?:over|above|more\s+than)\b|\bno\s+more\s+than\s+[$€£¥]\d|预算上限|上限是|封顶`),
 				excludes: []string{"have to go", "need to go", "has to go", "must have been", "must've been", "must have felt", "must've felt",
 					"must be so", "must be really", "must be nice", "must be fun", "must be hard", "must be tough", "must be great", "must be awesome",
 					"must be amazing", "must be exciting", "must feel"}},
@@ -112,7 +117,7 @@ func newLexicon() *lexicon {
 		requestEN:   re(`(?i)^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?`),
 		requestZH:   re(`^(?:请问)?(?:你|您)?(?:能不能|能否|可不可以|可以|能|麻烦)(?:你|您)?(?:帮我|帮忙)?`),
 		temporal:    NewTemporal(),
-		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
+		directive:   re(`^(?:please |pls )?(?:you (?:should|must|need to|have to|can't|cannot|shouldn't|mustn't|always|never)\b|always\b|never\b|don't\b|do not\b|make sure\b)|^(?:before|after|when|whenever|once|if) (?:you|we) [^,.;!?]{3,60}, (?:please )?(?:make sure|be sure|always|never|don't|do not|first|check|double-check|ping|remember to)\b|^(?:请)?(?:你|您)(?:以后|今后|要|必须|别|不要|记得|务必|总是|每次)`),
 		event:       re(`^(?:just |finally |recently |also |so |and |then )?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|ran|met|won|lost|adopted|sold|picked up)\b|\b(?:i|we|my \w+|our \w+)(?:'ve| have| had|'d)?\s+(?:just |finally |recently |already |also |first |now |\w+ly )?(?:\w{2,}ed|went|got|bought|began|started|took|made|met|saw|won|lost|left|adopted|had|gave|ran|came|became|found|joined|flew|drove|wrote|built|sold|quit|spent|threw|caught|broke|chose|fell|grew|taught|sang|swam|rode|brought|held|paid|sent|are (?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving)|will|'ll|plan to|want to|hope to|aspire to|dream of|have an?|have two|own an?|start(?:s)?|is (?:starting|turning|going)|turned)\b|\b(?:i'm|we're|i am|we are)\s+(?:just |finally |now |currently |also |still |really |slowly )?(?:going|starting|moving|flying|getting|having|planning|taking|visiting|leaving|joining|learning|studying|training|practicing|practising|volunteering|working on|building|saving|teaching|coaching|renovating|restoring|preparing|organi[sz]ing|putting together|signing up|applying|expecting|trying out|hoping to)\b|\b(?:i|we)(?:'ve| have)\s+(?:just |also |still |really |recently )?been\s+[a-z]+ing\b|\bit(?:'s| has| is)\s+(?:always |long )?been (?:my|a|our) (?:\w+ )?dream to\b|\bmy [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have)\b|我(?:们)?[^，。,.!！？?]{0,8}(?:了|过|要去|改去|打算|准备|计划|开始|刚|已经|下周|上周|明天|昨天|去年|今年|明年|下个月|上个月|买|养|搬)`),
 		ourselves:   re(`\bwe all\b|\beach other\b|\bourselves\b|\blet's\b|\blet us\b|\bwe can\b|\bwe got this\b`),
 		listener:    re(`\b(?:you|your|yours|yourself|ya|u)\b|你|您`),
@@ -220,6 +225,9 @@ func (l *lexicon) turnSignals(text string, assistant bool) []string {
 		}
 	}
 	for _, s := range splitSentences(text) {
+		if assistant {
+			s = assistantStatement(s)
+		}
 		s, ok := l.statement(s)
 		if !ok {
 			continue
@@ -607,7 +615,9 @@ var departedEN = regexp.MustCompile(`\b((?:[A-Z][\p{L}'’.-]*\s+){0,2}[A-Z][\p{
 // Osei", "we replaced Acme with a local firm", "switched from Spotify to …", "Marta is no
 // longer my trainer". The last group is the name.
 var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|switched\s+(?:away\s+)?from|moved\s+(?:away\s+)?from|stopped\s+(?:seeing|using|working\s+with)|` +
-	`broke\s+up\s+with|split\s+(?:up\s+)?with|divorced|cancell?ed|unsubscribed\s+from|skipping|skipped|rehomed|` +
+	`broke\s+up\s+with|split\s+(?:up\s+)?with|divorced|cancell?ed|unsubscribed\s+from|rehomed|` +
+	// skipped by the speaker ("we're skipping Coachella"), not someone skipping a person
+	`(?:I|[Ww]e|[Tt]he\s+user)(?:'m|'re|'ll|'ve|\s+(?:am|are|is|will|just|also|probably|definitely|be|have|has))*\s+(?:skipping|skipped|skip)|` +
 	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from)|` +
 	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me|(?:(?:is|am|'m|are|'re)\s+)?no\s+longer\s+(?:at|with|using|on))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
@@ -1099,3 +1109,12 @@ func (l *lexicon) aboutOthers(s string) bool {
 	}
 	return !l.firstPerson.MatchString(lowerText(s[loc[1]:]))
 }
+
+// assistantStatement is an assistant's sentence without the tag that asks the user to
+// confirm it: "Your plan renews on the 5th, right?" states what it asks about.
+func assistantStatement(s string) string {
+	return tagQuestion.ReplaceAllString(strings.TrimSpace(s), ".")
+}
+
+// tagQuestion is the tag that turns a statement into a request for confirmation.
+var tagQuestion = regexp.MustCompile(`(?i)(?:,\s*(?:right|correct|yes|yeah|no|isn't it|is that right|am i right|if i remember correctly)|，?\s*(?:对吧|对吗|是吧|是吗|没错吧|没错吗))\s*[?？]$`)

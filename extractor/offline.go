@@ -856,7 +856,8 @@ func (o *Offline) clean(s string) string {
 func (o *Offline) fromAssistant(t memory.Turn) []draft {
 	var claims []string
 	for _, s := range splitSentences(t.Content) {
-		s, ok := o.lex.statement(s)
+		// "Your plan renews on the 5th, right?" states the claim it asks the user to confirm.
+		s, ok := o.lex.statement(assistantStatement(s))
 		if !ok || !o.lex.claim.match(lowerText(s)) {
 			continue
 		}

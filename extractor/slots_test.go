@@ -41,6 +41,33 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"an appointment is no taste", "Keep my Thursdays clear, I have choir.", "", "", "taste.choir"},
 		{"a relation is no attribute", "My older brother is moving to Perth.", "", "", "user.attr.older_brother"},
 		{"plural attribute has none", "My cousins are Lena and Omar.", "", "", "user.attr.cousins"},
+		// How the speaker gets to work, one slot whatever the way.
+		{"commute by bus", "I catch the 8:15 bus to work most days.", "user.commute", "8:15 bus", ""},
+		{"commute by bike", "These days I mostly cycle in, rain or shine.", "user.commute", "cycles in", ""},
+		{"commute zh", "我现在每天开车去公司，路上半小时。", "user.commute", "开车", ""},
+		{"someone else's commute", "My daughter takes the tram to school.", "", "", "user.commute"},
+		{"someone else's commute zh", "我弟弟每天坐公交上班。", "", "", "user.commute"},
+		{"a ride in the park is no commute", "I bike in the forest on Sundays.", "", "", "user.commute"},
+		// A relation's taste lives in the relation's slots, never the speaker's own.
+		{"relation's dislike", "My father can't stand mushrooms.", "relation.father.food.ingredient.mushroom", "mushrooms", ""},
+		{"relation's allergy", "My niece is allergic to kiwi.", "relation.niece.allergy.kiwi", "kiwi", ""},
+		{"relation's diet", "My grandma is vegan these days.", "relation.grandmother.diet", "vegan", ""},
+		{"relation's taste zh", "我老公不吃香菜。", "relation.husband.food.ingredient.cilantro", "香菜", ""},
+		{"relation's taste is not the speaker's", "我婆婆不吃香菜。", "", "", "food.ingredient.cilantro"},
+		{"family told with the", "The hubby is obsessed with woodworking.", "relation.husband.taste.woodworking", "woodworking", ""},
+		// Things the speaker uses, told by the setup.
+		{"laptop as setup", "My main machine is a Dell XPS, nothing fancy.", "user.device.computer", "Dell XPS", ""},
+		{"all in on a device", "I'm all in on Linux now.", "user.device.computer", "Linux", ""},
+		{"phone by measure word zh", "上个月买了个Pixel 9。", "user.device.phone", "Pixel 9", ""},
+		// Awaited deliveries, promotions, where one has lived since, where parcels go.
+		{"delivery by arrival", "Our new sofa should arrive on Tuesday.", "plan.delivery.sofa", "sofa", ""},
+		{"promoted", "I just got promoted to head of design!", "user.role", "head of design", ""},
+		{"someone else promoted", "My cousin got promoted to captain.", "", "", "user.role"},
+		{"lived since", "I've been living in Nairobi since 2019.", "user.location", "Nairobi", ""},
+		{"a short stay is no home", "I've been in Denver for three days.", "", "", "user.location"},
+		{"address", "Our mailing address is PO Box 4410, Juneau.", "user.address", "PO Box 4410", ""},
+		{"address zh", "快递以后都送到我公司前台吧。", "user.address", "前台", ""},
+		{"relation's address zh", "我爸家地址是解放路9号。", "", "", "user.address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

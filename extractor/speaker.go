@@ -30,6 +30,8 @@ func spokenText(t memory.Turn) string {
 		// as the comma it stands for.
 		c = zhSpaceBreak.ReplaceAllString(c, "$1，$2")
 		c = dialectFirstPerson.Replace(c)
+	} else {
+		c = familyMy(c)
 	}
 	if name == "" {
 		return c
@@ -58,3 +60,18 @@ func personalize(content, name string) string {
 
 // dialectFirstPerson writes the northern 俺 as the 我 every rule reads ("俺在县城修车").
 var dialectFirstPerson = strings.NewReplacer("俺们", "我们", "俺家", "我家", "俺", "我")
+
+// familyTheEN is "the wife", "the kids" said of the speaker's own family, as spoken English
+// does at the head of a clause: the rules read it as "my wife", "my kids".
+var familyTheEN = regexp.MustCompile(`(^|[.!?;,:]\s+|\b(?:and|but|so|because|since|with|for)\s+)([Tt]he) (wife|husband|hubby|missus|kids|kiddos?|little ones?|in-laws|twins|toddler)\b`)
+
+func familyMy(c string) string {
+	return familyTheEN.ReplaceAllStringFunc(c, func(m string) string {
+		sm := familyTheEN.FindStringSubmatch(m)
+		my := "my"
+		if sm[2] == "The" {
+			my = "My"
+		}
+		return sm[1] + my + " " + sm[3]
+	})
+}

@@ -170,3 +170,34 @@ func TestIsConfirmation(t *testing.T) {
 		}
 	}
 }
+
+// TestTagQuestionClaim: an assistant's statement with a tag asking to confirm it ("…,
+// right?", "…，对吧？") is a claim like any other: held until the user's reply confirms it,
+// and passed by the gate so that the reply can. The sentences were written for this test.
+func TestTagQuestionClaim(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ claim, reply string }{
+		{"Your annual plan renews on the 12th of each month, right?", "Yep, the 12th."},
+		{"你的年卡是每年4月1号到期，对吧？", "对，4月1号。"},
+	} {
+		a := memory.Turn{TurnID: "a1", Role: memory.RoleAssistant, Content: tc.claim, OccurredAt: at(1)}
+		u := memory.Turn{TurnID: "u2", Role: memory.RoleUser, Content: tc.reply, OccurredAt: at(2)}
+		if r := NewGate().Check(a); !r.Pass {
+			t.Errorf("%q: gate skips it (%s)", tc.claim, r.Reason)
+		}
+		for _, b := range []Batch{{New: []memory.Turn{a}}, {New: []memory.Turn{a, u}}} {
+			var claims []memory.Candidate
+			for _, c := range extractAndTrust(t, b) {
+				if c.Source == memory.SourceAssistant {
+					claims = append(claims, c)
+				}
+			}
+			if len(claims) != 1 {
+				t.Fatalf("%q: want one claim, got %s", tc.claim, dump(claims))
+			}
+			if want := len(b.New) == 2; claims[0].Trusted != want {
+				t.Errorf("%q with %d turns: trusted %v, want %v", tc.claim, len(b.New), claims[0].Trusted, want)
+			}
+		}
+	}
+}

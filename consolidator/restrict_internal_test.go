@@ -24,6 +24,7 @@ func TestRestricted(t *testing.T) {
 		{"用户咖啡也不能喝了", "咖啡"},
 		{"医生说用户三个月内别跑了，先养伤", "跑"},
 		{"The physio says the user can't go running until spring", "running"},
+		{"用户肾结石，菠菜和豆腐都不能吃了", "豆腐"},
 	}
 	for _, tt := range tests {
 		if got := restricted(tt.content); got != tt.want {

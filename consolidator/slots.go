@@ -163,6 +163,13 @@ func restricted(content string) string {
 				}
 			}
 		}
+		// "海鲜和虾蟹都不能吃了": the pattern reaches back into a list; its last thing is
+		// whole.
+		for _, and := range []string{"和", "与", "跟", "及", "、"} {
+			if i := strings.LastIndex(v, and); i >= 0 && i+len(and) < len(v) {
+				v = v[i+len(and):]
+			}
+		}
 		return v
 	}
 	m := restrictEN.FindStringSubmatch(content)

@@ -73,15 +73,15 @@ func newClauseRules() *clauseRules {
 		// "I'm Marcus," / "this is Ana Lopez." — a name, then a pause or the end.
 		intro: re(`(?:^|[,.;]\s*|\b)(?i:i'm|i am|this is|name's)\s+` + capName + `\s*(?:[,.;!]|$|\s(?:and|from|here)\b)`),
 		// ", a data engineer" right after a name.
-		apposJob: re(`(?i:i'm|i am)\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2},\s+(?i:an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|from|and|who)\b|[,.;!]|$)`),
+		apposJob: re(`(?i:i'm|i am)\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+){0,2},\s+(?:(?i:an?)\s+)?([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|from|and|who)\b|[,.;!]|$)`),
 		// "engineer at Northwind" / "work for Acme".
 		// The job noun by its ending is lower-case: a capitalised "…or at" is a name
 		// ("an appointment with Dr. Okafor at …").
 		jobAt: re(`(?:(?i:\b(?:work(?:s|ing)?|employed|job|engineer|developer|dev|designer|manager|analyst|scientist|nurse|teacher|doctor|lawyer|consultant|accountant|researcher|intern|architect|writer|editor|lead|chef|barista|paralegal|pharmacist|vet|tech|rep|admin|SRE|PM))|\b[a-z]{3,}(?:er|ist|or|ian|ant))\s+(?i:at|for|by|with)\s+` + orgName),
 		// "… at Northwind in Denver": where the job is, and so where the speaker lives.
-		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}\s+(?i:in|based in|out of)\s+` + capName),
+		cityAfterJob: re(`(?i:\b(?:at|for)\s+)\p{Lu}[\p{L}\d&.'-]*(?:\s\p{Lu}[\p{L}\d&.'-]*){0,3}(?:\s+(?i:in|based in|out of)|,\s*(?i:(?:now\s+)?based\s+(?:in|out\s+of)))\s+` + capName),
 		moveEN:       re(`(?i:(?:\b(?:i|we)(?:'ve| have|'re| are| am|'m)?\s+|^)(?:just\s+|recently\s+|finally\s+|now\s+|officially\s+|already\s+)?(?:(?:packed\s+up|sold\s+(?:the|our|my)\s+\w+|gave\s+notice|quit\s+(?:my|our)\s+\w+)\s+and\s+)?(?:moved|relocated|moving|relocating)(?:\s+(?:back|down|up|out|over|away|all\s+the\s+way))?\s+(?:here\s+)?(?:from\s+)?)(?:(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})\s+)?(?i:to)\s+` + capName),
-		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|移居|定居|调到|回到|外派到|派驻到|派到|调去|调往)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
+		moveZH:       re(`(?:从(\p{Han}{2,6}?))?(?:搬到|搬去|搬来|搬回|移居|定居|调到|调回|回到|外派到|派驻到|派到|调去|调往)了?(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|定居|[，。,.!！；;]|$)`),
 		liveZH:       re(`我(?:现在|目前|如今|已经)(?:住在|在)(\p{Han}{2,6}?)(?:了|住|工作|生活|上班|[，。,.!！；;]|$)`),
 		tzEN:         re(`(?i:\btime ?zone\b[^.;!?]{0,24}?\b(?:is|to|now|as|be)\s+(?:now\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})`),
 		tzOnEN:       re(`(?i:\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:on|in)\s+(?:the\s+)?)([A-Z][\w/+:-]*(?:\s[A-Z][\w/+:-]*){0,2})\s+(?i:time(?:\s?zone)?)\b`),
@@ -504,6 +504,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 	} else {
+		if m := selfNameZH.FindStringSubmatch(s); m != nil && zhSurname(m[1]) {
+			// "我是顾清，在…": a name told by 是, known by its surname.
+			profile("user.name", "用户的名字是"+m[1])
+		}
 		if m := hereZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) && !travelTalk.MatchString(s) {
 			// "我们这边哈尔滨今天零下二十度": where the speaker is.
 			profile("user.location", "用户住在"+m[1])
@@ -518,6 +522,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
 			}
 			add(fact{key: "user.location", content: content, cat: memory.CatProfile, replace: true})
+			if strings.Contains(m[0], "调") || strings.Contains(m[0], "派") {
+				// A transfer moves the place of work too.
+				add(fact{key: "user.work_location", content: "用户调到" + m[2] + "工作", cat: memory.CatProfile, replace: true})
+			}
 			if !c.tzZH.MatchString(s) && zoneOf(s) == "" {
 				profile("user.timezone", "用户搬到了"+m[2]+"，时区现在以"+m[2]+"当地时间为准")
 			}
@@ -534,6 +542,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 						profile("user.location", "用户在"+city+"工作和生活")
 					}
 					where = where[i+len("的"):]
+				}
+				if n := coNameZH.FindStringSubmatch(s); n != nil {
+					// "…，公司叫恒远": the company's name, told after its kind.
+					where = n[1]
 				}
 				profile("user.employer", "用户在"+where+"工作")
 			}
@@ -961,7 +973,7 @@ func someoneElseBefore(s string, at int) bool {
 var relAfterMe = regexp.MustCompile(`我(?:的|家)?(?:` + relZH + `)`)
 
 // zhNoThing are words in a taste's place that name nothing to eat: "不能吃东西" is fasting.
-var zhNoThing = map[string]bool{"东西": true, "饭": true, "啥": true, "什么": true}
+var zhNoThing = map[string]bool{"东西": true, "饭": true, "啥": true, "什么": true, "了": true}
 
 // teachZH is where the speaker teaches and what: "我在城南中学教化学".
 var teachZH = regexp.MustCompile(`(?:^|我|[，,])(?:现在|目前|如今|已经)?在([^，。,在]{2,14}?)教(\p{Han}{1,4}?)(?:[，。,.!！；;]|课|$)`)
@@ -1967,3 +1979,26 @@ func clauseAt(s string, at int) string {
 
 // setupEN is the device a speaker's setup, laptop or phone is: "my daily driver is a Pixel 8".
 var setupEN = regexp.MustCompile(`(?i:\bmy\s+(?:whole\s+|entire\s+|main\s+|work\s+|daily\s+|current\s+|personal\s+)?)((?i:setup|laptop|machine|computer|rig|phone|daily driver|desktop|tablet))(?i:\s+is\s+(?:an?\s+|the\s+)?(?:new\s+|brand[- ]new\s+|trusty\s+|old\s+)?)(\p{Lu}[\p{L}\d-]*(?:\s+[\p{L}\d-]+){0,3}?)(?:[,.;!?]|$|\s+(?i:and|but|with|which|that|from|now)\b)`)
+
+// selfNameZH is a speaker naming themself with 是, the name alone in its clause.
+var selfNameZH = regexp.MustCompile(`(?:^|[，,。！!；;：:\s])我是(\p{Han}{2,3})(?:[，,。！!；;]|$)`)
+
+// zhSurname reports a name that opens with one of the common Chinese surnames, so that
+// 我是老师 or 我是新人 is not read as a name.
+func zhSurname(name string) bool {
+	r := []rune(name)
+	if len(r) < 2 || strings.ContainsRune("总工哥姐叔姨家人", r[len(r)-1]) {
+		// a title or a word ("王总", "老家人"), not a given name
+		return false
+	}
+	if len(r) >= 3 && strings.Contains(compoundSurnamesZH, string(r[:2])) {
+		return true
+	}
+	return strings.ContainsRune(surnamesZH, r[0])
+}
+
+// The commonest Chinese surnames (about nine in ten people carry one of them).
+const (
+	surnamesZH         = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
+	compoundSurnamesZH = "欧阳 司马 上官 诸葛 东方 皇甫 令狐 慕容 端木 尉迟 公孙 长孙 宇文 司徒 夏侯"
+)

@@ -3,6 +3,7 @@ package extractor
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -317,7 +318,41 @@ func verblessBan(lower string) bool {
 var (
 	stayEN = regexp.MustCompile(`\b(?:for|over)\s+(?:the\s+)?(?:next|coming)\s+(?:few|couple(?:\s+of)?|(\d|two|three|four|five))\s+days\b|\bfor\s+(?:a|the)\s+(?:few|couple(?:\s+of)?)\s+days\b|\bfor\s+(\d|two|three|four|five)\s+days\b`)
 	stayZH = regexp.MustCompile(`这几天|这两天|这些天|最近几天|未来几天|接下来几天|这(?:三|四|五)天`)
+	// forSpanEN and forSpanZH are a state told with how long it lasts from now: "for the
+	// next three weeks", "for a month", "这一个月", "接下来两周".
+	forSpanEN = regexp.MustCompile(`\b(?:for|over)\s+(?:the\s+)?(?:next|coming|following)\s+(?:(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple(?:\s+of)?|several)\s+)?(days?|weeks?|months?)\b|\bfor\s+(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple(?:\s+of)?|several)\s+(days?|weeks?|months?)\b`)
+	forSpanZH = regexp.MustCompile(`(?:这|接下来|未来|之后的?)(一|两|二|三|四|五|六|七|八|九|十|几)个?(天|周|星期|礼拜|月)`)
 )
+
+// forSpanDays is how many days a present state told with forSpanEN or forSpanZH lasts; 0
+// when none is told or the sentence tells the past ("we were in Rome for two weeks").
+func forSpanDays(lower string) int {
+	count := map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+		"eight": 8, "nine": 9, "ten": 10, "few": 3, "a few": 3, "couple": 2, "couple of": 2, "a couple": 2, "a couple of": 2, "several": 5,
+		"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
+	unit := map[string]int{"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30,
+		"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}
+	n, u := "", ""
+	if m := forSpanZH.FindStringSubmatch(lower); m != nil {
+		n, u = m[1], m[2]
+	} else if m := forSpanEN.FindStringSubmatch(lower); m != nil && !spanPastEN.MatchString(lower) {
+		n, u = m[1]+m[3], m[2]+m[4]
+		if n == "" {
+			n = "one"
+		}
+	}
+	if u == "" {
+		return 0
+	}
+	k, ok := count[n]
+	if !ok {
+		k, _ = strconv.Atoi(n)
+	}
+	return k * unit[u]
+}
+
+// spanPastEN marks a span told of the past, which ended with it.
+var spanPastEN = regexp.MustCompile(`\b(?:was|were|went|spent|stayed|lived|worked|had|did|used to|last|ago|been|since)\b`)
 
 // spanEN and spanZH are how long an event lasts, told after its date: "the whole week",
 // "for two weeks", "持续三天", "要一个星期".
@@ -369,7 +404,7 @@ func stayDays(lower string) int {
 	}
 	m := stayEN.FindStringSubmatch(lower)
 	if m == nil {
-		return 0
+		return forSpanDays(lower)
 	}
 	switch n := m[1] + m[2]; n {
 	case "":

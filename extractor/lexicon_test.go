@@ -93,3 +93,29 @@ func TestCorrectedTo(t *testing.T) {
 		}
 	}
 }
+
+// TestForSpanDays: a present state told with how long it lasts holds that many days; a
+// span told of the past, or of a time already spent, sets none. The sentences were
+// written for this test.
+func TestForSpanDays(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text string
+		want int
+	}{
+		{"my sister is staying with us for the next five days", 5},
+		{"i'm wearing a brace for six weeks", 42},
+		{"the office is closed for a month", 30},
+		{"we're hosting an exchange student for the coming couple of weeks", 14},
+		{"接下来两周我都在上海培训", 14},
+		{"这一个月我都在戒糖", 30},
+		{"we were in porto for two weeks in june", 0},
+		{"i've been on this diet for three months", 0},
+		{"i have lived here since march", 0},
+		{"i go running most days", 0},
+	} {
+		if got := forSpanDays(tt.text); got != tt.want {
+			t.Errorf("forSpanDays(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}

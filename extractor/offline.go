@@ -327,6 +327,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		if forSpanDays(lowerText(s)) > 0 {
+			// "…for the next three weeks", "这一个月…": whatever the sentence tells holds
+			// for that long, whichever rule told it.
+			for i := range ds {
+				if ds[i].expire == nil && ds[i].typ == memory.Semantic {
+					ds[i].expire = o.expiry(s, t.OccurredAt)
+				}
+			}
+		}
 		if trip {
 			// The trip's plan tells the sentence in its slot; a story of it beside the
 			// slot would keep the old destination alive once the plan changes.
@@ -1467,8 +1476,25 @@ func isPlace(v string) bool {
 	case "北京", "上海", "深圳", "广州", "杭州", "成都", "南京", "武汉", "西安", "苏州", "天津", "重庆", "香港", "台北", "新加坡", "东京", "伦敦", "纽约", "硅谷", "国外", "家":
 		return true
 	}
-	return false
+	return cityZH[v]
 }
+
+// cityZH are the provincial capitals and other large cities of China, and cities abroad
+// as Chinese names them: a gazetteer, so that 在<city>工作 is a place, not an employer.
+var cityZH = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range strings.Fields(`哈尔滨 长春 沈阳 大连 石家庄 太原 呼和浩特 包头 济南 青岛 烟台 威海 潍坊 淄博 郑州 洛阳 合肥 芜湖
+		南昌 长沙 株洲 福州 厦门 泉州 南宁 桂林 柳州 海口 三亚 贵阳 遵义 昆明 大理 丽江 拉萨 兰州 西宁 银川 乌鲁木齐 喀什
+		宁波 温州 绍兴 嘉兴 金华 台州 湖州 无锡 常州 南通 扬州 徐州 镇江 盐城 佛山 东莞 珠海 中山 惠州 汕头 江门 湛江
+		保定 唐山 秦皇岛 廊坊 邯郸 大同 鞍山 吉林 宜昌 襄阳 九江 赣州 绵阳 宜宾 泸州 乐山 南充 德阳 咸阳 宝鸡 延安
+		澳门 台中 台南 高雄 新竹 首尔 釜山 大阪 京都 横滨 名古屋 曼谷 清迈 吉隆坡 雅加达 河内 胡志明市 马尼拉 迪拜
+		巴黎 柏林 慕尼黑 法兰克福 阿姆斯特丹 布鲁塞尔 苏黎世 日内瓦 维也纳 米兰 罗马 马德里 巴塞罗那 里斯本 都柏林 爱丁堡 曼彻斯特
+		莫斯科 斯德哥尔摩 哥本哈根 赫尔辛基 奥斯陆 悉尼 墨尔本 布里斯班 珀斯 奥克兰 温哥华 多伦多 蒙特利尔 西雅图 旧金山
+		洛杉矶 圣地亚哥 波士顿 芝加哥 华盛顿 休斯敦 达拉斯 奥斯汀 迈阿密 亚特兰大 费城 丹佛 凤凰城 拉斯维加斯 檀香山`) {
+		m[c] = true
+	}
+	return m
+}()
 
 // attrKey maps "my X is …" / "我的X是…" to a key and category; ok is false for phrases that
 // are not facts about the user ("my point is").

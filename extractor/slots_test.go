@@ -68,6 +68,15 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"address", "Our mailing address is PO Box 4410, Juneau.", "user.address", "PO Box 4410", ""},
 		{"address zh", "快递以后都送到我公司前台吧。", "user.address", "前台", ""},
 		{"relation's address zh", "我爸家地址是解放路9号。", "", "", "user.address"},
+		// Names told in passing.
+		{"name here", "Hi, Tobias here, I run the night desk at the Courier.", "user.name", "Tobias", ""},
+		{"over here is no name", "Over here, the snow hasn't stopped.", "", "", "user.name"},
+		{"name by surname zh", "我是郑雨桐，刚入职的测试工程师。", "user.name", "郑雨桐", ""},
+		{"a job is no name zh", "我是护士，经常倒班。", "", "", "user.name"},
+		{"a title is no name zh", "我是刘总，下午三点的会照开。", "", "", "user.name"},
+		// A transfer moves the place of work with the home.
+		{"transfer zh", "我今年三月调到了西安。", "user.work_location", "西安", ""},
+		{"city of work is a place zh", "我在洛阳上班。", "user.work_location", "洛阳", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

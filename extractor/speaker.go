@@ -32,6 +32,14 @@ func spokenText(t memory.Turn) string {
 		c = dialectFirstPerson.Replace(c)
 	} else {
 		c = familyMy(c)
+		// "Ana here, …" introduces the speaker as "I'm Ana, …" does.
+		c = nameHereEN.ReplaceAllStringFunc(c, func(m string) string {
+			sm := nameHereEN.FindStringSubmatch(m)
+			if notSelfName[sm[2]] {
+				return m
+			}
+			return sm[1] + "I'm " + sm[2] + ", "
+		})
 	}
 	if name == "" {
 		return c
@@ -75,3 +83,11 @@ func familyMy(c string) string {
 		return sm[1] + my + " " + sm[3]
 	})
 }
+
+// nameHereEN is a speaker introducing themself by name: "Hey! Ana here, …".
+var nameHereEN = regexp.MustCompile(`(^|[.!?]\s+)(?:(?:[Hh]i|[Hh]ey|[Hh]ello|[Hh]iya)[,!]?\s+)?(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?)\s+here\s*(?:[,.!:]|\s[-–—])\s*`)
+
+// notSelfName are words nameHereEN would take for a name ("Over here, …").
+var notSelfName = map[string]bool{"Over": true, "Out": true, "Up": true, "Down": true, "In": true, "Back": true,
+	"Right": true, "Everyone": true, "Everybody": true, "Nobody": true, "Somebody": true, "Someone": true, "It": true,
+	"Life": true, "Weather": true, "Things": true, "All": true, "Same": true, "Greetings": true, "Nothing": true, "Stuck": true}

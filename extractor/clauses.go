@@ -723,6 +723,18 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: key, content: o.finish(content, ref), cat: memory.CatRelationship, imp: impPreference})
 		}
 	}
+	if zh {
+		if m := usesZH.FindStringSubmatch(s); m != nil && !o.lex.aboutOthers(s) {
+			// "公司VPN用的是EasyConnect": the tool used for a job, in that job's slot.
+			what := strings.TrimSpace(m[1])
+			add(fact{key: "tool." + strings.ToLower(what), content: "用户的" + what + "用的是" + strings.TrimSpace(m[2]), cat: memory.CatFact, imp: impPreference})
+		}
+	} else if m := thingIsEN.FindStringSubmatch(s); m != nil {
+		// "Our studio is on the second floor of the Harlow Building": where or under whom
+		// a thing of the speaker's is, in the thing's slot.
+		noun := strings.ToLower(m[1])
+		add(fact{key: "thing." + slugify(noun), content: o.finish("The user's "+noun+" "+strings.ToLower(m[2])+" "+trimEnd(m[3]), ref), cat: memory.CatFact, imp: impPreference})
+	}
 	// Where the speaker's parcels go is one slot: a new address replaces the old.
 	if r := addressEN; zh {
 		loc, rel := addressZH.FindStringIndex(s), c.relAnyZH.FindStringIndex(s)
@@ -1083,7 +1095,7 @@ func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
 		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
-		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快",
+		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
 		// A day or a part of one ("老大周日下午学跳舞").
 		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天"} {
 		if strings.HasPrefix(v, w) {
@@ -2002,3 +2014,10 @@ const (
 	surnamesZH         = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
 	compoundSurnamesZH = "欧阳 司马 上官 诸葛 东方 皇甫 令狐 慕容 端木 尉迟 公孙 长孙 宇文 司徒 夏侯"
 )
+
+// thingIsEN tells where, or under whom, a thing of the speaker's is: "the Stripe account is
+// registered under Ferncastle Ltd", "our repo is hosted on Codeberg".
+var thingIsEN = regexp.MustCompile(`(?i:\b(?:the|our|my)\s+)((?:[A-Za-z][\w-]*\s+)?(?i:account|studio|office|server|site|website|domain|repo|repository|database|nas|router|vpn|warehouse|shop|store|workshop|lab|storage unit|company|business|llc|payroll|billing|mailbox|hosting|backups|bank account|policy|subscription|plan))\s+((?i:is|are)(?:\s+(?i:registered|hosted|based|located|kept|held|incorporated|set up|parked|stored))?)\s+((?i:under|on|in|at|with|through|via|by)\s+[^.;!?]{2,60})`)
+
+// usesZH is the tool a job of the speaker's uses: "公司VPN用的是EasyConnect", "我们记账用金蝶".
+var usesZH = regexp.MustCompile(`(?:(?:公司|我们|我|家里|单位|团队|部门)(?:的)?\s*)+([A-Za-z]{2,12}|\p{Han}{2,4}?)\s*(?:用的是|用的|都用|一直用|现在用)\s*([A-Za-z][\w.-]{1,20}|\p{Han}{2,6}?)(?:[，,。；;！!\s]|$)`)

@@ -1102,7 +1102,8 @@ func (l *lexicon) speakerPart(s string) string {
 			// subject before it, a "是" too ("…换班主任了，现在是谭老师").
 			other := otherSubjectZH.MatchString(p) || strings.ContainsAny(string([]rune(p)[0]), "他她它")
 			speaker := speakerClauseZH(p) && (first || prevKept || !copulaLeadZH(p))
-			keep = (l.firstPerson.MatchString(lower) && !other) || speaker || (prevKept && !other)
+			// "公司VPN用的是…": a tool of the speaker's work is theirs to keep.
+			keep = (l.firstPerson.MatchString(lower) && !other) || speaker || (prevKept && !other) || usesZH.MatchString(p)
 		default:
 			// English names each clause's subject: only one that is someone or something
 			// else's ("the bus was late", "Ana's uncle sold …") is dropped.

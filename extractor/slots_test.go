@@ -68,6 +68,11 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"address", "Our mailing address is PO Box 4410, Juneau.", "user.address", "PO Box 4410", ""},
 		{"address zh", "快递以后都送到我公司前台吧。", "user.address", "前台", ""},
 		{"relation's address zh", "我爸家地址是解放路9号。", "", "", "user.address"},
+		// Where a thing of the speaker's is, and the tool a job of theirs uses.
+		{"thing hosted", "Our repo is hosted on Codeberg these days.", "thing.repo", "Codeberg", ""},
+		{"thing registered", "The company is registered in Delaware, for tax reasons.", "thing.company", "Delaware", ""},
+		{"tool of the team zh", "我们团队记账用的是用友，报销走钉钉。", "tool.记账", "用友", ""},
+		{"a relation's phone is no name zh", "我妈用的是华为。", "", "", "relation.mother.name"},
 		// Names told in passing.
 		{"name here", "Hi, Tobias here, I run the night desk at the Courier.", "user.name", "Tobias", ""},
 		{"over here is no name", "Over here, the snow hasn't stopped.", "", "", "user.name"},

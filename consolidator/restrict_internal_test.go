@@ -1,6 +1,7 @@
 package consolidator
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -239,4 +240,20 @@ func TestStoppedActivity(t *testing.T) {
 		{"the habit", memory.Memory{Content: "用户每个周末都去爬山", ValidFrom: day(2)}, true},
 		{"another habit", memory.Memory{Content: "用户每个周末都去钓鱼", ValidFrom: day(2)}, false},
 	})
+}
+
+// TestOldValueWithoutNames: a slot value told without a name ("a senior engineer") is
+// the words the old statement has and the new one lacks, beside the template's; a
+// memory told together with it retells it when it holds every one of them.
+func TestOldValueWithoutNames(t *testing.T) {
+	v := oldValues("The user is a night porter", "The user got promoted to duty manager, so they work days now")
+	if !slices.Equal(v.words, []string{"night", "porter"}) {
+		t.Fatalf("words %v, want [night porter]", v.words)
+	}
+	if !v.heldBy("The user is a night porter at the Ashgrove Hotel, mostly weekends") {
+		t.Error("a sentence told with the role does not hold it")
+	}
+	if v.heldBy("The user works nights at the Ashgrove Hotel") {
+		t.Error("a sentence without the role holds it")
+	}
 }

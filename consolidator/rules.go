@@ -1,6 +1,7 @@
 package consolidator
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -87,6 +88,12 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		return ruleMatch{relContradiction, why("corrects %q, which the memory holds", correctedValue(c))}
 	case dietRulesOut(c, n.mem):
 		return ruleMatch{relContradiction, why("the diet %s rules out %s", c.Key, n.mem.Key)}
+	case c.Key == "" && n.mem.Key != "" && c.Metadata["rule"] == "detail",
+		c.Key != "" && n.mem.Key == "" && n.mem.Metadata["rule"] == "detail":
+		// A sentence told together with several slots (the extractor's "detail") stays
+		// beside their memories: merged into one slot it would keep the other slots' values
+		// there when they change. It is retired when it retells a value that changed.
+		return ruleMatch{relUnrelated, why("a sentence told together with slot values, kept beside the slot %s", cmp.Or(c.Key, n.mem.Key))}
 	case diffKey && sim < cfg.DuplicateSim:
 		// Keys name single-valued slots: two different slots never replace each other.
 		return ruleMatch{relUnrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
@@ -450,6 +457,7 @@ func properNames(text string) map[string]struct{} {
 type slotValue struct {
 	names map[string]struct{}
 	runs  []string
+	words []string // lower-case words of a value told without names ("senior engineer")
 }
 
 // oldValues is the value old holds and new does not ("Tokyo" of "lives in Tokyo" replaced
@@ -474,10 +482,31 @@ func oldValues(old, new string) slotValue {
 		flush()
 	}
 	flush()
+	if len(v.names) == 0 && len(v.runs) == 0 {
+		// A value without a name ("is a senior engineer"): the words of the old statement
+		// the new one does not hold, beside the template's.
+		have := map[string]bool{}
+		for _, w := range valueWord.FindAllString(strings.ToLower(new), -1) {
+			have[w] = true
+		}
+		for _, w := range valueWord.FindAllString(strings.ToLower(old), -1) {
+			if !have[w] && !templateWords[w] && !slices.Contains(v.words, w) {
+				v.words = append(v.words, w)
+			}
+		}
+	}
 	return v
 }
 
-func (v slotValue) empty() bool { return len(v.names) == 0 && len(v.runs) == 0 }
+// valueWord is a lower-case word of three letters or more.
+var valueWord = regexp.MustCompile(`\b[a-z][a-z'-]{2,}\b`)
+
+// templateWords are the words a slot's statement is written with, not its value.
+var templateWords = map[string]bool{"the": true, "user": true, "user's": true, "is": true, "are": true, "was": true, "and": true,
+	"works": true, "lives": true, "their": true, "they": true, "now": true, "has": true, "have": true, "with": true, "for": true,
+	"at": true, "in": true, "on": true, "of": true, "to": true, "an": true, "named": true, "called": true, "uses": true, "drives": true}
+
+func (v slotValue) empty() bool { return len(v.names) == 0 && len(v.runs) == 0 && len(v.words) == 0 }
 
 // heldBy reports text holding the whole value: every name and every run.
 func (v slotValue) heldBy(text string) bool {
@@ -490,6 +519,17 @@ func (v slotValue) heldBy(text string) bool {
 	for _, r := range v.runs {
 		if !strings.Contains(text, r) {
 			return false
+		}
+	}
+	if len(v.words) > 0 {
+		have := map[string]bool{}
+		for _, w := range valueWord.FindAllString(strings.ToLower(text), -1) {
+			have[w] = true
+		}
+		for _, w := range v.words {
+			if !have[w] {
+				return false
+			}
 		}
 	}
 	return true

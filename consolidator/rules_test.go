@@ -131,3 +131,38 @@ func TestThingSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailKeptBeside: a sentence told together with several slot values (the
+// extractor's "detail") neither refines a slot's memory nor is confirmed by a slot's
+// candidate: merged into one slot it would keep another slot's old value there. The
+// sentences were written for this test.
+func TestDetailKeptBeside(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultResolverConfig()
+	emb, err := llm.NewHashEmbedder(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := "The user is a staff nurse at Kellerton General, mostly on the night ward"
+	for _, tc := range []struct {
+		name        string
+		c           memory.Candidate
+		old, oldKey string
+		oldMeta     map[string]any
+	}{
+		{"detail against a slot", memory.Candidate{Content: detail, Type: memory.Semantic, Metadata: map[string]any{"rule": "detail"}},
+			"The user is a staff nurse", "user.role", nil},
+		{"slot against a detail", memory.Candidate{Content: "The user is a staff nurse", Key: "user.role", Type: memory.Semantic},
+			detail, "", map[string]any{"rule": "detail"}},
+	} {
+		vs, err := emb.Embed(context.Background(), []string{tc.old, tc.c.Content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := scored{mem: memory.Memory{Content: tc.old, Key: tc.oldKey, Type: memory.Semantic, Metadata: tc.oldMeta},
+			sim: float64(llm.Cosine(vs[0], vs[1]))}
+		if got := cfg.relate(tc.c, features(tc.c.Content), n, features(tc.old)); got.rel != relUnrelated {
+			t.Errorf("%s: %s (%s), want unrelated", tc.name, got.rel, got.reason)
+		}
+	}
+}

@@ -465,3 +465,29 @@ func TestOrdersCeilingsAndSkips(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoSlotsKeepTheirOwnValues: a sentence that tells two slots that change (a role and
+// an employer) gives each slot its own value, and the sentence is a keyless memory beside
+// them ("detail"), so that neither slot's memory retells the other's value. The sentence
+// was written for this test.
+func TestTwoSlotsKeepTheirOwnValues(t *testing.T) {
+	t.Parallel()
+	got := extractOne(t, memory.Turn{Content: "I'm a staff nurse at Kellerton General, mostly on the night ward."})
+	keys := byKey(got)
+	role, employer := keys["user.role"], keys["user.employer"]
+	if !strings.Contains(role.Content, "nurse") || strings.Contains(role.Content, "Kellerton") {
+		t.Errorf("role %q: want the role alone", role.Content)
+	}
+	if !strings.Contains(employer.Content, "Kellerton") || strings.Contains(employer.Content, "nurse") {
+		t.Errorf("employer %q: want the employer alone", employer.Content)
+	}
+	var detail memory.Candidate
+	for _, c := range got {
+		if c.Key == "" {
+			detail = c
+		}
+	}
+	if detail.Metadata["rule"] != "detail" || !strings.Contains(detail.Content, "night ward") {
+		t.Errorf("want a keyless detail memory with the rest of the sentence, got %s", dump(got))
+	}
+}

@@ -387,6 +387,17 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// that may change, the whole sentence is superseded with that value; only
 			// what is stable goes into the story.
 			if i := changeable(ds); i >= 0 {
+				if slices.ContainsFunc(ds[i+1:], func(d draft) bool { return d.key != ds[i].key && changeable([]draft{d}) == 0 }) {
+					// Two slots that change ("a nurse at St Mary's, based in Leeds"): the
+					// whole sentence in one of them would keep the other's old value alive
+					// when that one changes. Each slot keeps its own value; the sentence is
+					// a memory of its own, told together with them, which the resolver
+					// retires when it retells a value that changed.
+					d := o.draft(rest, t.OccurredAt, memory.Semantic, memory.CatFact, "detail", ds[i].importance, confExplicit)
+					d.expire = ds[i].expire
+					out = append(out, d)
+					continue
+				}
 				// One memory per slot: the detail takes the place of the rule's memory,
 				// so that a later value of the slot supersedes all of it at once.
 				d := o.draft(rest, t.OccurredAt, memory.Semantic, ds[i].cat, "detail", ds[i].importance, confExplicit)

@@ -51,7 +51,7 @@ test: services chromium vet npm-tools
 	@# No evaluation sentence (golden, holdout, ../shared/data) may be copied into the extractor,
 	@# resolver or lifecycle code or their tests; CI has ../shared beside the clone.
 	@if [ -x ../shared/tools/test-phrases-in-code ]; then \
-		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout2 --cases testdata/dev --cases testdata/dev3 --cases testdata/dev4 --cases testdata/dev5 --cases testdata/dev6 --cases testdata/dev7 --cases testdata/dev8 --cases testdata/dev9 --cases testdata/dev10 --cases testdata/dev11 --cases testdata/dev12 --cases testdata/dev13 --cases testdata/dev14 --cases testdata/dev15 --cases testdata/dev16 --cases testdata/dev17 --cases testdata/dev18 --cases testdata/dev19 --cases testdata/holdout3 --in extractor --in consolidator --in internal/lifecycle || exit 1; \
+		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout2 --cases testdata/dev --cases testdata/dev3 --cases testdata/dev4 --cases testdata/dev5 --cases testdata/dev6 --cases testdata/dev7 --cases testdata/dev8 --cases testdata/dev9 --cases testdata/dev10 --cases testdata/dev11 --cases testdata/dev12 --cases testdata/dev13 --cases testdata/dev14 --cases testdata/dev15 --cases testdata/dev16 --cases testdata/dev17 --cases testdata/dev18 --cases testdata/dev19 --cases testdata/dev20 --cases testdata/holdout3 --in extractor --in consolidator --in internal/lifecycle || exit 1; \
 		../shared/tools/test-phrases-in-code --tests --cases testdata/holdout --in extractor --in consolidator --in internal/lifecycle; \
 	fi
 	@# A few seconds of real fuzzing of what parses untrusted input, then every test.

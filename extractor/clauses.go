@@ -58,10 +58,15 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor|kiddos?|hubby|wifey|missus|toddler|little one`
-	relZH   = `大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
-	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret`
-	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟`
-	jobZH   = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
+	relZH   = `房东|邻居|保姆|教练|合伙人|大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
+	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret|` + dogBreedsEN + `|` + catBreedsEN
+	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟|` + dogBreedsZH + `|` + catBreedsZH
+	// Breeds name the kind of pet they are: "our beagle Luna" is a dog named Luna.
+	dogBreedsEN = `golden retriever|german shepherd|border collie|labrador|labradoodle|goldendoodle|cockapoo|beagle|poodle|corgi|husky|terrier|retriever|dachshund|pug|bulldog|shepherd|spaniel|collie|chihuahua|schnauzer|greyhound|whippet|rottweiler|doberman|pomeranian|sheepdog|mutt|pitbull|pit bull|lab`
+	catBreedsEN = `maine coon|tabby|siamese|ragdoll|sphynx|tomcat`
+	dogBreedsZH = `拉布拉多|哈士奇|萨摩耶|雪纳瑞|柯基|金毛|泰迪|二哈|边牧|柴犬|比熊|博美|法斗`
+	catBreedsZH = `布偶猫|英短|美短|橘猫|狸花猫|暹罗猫|加菲猫|布偶`
+	jobZH       = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
 	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
 	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案|美术|插画|原画|动画|摄影`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
@@ -191,13 +196,20 @@ func newClauseRules() *clauseRules {
 		"女儿": "daughter", "闺女": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
 		"哥哥": "brother", "姐姐": "sister", "弟弟": "brother", "妹妹": "sister", "男朋友": "boyfriend", "女朋友": "girlfriend",
 		"未婚妻": "fiance", "未婚夫": "fiance", "老板": "manager", "经理": "manager", "领导": "manager", "上司": "manager", "主管": "manager", "组长": "manager",
-		"上级": "manager", "导师": "mentor",
+		"上级": "manager", "导师": "mentor", "邻居": "neighbor", "合伙人": "partner_business", "教练": "coach",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
 		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner",
 		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
+		"tomcat": "cat", "布偶猫": "cat", "布偶": "cat", "英短": "cat", "美短": "cat", "橘猫": "cat", "狸花猫": "cat", "暹罗猫": "cat", "加菲猫": "cat",
 		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
 		"小狗": "dog", "鹦鹉": "parrot", "兔子": "rabbit", "仓鼠": "hamster", "金鱼": "fish", "乌龟": "turtle"}
+	for _, b := range strings.Split(dogBreedsEN+"|"+dogBreedsZH, "|") {
+		c.petWords[b] = "dog"
+	}
+	for _, b := range strings.Split(catBreedsEN, "|") {
+		c.petWords[b] = "cat"
+	}
 	return c
 }
 
@@ -735,6 +747,44 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		noun := strings.ToLower(m[1])
 		add(fact{key: "thing." + slugify(noun), content: o.finish("The user's "+noun+" "+strings.ToLower(m[2])+" "+trimEnd(m[3]), ref), cat: memory.CatFact, imp: impPreference})
 	}
+	if zh {
+		if m := relLangZH.FindStringSubmatch(s); m != nil {
+			// "我奶奶只会说客家话": what a relation reads or speaks.
+			add(fact{key: "relation." + relSlot(c, m[1]) + ".language", content: "用户的" + m[1] + m[2], cat: memory.CatRelationship})
+		}
+		if m := relHeNameZH.FindStringSubmatch(s); m != nil && !badNameZH(m[2]) {
+			// "帮我给导师回封邮件，他叫邵明远": the relation named in the clause after.
+			add(fact{key: "relation." + relSlot(c, m[1]) + ".name", content: "用户的" + m[1] + "叫" + m[2], cat: memory.CatRelationship})
+		}
+		if m := relNickZH.FindStringSubmatch(s); m != nil && !nickNotName[m[2]] {
+			// "我弟弟阿强…": a relation named by a familiar name (阿/小/老 and one character).
+			add(fact{key: "relation." + relSlot(c, m[1]) + ".name", content: "用户的" + m[1] + "叫" + m[2], cat: memory.CatRelationship})
+		}
+		if m := yearsAsZH.FindStringSubmatch(s); m != nil {
+			// "我干了十年的出纳": the speaker's line of work.
+			add(fact{key: "user.role", content: "用户做了" + m[1] + "的" + m[2], cat: memory.CatProfile})
+		}
+		if m := hometownZH.FindStringSubmatch(s); m != nil {
+			if place := m[1] + m[2]; isPlaceLike(place) && !badPlaceZH(place) {
+				// "春节回贵阳老家": where the speaker's family home is.
+				add(fact{key: "user.origin", content: "用户老家在" + place, cat: memory.CatProfile})
+			}
+		}
+	} else {
+		if m := relLangEN.FindStringSubmatch(s); m != nil && languageEN[strings.ToLower(m[3])] {
+			// "my stepdad, he only speaks Dutch": what a relation reads or speaks.
+			add(fact{key: "relation." + slugify(c.rel(strings.ToLower(m[1]))) + ".language",
+				content: "The user's " + strings.ToLower(m[1]) + " " + strings.ToLower(m[2]) + " " + m[3], cat: memory.CatRelationship})
+		}
+		if m := heightEN.FindStringSubmatch(s); m != nil {
+			// "I'm 6'4\" so most desks are too short": the speaker's height.
+			add(fact{key: "user.height", content: "The user is " + strings.TrimSpace(m[1]) + " tall", cat: memory.CatProfile})
+		}
+		if m := hometownEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
+			// "a flight home to Accra for Christmas": where the speaker's home is.
+			add(fact{key: "user.origin", content: "The user's home town is " + m[1], cat: memory.CatProfile})
+		}
+	}
 	// Where the speaker's parcels go is one slot: a new address replaces the old.
 	if r := addressEN; zh {
 		loc, rel := addressZH.FindStringIndex(s), c.relAnyZH.FindStringIndex(s)
@@ -1093,7 +1143,7 @@ func article(v string) string {
 
 func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
-		"一直", "也是", "还是", "就是", "总是", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
+		"一直", "也是", "还是", "就是", "总是", "小时", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
 		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
 		// A day or a part of one ("老大周日下午学跳舞").
@@ -1898,7 +1948,7 @@ var (
 	// "下个月跳槽到一家券商做研究员": a new employer told by going there.
 	joinZH = regexp.MustCompile(`(?:去了|跳槽到|跳到|进了|加入了?|入职了?)([^，。,去]{2,10}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,8}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
 	// "鹦鹉阿福又学会了…": a pet named right after its kind.
-	petApposZH = regexp.MustCompile(`(` + petZH + `)(\p{Han}{2})(?:今天|又|倒是|最近|特别|很|总是|老是|天天|每天|已经|刚|也|就|，|,)`)
+	petApposZH = regexp.MustCompile(`(` + petZH + `)(\p{Han}{2})(?:今天|昨天|这两天|这几天|又|倒是|最近|特别|很|总是|老是|天天|每天|已经|一直|刚|也|就|都|不|，|,)`)
 )
 
 // tripDraft is the trip a sentence plans for an occasion ("五一想去厦门住两晚",
@@ -2021,3 +2071,40 @@ var thingIsEN = regexp.MustCompile(`(?i:\b(?:the|our|my)\s+)((?:[A-Za-z][\w-]*\s
 
 // usesZH is the tool a job of the speaker's uses: "公司VPN用的是EasyConnect", "我们记账用金蝶".
 var usesZH = regexp.MustCompile(`(?:(?:公司|我们|我|家里|单位|团队|部门)(?:的)?\s*)+([A-Za-z]{2,12}|\p{Han}{2,4}?)\s*(?:用的是|用的|都用|一直用|现在用)\s*([A-Za-z][\w.-]{1,20}|\p{Han}{2,6}?)(?:[，,。；;！!\s]|$)`)
+
+// relSlot is a relation's slot name: its English name, or the Chinese word itself.
+func relSlot(c *clauseRules, w string) string {
+	if v := slugify(c.rel(w)); v != "" {
+		return v
+	}
+	return w
+}
+
+var (
+	// relLangEN and relLangZH are the language a relation reads or speaks.
+	relLangEN = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?i:,?\s+(?:she|he|who)\s+|\s+)(?i:only\s+|mostly\s+|just\s+|barely\s+)?((?i:speaks|reads|understands|writes|talks))\s+(?i:only\s+)?(\p{Lu}\p{Ll}+)`)
+	relLangZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `)[^。！？!?]{0,12}?(?:[，,](?:她|他))?(只(?:会说|会讲|看得懂|认得|会看|懂|听得懂|说)\p{Han}{2,4}?)(?:[，。,；;]|$)`)
+	// relHeNameZH is a relation named by 他叫/她叫 in a later clause of the sentence.
+	relHeNameZH = regexp.MustCompile(`(?:我|给|跟|替)(?:的|家)?(` + relZH + `)[^。！？!?]{0,20}?[，,](?:他|她)(?:叫|名叫|的名字是)` + zhName)
+	// relNickZH is a relation named by a familiar name: "我弟弟阿强", "我同事小林".
+	relNickZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `)((?:阿|小|老)\p{Han})`)
+	// yearsAsZH is the line of work the speaker has done for years: "我干了十年的出纳".
+	yearsAsZH = regexp.MustCompile(`我(?:已经)?(?:做|干|当)了([一二两三四五六七八九十几多\d]+年)(?:的)?([A-Za-z]{2,10}|\p{Han}{2,6}?)(?:[，,。；;]|$)`)
+	// hometownZH is the speaker's family home: "回贵阳老家", "老家在遵义".
+	hometownZH = regexp.MustCompile(`回(\p{Han}{2,4}?)老家()|老家(?:是|在)(\p{Han}{2,4}?)(?:[，。,的]|$)`)
+	// heightEN is the speaker's height: "I'm 6'4\"", "I'm 1.62 m", "I'm five foot two".
+	heightEN = regexp.MustCompile(`(?i:\b(?:i'm|i am)\s+(?:only\s+|about\s+|almost\s+)?)(\d'\s?\d{1,2}(?:"|''|”)?|\d\s?(?:ft|foot|feet)\s?\d{0,2}(?:\s?in(?:ches)?)?|1[.,]\d{2}\s?m\b|1\d{2}\s?cm\b|(?:five|six|seven)\s+(?:foot|feet)(?:\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven))?)`)
+	// hometownEN is the speaker's home town told by going home to it.
+	hometownEN = regexp.MustCompile(`(?i:\b(?:flights?|trip|train|bus|drive|fly|flying|going|go|head(?:ing)?|get(?:ting)?|travel(?:ing|ling)?)\s+(?:back\s+)?home\s+to\s+)` + capName)
+	// languageEN are language names.
+	languageEN = func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields("english spanish portuguese french german italian chinese mandarin cantonese japanese korean arabic hindi russian polish dutch greek turkish vietnamese tagalog swahili hebrew persian farsi urdu bengali punjabi thai indonesian ukrainian czech swedish norwegian danish finnish hungarian romanian") {
+			m[w] = true
+		}
+		return m
+	}()
+	// nickNotName are words relNickZH would take for a name.
+	nickNotName = map[string]bool{"小时": true, "老家": true, "小区": true, "老师": true, "小学": true, "老板": true, "老公": true,
+		"老婆": true, "小孩": true, "阿姨": true, "老人": true, "小说": true, "小组": true, "老是": true, "小心": true, "老了": true, "小的": true}
+)

@@ -331,7 +331,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			// "…for the next three weeks", "这一个月…": whatever the sentence tells holds
 			// for that long, whichever rule told it.
 			for i := range ds {
-				if ds[i].expire == nil && ds[i].typ == memory.Semantic {
+				// A name or a relation told beside it ("我家的狗团子这几天没胃口") outlasts it.
+				stable := strings.HasSuffix(ds[i].key, ".name") || ds[i].cat == memory.CatRelationship || ds[i].cat == memory.CatProfile
+				if ds[i].expire == nil && ds[i].typ == memory.Semantic && !stable {
 					ds[i].expire = o.expiry(s, t.OccurredAt)
 				}
 			}
@@ -745,7 +747,7 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 		return []draft{d}
 	case has(SignalPreference):
 		d := o.draft(s, ref, memory.Semantic, memory.CatPreference, "preference", impPreference, o.confidence(lower))
-		d.key, d.expire = o.topics.key(lower), o.expiry(s, ref)
+		d.key, d.expire = o.topics.key(lower), o.clauseExpiry(s, ref, SignalPreference)
 		return []draft{d}
 	case has(SignalTemporaryState):
 		if exp := o.expiry(s, ref); exp != nil {
@@ -1807,3 +1809,26 @@ func unconjugated(lw string) bool {
 	}
 	return false
 }
+
+// clauseExpiry is expiry for a statement of kind signal told beside another clause with
+// its own date: "my niece turns five next week, she loves horses" — the liking does not
+// end next week. A clause that is only the date ("This week, no calls") still bounds it.
+func (o *Offline) clauseExpiry(s string, ref time.Time, signal string) *time.Time {
+	parts := clauseSplit.Split(s, -1)
+	if len(parts) < 2 {
+		return o.expiry(s, ref)
+	}
+	var own []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		long := len(strings.Fields(p)) >= 3 || utf8.RuneCountInString(p) >= 6 && hasHan(p)
+		if long && !slices.Contains(o.lex.sentenceSignals(p), signal) && len(o.lex.temporal.Find(p, ref)) > 0 {
+			continue // another statement's date
+		}
+		own = append(own, p)
+	}
+	return o.expiry(strings.Join(own, ", "), ref)
+}
+
+// clauseSplit cuts a sentence into clauses.
+var clauseSplit = regexp.MustCompile(`\s*[,;，；]\s*`)

@@ -73,6 +73,18 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"thing registered", "The company is registered in Delaware, for tax reasons.", "thing.company", "Delaware", ""},
 		{"tool of the team zh", "我们团队记账用的是用友，报销走钉钉。", "tool.记账", "用友", ""},
 		{"a relation's phone is no name zh", "我妈用的是华为。", "", "", "relation.mother.name"},
+		// Facts told inside a request.
+		{"pet by breed", "Our corgi Biscotti sheds like crazy lately.", "pet.dog.name", "Biscotti", ""},
+		{"pet by breed zh", "我家金毛豆豆最近老掉毛，正常吗？", "pet.dog.name", "豆豆", ""},
+		{"relation's language", "Write it simply for my grandpa, he only speaks Greek.", "relation.grandfather.language", "Greek", ""},
+		{"relation's language zh", "给我外婆写短点，她只听得懂粤语。", "relation.grandmother.language", "粤语", ""},
+		{"height", "Suggest a road bike frame size, I'm 5'7\".", "user.height", "5'7", ""},
+		{"home town", "Book me the cheapest flight home to Kraków over Easter.", "user.origin", "Kraków", ""},
+		{"home town zh", "国庆想回遵义老家看看，帮我查下高铁。", "user.origin", "遵义", ""},
+		{"relation named after zh", "帮我给房东发个消息，她叫何丽萍。", "relation.房东.name", "何丽萍", ""},
+		{"familiar name zh", "我同事小林明天请假，帮我改下排班。", "relation.colleague.name", "小林", ""},
+		{"no familiar name zh", "我老婆小时候在大连长大。", "", "", "relation.wife.name"},
+		{"years of a line of work zh", "帮我润色下简历，我干了八年的会计。", "user.role", "会计", ""},
 		// Names told in passing.
 		{"name here", "Hi, Tobias here, I run the night desk at the Courier.", "user.name", "Tobias", ""},
 		{"over here is no name", "Over here, the snow hasn't stopped.", "", "", "user.name"},

@@ -2095,7 +2095,7 @@ var (
 	// heightEN is the speaker's height: "I'm 6'4\"", "I'm 1.62 m", "I'm five foot two".
 	heightEN = regexp.MustCompile(`(?i:\b(?:i'm|i am)\s+(?:only\s+|about\s+|almost\s+)?)(\d'\s?\d{1,2}(?:"|''|”)?|\d\s?(?:ft|foot|feet)\s?\d{0,2}(?:\s?in(?:ches)?)?|1[.,]\d{2}\s?m\b|1\d{2}\s?cm\b|(?:five|six|seven)\s+(?:foot|feet)(?:\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven))?)`)
 	// hometownEN is the speaker's home town told by going home to it.
-	hometownEN = regexp.MustCompile(`(?i:\b(?:flights?|trip|train|bus|drive|fly|flying|going|go|head(?:ing)?|get(?:ting)?|travel(?:ing|ling)?)\s+(?:back\s+)?home\s+to\s+)` + capName)
+	hometownEN = regexp.MustCompile(`(?i:\b(?:flights?|trips?|trains?|bus(?:es)?|drives?|rides?|tickets?|fly|flying|going|go|head(?:ing)?|get(?:ting)?|travel(?:ing|ling)?)\s+(?:back\s+)?home\s+to\s+)` + capName)
 	// languageEN are language names.
 	languageEN = func() map[string]bool {
 		m := map[string]bool{}

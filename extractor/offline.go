@@ -271,6 +271,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			prev = sentences[si-1]
 		}
 		names := departedNames(s)
+		if isQuestion(strings.TrimSpace(s)) {
+			names = nil // "what if Rex ran away?" tells no one leaving
+		}
 		for _, n := range names {
 			if !slices.Contains(departed, n) {
 				departed = append(departed, n)
@@ -282,9 +285,13 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			rule = len(out) - 1
 			continue
 		}
+		q := s
 		s, ok := o.lex.statement(clipSentence(s))
 		if !ok {
 			rule = -1
+			// A question states nothing, but the names it uses are the speaker's ("is it
+			// normal that our corgi Pip sheds so much?"): those are kept.
+			out = append(out, o.namesAsked(q, t.OccurredAt)...)
 			continue
 		}
 		prevRule := rule
@@ -1832,3 +1839,28 @@ func (o *Offline) clauseExpiry(s string, ref time.Time, signal string) *time.Tim
 
 // clauseSplit cuts a sentence into clauses.
 var clauseSplit = regexp.MustCompile(`\s*[,;，；]\s*`)
+
+// namesAsked are the name facts of a question: a relation's or a pet's name, the speaker's
+// home town. Nothing else of a question is a statement.
+func (o *Offline) namesAsked(s string, ref time.Time) []draft {
+	s = strings.TrimSpace(clipSentence(s))
+	if !isQuestion(s) || o.lex.hypothetical(s) || whatIfEN.MatchString(s) {
+		return nil
+	}
+	var out []draft
+	for _, f := range o.clauseFacts(o.clean(s), ref) {
+		if questionWordZH.MatchString(f.content) {
+			continue // "你记得它叫啥？" asks the name
+		}
+		if strings.HasSuffix(f.key, ".name") && f.key != "user.name" || f.key == "user.origin" {
+			out = append(out, o.factDraft(f, ref, "clause"))
+		}
+	}
+	return out
+}
+
+// questionWordZH is a Chinese question word where a name would be.
+var questionWordZH = regexp.MustCompile(`什么|谁|哪|啥|吗|呢|多少`)
+
+// whatIfEN asks about a world that is not the speaker's: "what if my dog ran away?".
+var whatIfEN = regexp.MustCompile(`(?i)^(?:so\s+|but\s+)?(?:what\s+if|suppose|imagine|hypothetically)\b`)

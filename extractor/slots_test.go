@@ -85,6 +85,12 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"familiar name zh", "我同事小林明天请假，帮我改下排班。", "relation.colleague.name", "小林", ""},
 		{"no familiar name zh", "我老婆小时候在大连长大。", "", "", "relation.wife.name"},
 		{"years of a line of work zh", "帮我润色下简历，我干了八年的会计。", "user.role", "会计", ""},
+		// A question states nothing, but the names it uses are the speaker's.
+		{"pet named in a question", "Is it okay that our whippet Comet sleeps all day?", "pet.dog.name", "Comet", ""},
+		{"relation named in a question", "What should I cook for my aunt Greta on Sunday?", "relation.aunt.name", "Greta", ""},
+		{"home town in a question", "Are there night trains home to Ljubljana in winter?", "user.origin", "Ljubljana", ""},
+		{"a question asks the name zh", "你还记得我家猫叫什么吗？", "", "", "pet.cat.name"},
+		{"what if is no fact", "What if my cat Mango got out?", "", "", "pet.cat.name"},
 		// Names told in passing.
 		{"name here", "Hi, Tobias here, I run the night desk at the Courier.", "user.name", "Tobias", ""},
 		{"over here is no name", "Over here, the snow hasn't stopped.", "", "", "user.name"},

@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"cmp"
 	"regexp"
 	"strings"
 	"time"
@@ -783,6 +784,29 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := hometownEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] {
 			// "a flight home to Accra for Christmas": where the speaker's home is.
 			add(fact{key: "user.origin", content: "The user's home town is " + m[1], cat: memory.CatProfile})
+		}
+	}
+	// Which days the speaker is at the office, and what they earn: one slot each, so
+	// that a new policy or a raise replaces the old value.
+	if r := officeDaysEN; zh {
+		if officeDaysZH.MatchString(s) && !o.lex.aboutOthers(s) {
+			add(fact{key: "schedule.office_days", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "office"), ref), cat: memory.CatFact, imp: impPreference})
+		}
+		if m := salaryZH.FindStringSubmatch(s); m != nil && !o.lex.aboutOthers(s) {
+			add(fact{key: "user.salary", content: "用户" + strings.TrimPrefix(m[0], "我"), cat: memory.CatFact, imp: impPreference})
+		}
+		if m := nowUsesZH.FindStringSubmatch(s); m != nil {
+			if what := strings.TrimSpace(m[1]); deviceKind(what) != "computer" || deviceNounZH(s) != "" {
+				// "旧的那台卖了，如今在用荣耀X50": the device used now, in its kind's slot.
+				add(fact{key: "user.device." + cmp.Or(deviceNounZH(s), deviceKind(what)), content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+			}
+		}
+	} else {
+		if r.MatchString(s) {
+			add(fact{key: "schedule.office_days", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "office"), ref), cat: memory.CatFact, imp: impPreference})
+		}
+		if m := salaryEN.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.salary", content: o.finish(o.thirdPerson(trimEnd(clauseAt(s, strings.Index(s, m[0]))), memory.CatFact, "salary"), ref), cat: memory.CatFact, imp: impPreference})
 		}
 	}
 	// Where the speaker's parcels go is one slot: a new address replaces the old.
@@ -2107,4 +2131,15 @@ var (
 	// nickNotName are words relNickZH would take for a name.
 	nickNotName = map[string]bool{"小时": true, "老家": true, "小区": true, "老师": true, "小学": true, "老板": true, "老公": true,
 		"老婆": true, "小孩": true, "阿姨": true, "老人": true, "小说": true, "小组": true, "老是": true, "小心": true, "老了": true, "小的": true}
+)
+
+var (
+	// officeDaysEN and officeDaysZH tell the days the speaker works at the office.
+	officeDaysEN = regexp.MustCompile(`(?i)\b(?:i'm|i am|i'm\s+usually|i\s+(?:go|come|head)\s+(?:in(?:to)?|to))\s+(?:in\s+)?(?:the\s+)?office\s+(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays)\b|\b(?:my|our)\s+(?:office|in-office|onsite|on-site)\s+days\s+(?:are|is)\b|\b(?:wfh|work\s+from\s+home|remote)\s+(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays)\b`)
+	officeDaysZH = regexp.MustCompile(`(?:去|到)(?:公司|办公室|单位)(?:坐班|上班|办公)|坐班日|到岗日|(?:周[一二三四五六日]|星期[一二三四五六日]).{0,6}(?:坐班|在家办公|远程办公)`)
+	// salaryEN and salaryZH are what the speaker earns.
+	salaryEN = regexp.MustCompile(`(?i)\b(?:i\s+(?:make|earn|take\s+home|bring\s+in)|my\s+(?:salary|take-home(?:\s+pay)?|pay|income)\s+is(?:\s+now)?)\s+(?:about\s+|around\s+|roughly\s+)?[$€£¥]?\d[\d,.]*\s*(?:k\b)?`)
+	salaryZH = regexp.MustCompile(`(?:涨薪|加薪|调薪|降薪)了?[^。]{0,6}?(?:税后|税前|到手|月薪|年薪)[\d一二两三四五六七八九十百千万点.]+(?:万|千|块|元|k|K)?|(?:我)?(?:的)?(?:月薪|年薪|工资|到手|薪水|收入)(?:是|有)?(?:税后|税前|到手)?[^，。,]{0,2}?[\d一二两三四五六七八九十百千万点.]+(?:万|千|块|元|k|K)?`)
+	// nowUsesZH is what the speaker uses now, told after a change (dropped subject).
+	nowUsesZH = regexp.MustCompile(`(?:现在|目前|如今)(?:改)?(?:用|在用)(?:的是)?([^，。,；;！!]{2,20}?)(?:[，。,；;！!]|$)`)
 )

@@ -85,6 +85,13 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"familiar name zh", "我同事小林明天请假，帮我改下排班。", "relation.colleague.name", "小林", ""},
 		{"no familiar name zh", "我老婆小时候在大连长大。", "", "", "relation.wife.name"},
 		{"years of a line of work zh", "帮我润色下简历，我干了八年的会计。", "user.role", "会计", ""},
+		// Office days, pay, the device used now: one slot each.
+		{"office days", "I go into the office on Wednesdays, the rest is remote.", "schedule.office_days", "Wednesdays", ""},
+		{"office days zh", "我一般周三去公司坐班。", "schedule.office_days", "周三", ""},
+		{"salary", "I take home around $4,200 a month after tax.", "user.salary", "4,200", ""},
+		{"raise zh", "上个月加薪了，现在到手九千八。", "user.salary", "九千八", ""},
+		{"device now zh", "旧手机摔坏了，现在用小米14，拍照不错。", "user.device.phone", "小米14", ""},
+		{"a relation's device zh", "我爸现在用华为。", "", "", "user.device.phone"},
 		// A question states nothing, but the names it uses are the speaker's.
 		{"pet named in a question", "Is it okay that our whippet Comet sleeps all day?", "pet.dog.name", "Comet", ""},
 		{"relation named in a question", "What should I cook for my aunt Greta on Sunday?", "relation.aunt.name", "Greta", ""},

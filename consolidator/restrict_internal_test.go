@@ -240,6 +240,16 @@ func TestStoppedActivity(t *testing.T) {
 		{"the habit", memory.Memory{Content: "用户每个周末都去爬山", ValidFrom: day(2)}, true},
 		{"another habit", memory.Memory{Content: "用户每个周末都去钓鱼", ValidFrom: day(2)}, false},
 	})
+	// Told as news (an event), the stop ends the habit too; an event that names no stop
+	// rules nothing out.
+	news := memory.Candidate{Category: memory.CatEvent, Source: memory.SourceUser, Content: "用户最近不游泳了，改去打太极", ValidFrom: day(20)}
+	checkRulesOut(t, news, []rulingCase{
+		{"the habit", memory.Memory{Content: "用户每周三晚上都去游泳", ValidFrom: day(2)}, true},
+	})
+	plain := memory.Candidate{Category: memory.CatEvent, Source: memory.SourceUser, Content: "用户昨天游泳时遇到了老同学", ValidFrom: day(20)}
+	checkRulesOut(t, plain, []rulingCase{
+		{"the habit", memory.Memory{Content: "用户每周三晚上都去游泳", ValidFrom: day(2)}, false},
+	})
 }
 
 // TestOldValueWithoutNames: a slot value told without a name ("a senior engineer") is

@@ -100,7 +100,7 @@ var (
 	// notAnymoreDoEN is an activity the speaker has stopped: "she doesn't ski anymore".
 	notAnymoreDoEN = regexp.MustCompile(`(?i)\b(?:don't|do\s+not|doesn't|does\s+not|no\s+longer|can't|cannot)\s+(run|swim|cycle|bike|climb|ski|lift|surf|drink|smoke|vape|golf|dance|skate|row|hike)\s*(?:any\s?more|any\s+longer|[,.;!]|$)`)
 	// notDoZH is the same in Chinese: "他如今不滑雪了".
-	notDoZH = regexp.MustCompile(`(?:^|[，,我用户现在也都])不(?:再)?(跑步|游泳|骑车|爬山|滑雪|健身|打球|喝酒|抽烟)了`)
+	notDoZH = regexp.MustCompile(`(?:^|[，,我用户现在也都近后期])不(?:再)?(跑步|游泳|骑车|爬山|滑雪|健身|打球|喝酒|抽烟)了`)
 	// quitZH is a habit of a substance given up: "戒烟三个月了", "戒酒了".
 	quitZH    = regexp.MustCompile(`戒(烟|酒)`)
 	anymoreEN = regexp.MustCompile(`(?i)\b(?:any\s?more|any\s+longer|no\s+longer)\b`)
@@ -245,6 +245,14 @@ func newRuling(c memory.Candidate) ruling {
 	}
 	if c.Category == memory.CatConstraint || c.Category == memory.CatPreference {
 		r.what = restricted(c.Content)
+	} else if c.Category == memory.CatEvent && c.Source == memory.SourceUser {
+		// "用户如今不打球了，…" told as news: an activity the speaker stopped ends its habit
+		// as a rule about it does. Only a stop of an activity, not a food told in passing.
+		if m := notDoZH.FindStringSubmatch(c.Content); m != nil {
+			r.what = strings.TrimSuffix(m[1], "步")
+		} else if m := notAnymoreDoEN.FindStringSubmatch(c.Content); m != nil && anymoreEN.MatchString(c.Content) {
+			r.what = strings.ToLower(m[1])
+		}
 	}
 	if m := insteadOfEN.FindStringSubmatch(c.Content); m != nil {
 		r.instead = verbForms(strings.ToLower(m[1]))

@@ -273,6 +273,8 @@ func TestDepartedNames(t *testing.T) {
 		{"FYI Bastian resigned, Lena runs the design team now.", []string{"Bastian"}},
 		{"My sister Ines quit her job in May.", nil},
 		{"Dad finally retired in June, he's bored already.", nil},
+		{"教练说我先别练拳击了，改成每周两次瑜伽。", []string{"拳击"}},
+		{"我这阵子不去攀岩了。", nil},
 		{"Tomas quit smoking and feels great.", nil},
 		{"Anja left early to catch the train.", nil},
 		{"老周上个月退休了，现在换成小吴负责报销。", []string{"老周"}},

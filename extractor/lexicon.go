@@ -672,7 +672,9 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
-var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)`)
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)` +
+	// an activity given up for another: "不让打网球了，改成…", "不跑步了，…改去…"
+	`|(?:不让|不能再|不再|别再|不许|先别|别|不)(?:我)?(?:打|踢|练|跳|去|玩)?(\p{Han}{2,4}?)了[，,][^。！!？?]{0,10}?(?:改成|改为|换成|改去|改学|改到|改练)`)
 
 // nameStop are capitalised words that open a clause without naming anyone.
 var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,

@@ -3,6 +3,7 @@ package extractor
 import (
 	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -786,55 +787,62 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "user.origin", content: "The user's home town is " + m[1], cat: memory.CatProfile})
 		}
 	}
+	// standing is a fact about the speaker that a later value replaces, told in their
+	// words (third person): office days, pay, an address, a commute.
+	standing := func(key, text string) {
+		add(fact{key: key, content: o.finish(o.thirdPerson(trimEnd(text), memory.CatFact, "clause"), ref), cat: memory.CatFact, imp: impPreference})
+	}
+	// ownBefore: no relation of the speaker's is named before byte at ("我老公每天开车上班"
+	// is the husband's way to work).
+	ownBefore := func(at int) bool {
+		rel := c.relAnyZH.FindStringIndex(s)
+		return (rel == nil || rel[0] > at) && !o.lex.aboutOthers(s)
+	}
 	// Which days the speaker is at the office, and what they earn: one slot each, so
 	// that a new policy or a raise replaces the old value.
-	if r := officeDaysEN; zh {
+	if zh {
 		if officeDaysZH.MatchString(s) && !o.lex.aboutOthers(s) {
-			add(fact{key: "schedule.office_days", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "office"), ref), cat: memory.CatFact, imp: impPreference})
+			standing("schedule.office_days", s)
 		}
 		if m := salaryZH.FindStringSubmatch(s); m != nil && !o.lex.aboutOthers(s) {
 			add(fact{key: "user.salary", content: "用户" + strings.TrimPrefix(m[0], "我"), cat: memory.CatFact, imp: impPreference})
 		}
 		if m := nowUsesZH.FindStringSubmatch(s); m != nil {
-			if what := strings.TrimSpace(m[1]); deviceKind(what) != "computer" || deviceNounZH(s) != "" {
+			what, noun := strings.TrimSpace(m[1]), deviceNounZH(s)
+			if kind := cmp.Or(noun, deviceKind(what)); kind != "computer" || noun != "" {
 				// "旧的那台卖了，如今在用荣耀X50": the device used now, in its kind's slot.
-				add(fact{key: "user.device." + cmp.Or(deviceNounZH(s), deviceKind(what)), content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+				add(fact{key: "user.device." + kind, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
 			}
 		}
 	} else {
-		if r.MatchString(s) {
-			add(fact{key: "schedule.office_days", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "office"), ref), cat: memory.CatFact, imp: impPreference})
+		if officeDaysEN.MatchString(s) {
+			standing("schedule.office_days", s)
 		}
-		if m := salaryEN.FindStringSubmatch(s); m != nil {
-			add(fact{key: "user.salary", content: o.finish(o.thirdPerson(trimEnd(clauseAt(s, strings.Index(s, m[0]))), memory.CatFact, "salary"), ref), cat: memory.CatFact, imp: impPreference})
+		if loc := salaryEN.FindStringIndex(s); loc != nil {
+			standing("user.salary", clauseAt(s, loc[0]))
 		}
 	}
 	// Where the speaker's parcels go is one slot: a new address replaces the old.
-	if r := addressEN; zh {
-		loc, rel := addressZH.FindStringIndex(s), c.relAnyZH.FindStringIndex(s)
-		if loc != nil && (rel == nil || rel[0] > loc[0]) && !o.lex.aboutOthers(s) {
-			add(fact{key: "user.address", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "address"), ref), cat: memory.CatFact, imp: impPreference})
+	if zh {
+		if loc := addressZH.FindStringIndex(s); loc != nil && ownBefore(loc[0]) {
+			standing("user.address", s)
 		}
-	} else if r.MatchString(s) && !o.lex.aboutOthers(s) {
-		add(fact{key: "user.address", content: o.finish(o.thirdPerson(trimEnd(s), memory.CatFact, "address"), ref), cat: memory.CatFact, imp: impPreference})
+	} else if addressEN.MatchString(s) && !o.lex.aboutOthers(s) {
+		standing("user.address", s)
 	}
 	// How the speaker gets to work is one slot whatever the way: a new way ("these days I
-	// just cycle in") replaces the bus or the line told before.
-	if r := c.commuteEN; zh {
-		r = c.commuteZH
-		loc := r.FindStringIndex(s)
-		// "我老公每天开车上班" is the husband's way to work.
-		rel := c.relAnyZH.FindStringIndex(s)
-		if loc != nil && (rel == nil || rel[0] > loc[0]) && !o.lex.aboutOthers(s) && (strings.ContainsAny(s, "我咱") || !otherSubjectZH.MatchString(s)) {
-			// Only its clause: the rest of the sentence may tell another slot (the city).
+	// just cycle in") replaces the bus or the line told before. Only its clause: the rest
+	// of the sentence may tell another slot (the city).
+	if zh {
+		if loc := c.commuteZH.FindStringIndex(s); loc != nil && ownBefore(loc[0]) && (strings.ContainsAny(s, "我咱") || !otherSubjectZH.MatchString(s)) {
 			cl := clauseAt(s, loc[0])
 			if !strings.ContainsAny(cl, "我咱") && strings.ContainsAny(s, "我咱") {
 				cl = "我" + cl
 			}
-			add(fact{key: "user.commute", content: o.finish(o.thirdPerson(trimEnd(cl), memory.CatFact, "commute"), ref), cat: memory.CatFact, imp: impPreference})
+			standing("user.commute", cl)
 		}
-	} else if loc := r.FindStringIndex(s); loc != nil {
-		add(fact{key: "user.commute", content: o.finish(o.thirdPerson(trimEnd(clauseAt(s, loc[0])), memory.CatFact, "commute"), ref), cat: memory.CatFact, imp: impPreference})
+	} else if loc := c.commuteEN.FindStringIndex(s); loc != nil {
+		standing("user.commute", clauseAt(s, loc[0]))
 	}
 	return out
 }
@@ -1645,24 +1653,22 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 				slotted = true
 			}
 		}
+		// "relation.son" beside "relation.son.allergy.peanuts": the finer slot tells it.
+		relFiner := slices.ContainsFunc(facts, func(f fact) bool {
+			return strings.Count(f.key, ".") >= 2 && strings.HasPrefix(f.key, "relation.") && !strings.HasSuffix(f.key, ".name")
+		})
 		kept := ds[:0]
 		for _, d := range ds {
 			loose := d.key == "" && d.typ == memory.Semantic && (d.rule == "identity" || d.rule == "preference")
 			if attr, ok := strings.CutPrefix(d.key, "user.attr."); ok && d.rule == "identity" {
 				// "user.attr.shipping_address" beside "user.address": the slot tells it.
-				for _, f := range facts {
-					if i := strings.LastIndex(f.key, "."); i >= 0 && strings.Contains(attr, f.key[i+1:]) {
-						loose = true
-					}
-				}
+				loose = loose || slices.ContainsFunc(facts, func(f fact) bool {
+					i := strings.LastIndex(f.key, ".")
+					return i >= 0 && strings.Contains(attr, f.key[i+1:])
+				})
 			}
 			if d.rule == "identity" && strings.HasPrefix(d.key, "relation.") {
-				// "relation.son" beside "relation.son.allergy.peanuts": the finer slot tells it.
-				for _, f := range facts {
-					if strings.Count(f.key, ".") >= 2 && strings.HasPrefix(f.key, "relation.") && !strings.HasSuffix(f.key, ".name") {
-						loose = true
-					}
-				}
+				loose = loose || relFiner
 			}
 			if d.rule != "revision" && !(denies && d.key == "") && !(slotted && loose) {
 				kept = append(kept, d)
@@ -2026,11 +2032,7 @@ func (c *clauseRules) relationSubject(s string) string {
 		return slugify(c.rel(strings.ToLower(m[1])))
 	}
 	if m := relSubjectZH.FindStringSubmatch(s); m != nil {
-		// A relation without an English name (婆婆) keeps its own.
-		if w := slugify(c.rel(m[1])); w != "" {
-			return w
-		}
-		return m[1]
+		return relSlot(c, m[1])
 	}
 	return ""
 }
@@ -2052,12 +2054,12 @@ var (
 // clauseAt is the clause of s (between commas or semicolons) that holds byte at.
 func clauseAt(s string, at int) string {
 	start, end := 0, len(s)
-	for _, sep := range []string{",", "，", ";", "；"} {
-		if i := strings.LastIndex(s[:at], sep); i >= 0 && i+len(sep) > start {
-			start = i + len(sep)
-		}
-		if i := strings.Index(s[at:], sep); i >= 0 && at+i < end {
-			end = at + i
+	for _, sep := range clauseSplit.FindAllStringIndex(s, -1) {
+		switch {
+		case sep[1] <= at:
+			start = sep[1]
+		case sep[0] >= at && sep[0] < end:
+			end = sep[0]
 		}
 	}
 	return strings.TrimSpace(s[start:end])

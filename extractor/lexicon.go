@@ -3,7 +3,6 @@ package extractor
 import (
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -327,11 +326,6 @@ var (
 // forSpanDays is how many days a present state told with forSpanEN or forSpanZH lasts; 0
 // when none is told or the sentence tells the past ("we were in Rome for two weeks").
 func forSpanDays(lower string) int {
-	count := map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-		"eight": 8, "nine": 9, "ten": 10, "few": 3, "a few": 3, "couple": 2, "couple of": 2, "a couple": 2, "a couple of": 2, "several": 5,
-		"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
-	unit := map[string]int{"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30,
-		"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}
 	n, u := "", ""
 	if m := forSpanZH.FindStringSubmatch(lower); m != nil {
 		n, u = m[1], m[2]
@@ -344,12 +338,16 @@ func forSpanDays(lower string) int {
 	if u == "" {
 		return 0
 	}
-	k, ok := count[n]
+	k, ok := parseCount(n)
 	if !ok {
-		k, _ = strconv.Atoi(n)
+		k = vagueCount[n]
 	}
-	return k * unit[u]
+	return k * unitDays(u)
 }
+
+// vagueCount are quantities told without a number: "a few days", "几天".
+var vagueCount = map[string]int{"few": 3, "a few": 3, "couple": 2, "couple of": 2, "a couple": 2, "a couple of": 2,
+	"several": 5, "几": 3}
 
 // spanPastEN marks a span told of the past, which ended with it.
 var spanPastEN = regexp.MustCompile(`\b(?:was|were|went|spent|stayed|lived|worked|had|did|used to|last|ago|been|since)\b`)
@@ -361,21 +359,23 @@ var (
 	spanZH = regexp.MustCompile(`(?:整整|整个)一?个?(天|周|星期|礼拜|月)|(?:持续|要|得|共)(一|两|二|三|四|五|六|七|\d{1,2})个?(天|周|星期|礼拜|月)`)
 )
 
+// unitDays is how many days a unit of time ("weeks", "周", "weekend") lasts, 0 for none.
+func unitDays(u string) int {
+	switch strings.TrimSuffix(u, "s") {
+	case "day", "天":
+		return 1
+	case "weekend":
+		return 2
+	case "week", "周", "星期", "礼拜":
+		return 7
+	case "month", "月":
+		return 30
+	}
+	return 0
+}
+
 // spanDays is how many days the span s names lasts, or 0 for none.
 func spanDays(lower string) int {
-	unitDays := func(u string) int {
-		switch strings.TrimSuffix(u, "s") {
-		case "day", "天":
-			return 1
-		case "weekend":
-			return 2
-		case "week", "周", "星期", "礼拜":
-			return 7
-		case "month", "月":
-			return 30
-		}
-		return 0
-	}
 	count := func(n, unit string) int {
 		if c, ok := parseCount(n); ok {
 			return c * unitDays(unit)

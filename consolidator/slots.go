@@ -101,6 +101,8 @@ var (
 	notAnymoreDoEN = regexp.MustCompile(`(?i)\b(?:don't|do\s+not|doesn't|does\s+not|no\s+longer|can't|cannot)\s+(run|swim|cycle|bike|climb|ski|lift|surf|drink|smoke|vape|golf|dance|skate|row|hike)\s*(?:any\s?more|any\s+longer|[,.;!]|$)`)
 	// notDoZH is the same in Chinese: "他如今不滑雪了".
 	notDoZH = regexp.MustCompile(`(?:^|[，,我用户现在也都近后期])不(?:再)?(跑步|游泳|骑车|爬山|滑雪|健身|打球|喝酒|抽烟)了`)
+	// notDoTopicZH is an activity told as the topic, then stopped: "羽毛球不打了", "钢琴早就不弹了".
+	notDoTopicZH = regexp.MustCompile(`(?:^|[，,我用户现在也都近后期])(\p{Han}{2,4}?)(?:也|都|已经|早就)?不(?:再)?(?:打|踢|练|弹|玩|跳|游|骑|跑|下|画|唱|学)了`)
 	// quitZH is a habit of a substance given up: "戒烟三个月了", "戒酒了".
 	quitZH    = regexp.MustCompile(`戒(烟|酒)`)
 	anymoreEN = regexp.MustCompile(`(?i)\b(?:any\s?more|any\s+longer|no\s+longer)\b`)
@@ -126,6 +128,15 @@ var (
 		"completely": true, "totally": true, "entirely": true, "altogether": true, "they": true, "all": true, "really": true}
 )
 
+// stoppedTopic is the activity of notDoTopicZH without the subject the match may start
+// with ("用户网球" is 网球).
+func stoppedTopic(t string) string {
+	for _, p := range []string{"用户", "我", "现在", "最近"} {
+		t = strings.TrimPrefix(t, p)
+	}
+	return t
+}
+
 // restricted is the thing a restriction candidate names (a word for English, the
 // characters for Chinese), or "" when it names none.
 func restricted(content string) string {
@@ -146,6 +157,9 @@ func restricted(content string) string {
 	}
 	if m := notDoZH.FindStringSubmatch(content); m != nil {
 		return strings.TrimSuffix(m[1], "步") // "跑步": a habit told as "跑十公里" too
+	}
+	if m := notDoTopicZH.FindStringSubmatch(content); m != nil {
+		return stoppedTopic(m[1])
 	}
 	if m := restrictZH.FindStringSubmatch(content); m != nil {
 		if m[1] != "" {
@@ -250,6 +264,8 @@ func newRuling(c memory.Candidate) ruling {
 		// as a rule about it does. Only a stop of an activity, not a food told in passing.
 		if m := notDoZH.FindStringSubmatch(c.Content); m != nil {
 			r.what = strings.TrimSuffix(m[1], "步")
+		} else if m := notDoTopicZH.FindStringSubmatch(c.Content); m != nil {
+			r.what = stoppedTopic(m[1])
 		} else if m := notAnymoreDoEN.FindStringSubmatch(c.Content); m != nil && anymoreEN.MatchString(c.Content) {
 			r.what = strings.ToLower(m[1])
 		}

@@ -70,7 +70,7 @@ const (
 	catBreedsZH = `布偶猫|英短|美短|橘猫|狸花猫|暹罗猫|加菲猫|布偶`
 	jobZH       = `经理|总监|主管|老师|教师|学生|研究生|博士生|护士|律师|会计|作家|记者|教授|运营|销售|顾问|司机|警察|公务员|编辑|翻译|演员|歌手|画家|创始人|老板|店长|科学家|[师员医生家手长官工]`
 	// fieldZH are lines of work named without a job suffix ("在一家银行做风控").
-	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案|美术|插画|原画|动画|摄影`
+	fieldZH = `风控|开发|设计|运营|销售|市场|财务|人事|法务|前端|后端|全栈|测试|产品|算法|研发|运维|客服|数据分析|行政|采购|咨询|投资|审计|编程|策划|剪辑|文案|美术|插画|原画|动画|摄影|理赔|核保|精算|质检|物流|仓储|公关|品牌|招聘|培训|教研|售后|售前|理财|信贷|出纳|收银|导购|外贸|跟单|报关|装修|会展`
 	zhName  = `(\p{Han}{2,3}|[A-Za-z][A-Za-z]+(?:\s[A-Z][a-z]+)?)`
 )
 
@@ -168,6 +168,7 @@ func newClauseRules() *clauseRules {
 		// work, one slot, so that a new way replaces the old.
 		commuteEN: re(`(?i:\b(?:i|we)\s+(?:usually\s+|just\s+|always\s+|now\s+|mostly\s+|normally\s+|still\s+|typically\s+|actually\s+|generally\s+)*` +
 			`(?:(?:take|catch|ride|get|hop on)\s+the\s+(?:[\d:.]+\s*(?:am|pm)?\s+)?(?:[a-z]+\s+){0,2}(?:train|bus|subway|metro|tube|tram|ferry|shuttle|light rail)\b[^,.;!?]{0,30}?\b(?:to|into)\s+(?:work|the office|the city|town|campus)` +
+			`|(?:take|catch)\s+the\s+\d{1,2}[:.]\d{2}\s*(?:am|pm)?\s+(?:[a-z]+\s+)?(?:train|bus|ferry|tram|shuttle)\b` +
 			`|(?:bike|cycle|walk|drive|carpool|scooter|skate|run)\s+(?:in(?:\s*$|\s*[,.;!]|\s+(?:now|these|every|most|daily|each|on)\b)|(?:to|into)\s+(?:work|the office|the city|town|campus))` +
 			`|commute\s+(?:by|on|via)\s+[a-z]+)` +
 			`|\bmy\s+(?:daily\s+)?commute\s+is\b)`),
@@ -181,7 +182,7 @@ func newClauseRules() *clauseRules {
 		nowJobEN:  re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
 		orgJobZH:  re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
 		quitEN:    re(`(?i:\b(?:i|i've|i have|i just|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:left|quit|resigned from|was laid off from|got laid off from|no longer work (?:at|for)|don't work (?:at|for)|do not work (?:at|for)|stopped working (?:at|for))\s+(?:my job at\s+|my job with\s+)?)` + orgName),
-		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,\s]{2,12}?)(?:离职|辞职|辞了职|裸辞)|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了)`),
+		quitZH:    re(`我(?:已经|上个月|上周|刚刚|刚)?(?:从([^，。,\s]{2,12}?)(?:离职|辞职|辞了职|裸辞)|(?:不在|没在)([^，。,]{2,12}?)(?:工作|上班)了|([^，。,\s]{2,8}?)那边(?:的工作)?(?:已经|也)?(?:辞了|辞掉了|离职了|不干了))`),
 		relAnyEN:  re(`(?i)\bmy\s+(` + relEN + `)\b`),
 		relAnyZH:  re(`我(?:的|家)?(` + relZH + `)`),
 		selfStart: re(`(?i)(?:^|[,:;!—–]\s*|\s-\s)(?:(?:so|well|actually|also|and|oh|btw|hi|hello|hey|ok|okay|yes|yeah|now|big news|news|update|fyi|quick intro|about me|anyway)[,!:]?\s+)*(?:[\w']+\s+){0,3}?(?:i|i'm|i've|i'll|my|this is|we|we're|our)\b`),
@@ -282,6 +283,7 @@ type fact struct {
 	typ          memory.Type
 	imp          float64
 	replace      bool // the sentence's other rules are less precise: drop them
+	asTold       bool // steps that recur: their "next week" is no date to resolve
 }
 
 // clauseFacts are the facts of one sentence, one per slot.
@@ -374,7 +376,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m, who := c.clauseOf(c.atNowEN, s); m != nil && who == "" && !c.notName[m[1]] && workTalk.MatchString(s) {
 				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
 			}
-			if m, who := c.clauseOf(c.jobAt, s); m != nil && !c.notName[m[1]] && !deniedClause.MatchString(m[len(m)-1]) {
+			if m, who := c.clauseOf(c.jobAt, s); m != nil && !c.notName[m[1]] && !deniedClause.MatchString(m[len(m)-1]) && !notWorkAt.MatchString(m[0]) {
 				if who == "" {
 					profile("user.employer", "The user works at "+m[1])
 				} else if who != "-" {
@@ -392,6 +394,19 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			}
 			if m := c.healthEN.FindStringSubmatch(s); m != nil {
 				add(fact{key: "user.health." + slugify(firstWords(m[1], 3)), content: "The user was diagnosed with " + trimEnd(m[1]), cat: memory.CatFact})
+			}
+			if m := maritalEN.FindStringSubmatch(s); m != nil {
+				// "I'm married", "we got divorced last year": one status at a time.
+				add(fact{key: "user.marital_status", content: "The user is " + strings.ToLower(m[1]+m[2]), cat: memory.CatProfile, replace: true})
+			}
+			if m := conditionEN.FindStringSubmatch(s); m != nil && c.healthEN.FindStringSubmatch(s) == nil {
+				// "I have celiac", "I'm asthmatic": a standing condition, in its own slot.
+				cond := strings.ToLower(m[1] + m[2])
+				verb := "The user has "
+				if m[2] != "" {
+					verb = "The user is "
+				}
+				add(fact{key: "user.health." + slugify(conditionSlug(cond)), content: verb + cond, cat: memory.CatFact})
 			}
 			if m := c.tzOnEN.FindStringSubmatch(s); m != nil {
 				profile("user.timezone", "The user's time zone is now "+m[1]+" time")
@@ -435,6 +450,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := ownDeviceEN.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.device." + deviceKind(m[1]), content: "The user has " + article(m[1]) + m[1], cat: memory.CatFact, imp: impPreference})
 		}
+		if m := joinedOrgEN.FindStringSubmatch(s); m != nil && workCueEN.MatchString(s) && !c.notName[strings.Fields(m[1])[0]] && !isPlace(m[1]) {
+			add(fact{key: "user.employer", content: "The user now works at " + m[1], cat: memory.CatProfile, replace: true})
+		}
 		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
 			content := "The user moved to " + m[2] + " and lives there now"
 			if m[1] != "" {
@@ -450,6 +468,13 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := hereInEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !travelTalk.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil {
 			// "the weather here in Tucson is brutal": where the speaker is, and not on a trip.
 			profile("user.location", "The user lives in "+m[1])
+		}
+		if sinceMoveEN.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil && !travelTalk.MatchString(s) {
+			if m := localPlaceEN.FindStringSubmatch(s); m != nil {
+				if place := m[1] + m[2]; !c.notName[strings.Fields(place)[0]] {
+					add(fact{key: "user.location", content: "The user lives in " + place + " since moving there", cat: memory.CatProfile, replace: true})
+				}
+			}
 		}
 		if m := livedSinceEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !travelTalk.MatchString(s) && c.moveEN.FindStringSubmatch(s) == nil {
 			// "we've been in Savannah since June": where the speaker has lived since then.
@@ -518,6 +543,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 	} else {
+		if m := surnameThenNameZH.FindStringSubmatch(s); m != nil && strings.HasPrefix(m[2], m[1]) {
+			// "我姓严，叫严可欣": the surname, then the full name that begins with it.
+			profile("user.name", "用户的名字是"+m[2])
+		}
 		if m := selfNameZH.FindStringSubmatch(s); m != nil && zhSurname(m[1]) {
 			// "我是顾清，在…": a name told by 是, known by its surname.
 			profile("user.name", "用户的名字是"+m[1])
@@ -563,7 +592,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				}
 				profile("user.employer", "用户在"+where+"工作")
 			}
-			profile("user.role", "用户是"+m[2])
+			profile("user.role", roleZH(m[2]))
 		}
 		if m := workCoZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			// "在一家做无人机的公司当测试，公司叫云翼": the company by its kind, then
@@ -573,7 +602,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				where = n[1]
 			}
 			add(fact{key: "user.employer", content: "用户现在在" + where + "工作", cat: memory.CatProfile, replace: true})
-			profile("user.role", "用户是"+m[2])
+			profile("user.role", roleZH(m[2]))
 			if c := workCityZH.FindStringSubmatch(s); c != nil && isPlace(c[1]) {
 				// "在厦门一家做外贸的公司当会计": the city of the work is where they live.
 				profile("user.location", "用户在"+c[1]+"工作和生活")
@@ -584,9 +613,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			profile("user.employer", "用户在"+m[1]+"工作")
 			profile("user.role", "用户在"+m[1]+"教"+m[2])
 		}
+		if m := doWorkZH.FindStringSubmatch(s); m != nil && !strings.ContainsAny(m[1], "饭菜事") {
+			profile("user.role", "用户是做"+m[1]+"的")
+		}
+		if m := switchedToZH.FindStringSubmatch(s); m != nil && joinZH.FindStringSubmatch(s) == nil && !isPlace(m[1]) && !badPlaceZH(m[1]) {
+			add(fact{key: "user.employer", content: "用户现在在" + m[1] + "工作", cat: memory.CatProfile, replace: true})
+		}
 		if m := joinZH.FindStringSubmatch(s); m != nil && !isPlace(m[1]) {
 			add(fact{key: "user.employer", content: "用户现在在" + m[1] + "工作", cat: memory.CatProfile, replace: true})
-			profile("user.role", "用户是"+m[2])
+			profile("user.role", roleZH(m[2]))
 		}
 		if m := homeZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) && !badNameZH(m[1]) {
 			profile("user.location", "用户家在"+m[1])
@@ -598,7 +633,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户的" + m[1] + "叫" + m[2], cat: memory.CatRelationship})
 		}
 		if m := c.quitZH.FindStringSubmatch(s); m != nil {
-			add(fact{key: "user.employer", content: "用户已经不在" + m[1] + m[2] + "工作了", cat: memory.CatProfile, replace: true})
+			add(fact{key: "user.employer", content: "用户已经不在" + m[1] + m[2] + m[3] + "工作了", cat: memory.CatProfile, replace: true})
 		}
 		if m := c.orgJobZH.FindStringSubmatch(s); m != nil {
 			if isPlace(m[1]) {
@@ -682,6 +717,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.petHaveZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
+		}
+		if m := maritalZH.FindStringSubmatch(s); m != nil {
+			add(fact{key: "user.marital_status", content: "用户" + m[1], cat: memory.CatProfile, replace: true})
 		}
 		if pregnantZH.MatchString(s) {
 			add(fact{key: "user.health.pregnancy", content: o.finish("用户"+pregnantZH.FindString(s)[len("我"):], ref), cat: memory.CatFact})
@@ -973,6 +1011,14 @@ var handlesEN = regexp.MustCompile(`(\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+)?)\s+
 // "out here in Lincoln").
 var hereInEN = regexp.MustCompile(`(?i:\b(?:out\s+|over\s+|up\s+|down\s+|around\s+)?here\s+in)\s+` + capName)
 
+// sinceMoveEN is a sentence that dates itself from the speaker's move ("since the move",
+// "since we moved"); the place it names as the setting of life there (localPlaceEN: "the
+// Glasgow winters", "around Leeds") is where the speaker lives now.
+var (
+	sinceMoveEN  = regexp.MustCompile(`(?i)\b(?:since|after)\s+(?:the|our|my)\s+(?:big\s+|recent\s+)?move\b|\bsince\s+(?:we|i)\s+moved\b|\bsince\s+moving\b`)
+	localPlaceEN = regexp.MustCompile(`(?:\b(?i:the)\s+` + capName + `\s+(?i:weather|winters?|summers?|rain|traffic|heat|cold|humidity|food|prices|rents?|accent|pace|vibe|scene|commute|hills|sun|wind|fog|snow)\b|\b(?i:in|around)\s+` + capName + `)`)
+)
+
 // hereZH is the same in Chinese: "我们这边哈尔滨…", "我这儿昆明…".
 var hereZH = regexp.MustCompile(`我们?(?:这边|这儿|这里)(\p{Han}{2,4}?)(?:今天|这几天|最近|天气|冷|热|下雨|下雪|[，,])`)
 
@@ -1046,6 +1092,55 @@ var usesNotJob = map[string]bool{"everything": true, "anything": true, "all": tr
 
 // runAtEN is a unit the speaker runs at an organisation: "I run the soil lab at …".
 var runAtEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:also\s+|now\s+|currently\s+)?(run|manage|lead|head|direct|oversee|coordinate)\s+)((?i:the|a|an)\s+(?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for)\s+` + orgName)
+
+// maritalEN and maritalZH are the speaker's marital status.
+var (
+	maritalEN = regexp.MustCompile(`(?i)\b(?:i'm|i am|i've been|i have been)\s+(?:(?:now|happily|recently|newly|just|finally|officially|still)\s+)*(married|divorced|engaged|separated|single|widowed)\b|\b(?:i|we)\s+(?:just\s+|finally\s+|recently\s+)?got\s+(married|divorced|engaged)\b`)
+	maritalZH = regexp.MustCompile(`我(?:们)?(?:已经|刚|去年|今年|上个月)?((?:结婚了|离婚了|订婚了|已婚|未婚|离异|单身))`)
+)
+
+// conditionEN is a chronic condition the speaker lives with: "I have type 2 diabetes",
+// "I've got asthma", "I'm diabetic".
+var conditionEN = regexp.MustCompile(`(?i)\b(?:i\s+have|i've\s+got|i\s+have\s+got|i\s+live\s+with|i\s+suffer\s+from|i\s+deal\s+with)\s+(?:(?:a|mild|severe|chronic|bad)\s+)*((?:type\s+[12]\s+)?diabetes|asthma|c(?:o)?eliac(?:\s+disease)?|epilepsy|migraines|ibs|adhd|arthritis|high\s+blood\s+pressure|hypertension|a\s+heart\s+condition|crohn's(?:\s+disease)?|lupus|eczema|psoriasis|sleep\s+apnea|tinnitus|glaucoma|a\s+bad\s+back|a\s+bad\s+knee|anxiety|depression|long\s+covid)\b|\b(?:i'm|i\s+am)\s+(?:a\s+)?(diabetic|asthmatic|epileptic|anemic|anaemic|hypoglycemic|colou?r-?blind|deaf|hard\s+of\s+hearing)\b`)
+
+// conditionSlug names a condition's slot by what it is, not how it was said.
+func conditionSlug(c string) string {
+	switch {
+	case strings.Contains(c, "diabet"):
+		return "diabetes"
+	case strings.Contains(c, "eliac"):
+		return "celiac"
+	case strings.Contains(c, "asthma"):
+		return "asthma"
+	case strings.Contains(c, "epilep"):
+		return "epilepsy"
+	}
+	return strings.TrimPrefix(c, "a ")
+}
+
+// durationZH is a length of time ("半年", "三个月", "两周多").
+var durationZH = regexp.MustCompile(`^(?:半|[一二两三四五六七八九十几\d]+)(?:个)?(?:年|月|周|星期|天|礼拜)`)
+
+// doWorkZH is the speaker's line of work told as "我是做X的"; switchedToZH a new employer
+// told by going there ("跳槽到字节了", "入职了美团").
+var (
+	doWorkZH     = regexp.MustCompile(`我(?:现在|目前|一直)?是(?:做|搞|干)([A-Za-z]{2,8}|\p{Han}{2,6}?)(?:这一?行)?的`)
+	switchedToZH = regexp.MustCompile(`我(?:已经|刚刚?|上个月|上周|今年|去年|前段时间|前阵子|最近|这个月|年初|年底|早就)*(?:跳槽到|跳到|入职了?|加入了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,！!])`)
+)
+
+// roleZH says the speaker's work: a job by its title ("用户是会计"), a line of work by
+// what they do ("用户做理赔").
+func roleZH(v string) string {
+	if fieldEndZH.MatchString(v) && !jobEndZH.MatchString(v) {
+		return "用户做" + v
+	}
+	return "用户是" + v
+}
+
+var (
+	fieldEndZH = regexp.MustCompile(`(?:` + fieldZH + `)$`)
+	jobEndZH   = regexp.MustCompile(`(?:` + jobZH + `)$`)
+)
 
 // workCoZH is a job at a company named by its kind ("在一家做硬件的公司当产品经理");
 // coNameZH the company's name told after it ("公司叫云翼").
@@ -1202,7 +1297,8 @@ func badPlaceZH(v string) bool {
 			return true
 		}
 	}
-	return false
+	return durationZH.MatchString(v) // "搬来半年" tells how long, not where
+
 }
 
 // objectKey is the slot of an attitude towards a thing ("I adore fresh figs", "can't eat
@@ -1398,7 +1494,8 @@ func (o *Offline) habitKey(s string) string {
 		}
 		return ""
 	}
-	m := habitEN.FindStringSubmatch(s)
+	// "on Mondays", "on Monday evenings" recur as "every Monday" does.
+	m := habitEN.FindStringSubmatch(onWeekdaysEN.ReplaceAllString(s, "every $1$2"))
 	if m == nil {
 		return ""
 	}
@@ -1444,11 +1541,13 @@ func twoHan(rs []rune) bool {
 
 var (
 	negatedHabit = regexp.MustCompile(`不|没|别|\b(?:no|not|don't|never|stopped|quit|can't|cannot|won't|anymore)\b`)
-	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|不再|再也不|已经不|戒了|不能再?|不会再|没法再`)
+	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|现在都|如今都|现在一般|一般都|基本都|不再|再也不|已经不|戒了|不能再?|不会再|没法再|不[练学弹玩打踢跑游骑画唱跳追]了`)
 	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
 	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
 	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,4}?)\s+(?:every|each|a|per)\s+(?:day|morning|evening|night|week|weekend|month|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+|had\s+)?(?:stopped|quit|gave up|given up)\s+(?:on\s+)?((?:my\s+|the\s+|our\s+)?[a-z]+)((?:\s+[a-z'-]+){0,2})`)
 )
+
+var onWeekdaysEN = regexp.MustCompile(`(?i)\bon\s+(?:(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:mornings|evenings|nights|afternoons))\b`)
 
 // verbStem is the base of an English verb or gerund, enough to meet its other forms
 // ("running", "runs" → "run").
@@ -1550,6 +1649,30 @@ func (o *Offline) toldSteps(s string, ref time.Time) (draft, bool) {
 			content += " (" + o.pronounsEN(lowerFirst(strings.TrimRight(when, ",; ")), true) + ")"
 		}
 		f = fact{content: content + ": " + o.pronounsEN(trimEnd(s[loc[4]:loc[5]]), true)}
+	} else if lead, items := numberedSteps(s); len(items) >= 2 {
+		// "When you release: 1) tag it 2) build 3) announce" — numbered steps.
+		if hasHan(s) {
+			content := "用户的步骤："
+			if lead != "" {
+				content += o.pronounsOf(lead) + "："
+			}
+			f = fact{content: content + strings.Join(items, "，然后"), asTold: true}
+		} else {
+			for _, it := range items {
+				if !orderVerb(it) {
+					return draft{}, false
+				}
+			}
+			content := "The user's steps"
+			if lead != "" {
+				content += " (" + o.pronounsEN(lowerFirst(lead), true) + ")"
+			}
+			last := len(items) - 1
+			if !strings.HasPrefix(strings.ToLower(items[last]), "then ") {
+				items[last] = "then " + items[last]
+			}
+			f = fact{content: content + ": " + o.pronounsEN(strings.Join(items, ", "), true), asTold: true}
+		}
 	} else {
 		return draft{}, false
 	}
@@ -1558,6 +1681,37 @@ func (o *Offline) toldSteps(s string, ref time.Time) (draft, bool) {
 	d.confidence = confInstruction
 	d.meta["instruction"] = true
 	return d, true
+}
+
+// stepMarker numbers a step in a list written on one line: "1)", "2.", "(3)", "4、",
+// "step 2:", "第三步".
+var stepMarker = regexp.MustCompile(`(?i)(?:^|[\s:：,，;；])(?:\(?\d{1,2}[).、）]|（\d{1,2}）|step\s+\d{1,2}\s*[:.]?|第[一二三四五六七八九十]步[，,：:]?)\s*`)
+
+// numberedSteps splits s into what its numbered steps are for (the text before the first
+// number) and the steps, in order; a list needs two steps at least, numbered from 1.
+func numberedSteps(s string) (lead string, items []string) {
+	locs := stepMarker.FindAllStringIndex(s, -1)
+	if len(locs) < 2 {
+		return "", nil
+	}
+	first := strings.TrimLeft(s[locs[0][0]:locs[0][1]], " \t:：,，;；(（")
+	if !strings.HasPrefix(first, "1") && !strings.HasPrefix(strings.ToLower(first), "step 1") && !strings.HasPrefix(first, "第一") {
+		return "", nil
+	}
+	lead = strings.TrimRight(strings.TrimSpace(s[:locs[0][0]]), ":：,， ")
+	for i, loc := range locs {
+		end := len(s)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		it := strings.TrimSpace(trimEnd(strings.TrimRight(strings.TrimSpace(s[loc[1]:end]), ",，;；、")))
+		it = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(it, "and "), "然后"))
+		if it == "" {
+			return "", nil
+		}
+		items = append(items, it)
+	}
+	return lead, items
 }
 
 // ruleToldEN and ruleToldZH are a rule announced by its label: "New rule for the weekly
@@ -1773,7 +1927,11 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 }
 
 func (o *Offline) factDraft(f fact, ref time.Time, rule string) draft {
-	return draft{typ: f.typ, cat: f.cat, key: f.key, content: o.finish(f.content, ref), importance: f.imp,
+	content := f.content
+	if !f.asTold {
+		content = o.finish(content, ref)
+	}
+	return draft{typ: f.typ, cat: f.cat, key: f.key, content: content, importance: f.imp,
 		confidence: confExplicit, rule: rule, meta: map[string]any{}}
 }
 
@@ -1976,7 +2134,7 @@ var (
 	// "我家在洛阳老城区" / "我们家住在…": where the speaker's home is.
 	homeZH = regexp.MustCompile(`^(?:\p{Han}{0,4}[，,])?我(?:们)?(?:家|现在|目前)?(?:就)?(?:住在|在)(\p{Han}{2,4}?)(?:市|的|老城区|新区|城区|郊区|区|县|镇|[，。,.!！；;])`)
 	// "下个月跳槽到一家券商做研究员": a new employer told by going there.
-	joinZH = regexp.MustCompile(`(?:去了|跳槽到|跳到|进了|加入了?|入职了?)([^，。,去]{2,10}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,8}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
+	joinZH = regexp.MustCompile(`(?:去了|跳槽到|跳到|进了|加入了?|入职了?|开始去|开始在|改去|转去|换到|调到|要去)([^，。,去]{2,10}?)(?:当|做|担任)(?:一名|一位|一个|个|名)?([^，。,.!！；;]{0,8}?(?:` + jobZH + `|` + fieldZH + `))(?:[，。,.!！；;了]|$)`)
 	// "鹦鹉阿福又学会了…": a pet named right after its kind.
 	petApposZH = regexp.MustCompile(`(` + petZH + `)(\p{Han}{2})(?:今天|昨天|这两天|这几天|又|倒是|最近|特别|很|总是|老是|天天|每天|已经|一直|刚|也|就|都|不|，|,)`)
 )
@@ -2067,6 +2225,21 @@ func clauseAt(s string, at int) string {
 
 // setupEN is the device a speaker's setup, laptop or phone is: "my daily driver is a Pixel 8".
 var setupEN = regexp.MustCompile(`(?i:\bmy\s+(?:whole\s+|entire\s+|main\s+|work\s+|daily\s+|current\s+|personal\s+)?)((?i:setup|laptop|machine|computer|rig|phone|daily driver|desktop|tablet))(?i:\s+is\s+(?:an?\s+|the\s+)?(?:new\s+|brand[- ]new\s+|trusty\s+|old\s+)?)(\p{Lu}[\p{L}\d-]*(?:\s+[\p{L}\d-]+){0,3}?)(?:[,.;!?]|$|\s+(?i:and|but|with|which|that|from|now)\b)`)
+
+// notWorkAt is a tie to a place that is no job: "a member at CityGym", "a regular at
+// Nico's".
+var notWorkAt = regexp.MustCompile(`(?i)^(?:member|customer|subscriber|user|regular|supporter|volunteer|player|shopper|patient|listener|reader|viewer|follower)\s`)
+
+// surnameThenNameZH is a speaker telling their surname, then their full name.
+var surnameThenNameZH = regexp.MustCompile(`我姓(\p{Han})[，,、\s]*(?:我)?(?:叫|全名(?:叫|是)?|名字(?:叫|是))(\p{Han}{2,3})(?:[，,。！!；;]|$)`)
+
+// joinedOrgEN is the speaker starting at an employer: "joined Ledgerly as an analyst",
+// "took a job at a firm called Ostrander"; workCueEN tells the joining is a job, not a
+// gym or a club.
+var (
+	joinedOrgEN = regexp.MustCompile(`(?i:\bi\b[^.!?]{0,40}?\b(?:joined|joining|started at|starting at|got a job (?:at|with)|got hired (?:at|by)|took a job (?:at|with)|accepted an offer from|signed with)\s+(?:an?\s+[\p{L} -]{2,40}?\s+(?:called|named)\s+)?)` + orgName)
+	workCueEN   = regexp.MustCompile(`(?i)\bas an?\s+[a-z]|\b(?:startup|company|firm|agency|studio|consultancy|bank|hospital|clinic|school|university|lab|employer|job|offer|hired|role|position)\b`)
+)
 
 // selfNameZH is a speaker naming themself with 是, the name alone in its clause.
 var selfNameZH = regexp.MustCompile(`(?:^|[，,。！!；;：:\s])我是(\p{Han}{2,3})(?:[，,。！!；;]|$)`)

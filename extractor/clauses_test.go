@@ -183,7 +183,7 @@ func TestClauseSameSlotForChanges(t *testing.T) {
 		{"我很喜欢吃榴莲。", "我现在不能再吃榴莲了。"},
 		{"I live in Ghent.", "I relocated to Utrecht in March."},
 		{"I work at Harbor Analytics.", "I left Harbor Analytics last Friday."},
-		{"我在一家外贸公司上班。", "我已经从外贸公司离职了。"},
+		{"我在一家外贸企业上班。", "我已经从外贸公司离职了。"},
 		{"我住在厦门。", "我上个月搬到了青岛。"},
 		{"My dentist appointment is next Thursday.", "Actually the dentist appointment moved to April 21."},
 		{"我的体检在下周一。", "我的体检改到下周三了。"},

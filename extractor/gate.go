@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -101,6 +102,7 @@ func (g *Gate) CheckBatch(b Batch) []GateResult {
 }
 
 func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
+	t = g.rules.answered(t, earlier) // "Pepper!" after "what's your dog's name?"
 	text := spokenText(t)
 	if text == "" {
 		return skip("empty turn")
@@ -268,6 +270,27 @@ func abbreviationEnd(rs []rune) bool {
 	return titleAbbrevs[strings.ToLower(string(rs[j:]))]
 }
 
+// listNumber reports a step number before the full stop at rs's end ("… 2. bump the
+// version") in a numbered list: 1 when "2." follows it, n when "n-1." came before. The
+// stop numbers a list item, it does not end a sentence ("my son is 5. He …" still ends).
+func listNumber(rs []rune, rest []rune) bool {
+	j := len(rs)
+	for j > 0 && unicode.IsDigit(rs[j-1]) {
+		j--
+	}
+	if n := len(rs) - j; n == 0 || n > 2 {
+		return false
+	}
+	if j > 0 && !unicode.IsSpace(rs[j-1]) && !strings.ContainsRune(":：", rs[j-1]) {
+		return false
+	}
+	n, _ := strconv.Atoi(string(rs[j:]))
+	if n == 1 {
+		return strings.Contains(string(rest), " 2. ")
+	}
+	return strings.Contains(string(rs[:j]), strconv.Itoa(n-1)+". ")
+}
+
 func splitSentences(text string) []string {
 	var parts []string
 	var b strings.Builder
@@ -279,7 +302,7 @@ func splitSentences(text string) []string {
 		case '。', '！', '？', '!', '?', '；', ';', '\n', '…':
 			end = true
 		case '.':
-			end = (i+1 == len(rs) || unicode.IsSpace(rs[i+1])) && !abbreviationEnd(rs[:i])
+			end = (i+1 == len(rs) || unicode.IsSpace(rs[i+1])) && !abbreviationEnd(rs[:i]) && !listNumber(rs[:i], rs[i:])
 		}
 		if end && i+1 < len(rs) && strings.ContainsRune("。！？!?；;…", rs[i+1]) {
 			end = false // keep "?!" and "。。。" together

@@ -68,7 +68,7 @@ func newLexicon() *lexicon {
 			{name: SignalProcedure, re: re(`(?:如果|要是|一旦|假如|万一|当)[^。！？]{0,30}(?:失败|报错|出错|超时|挂了|不行|不可用|异常|错误)|\b(?:if|when|whenever|in case)\b[^.!?]{0,60}\b(?:fails?|failed|errors? out|times? out|timed out|is down|goes down|breaks|crashes|returns? (?:an? )?(?:error|\d{3}))` +
 				// an order for a task of the listener's: "before you deploy, check the dashboards"
 				`|\b(?:before|after|once|whenever)\s+(?:you|we)\s+[^,.;!?]{3,60},\s*(?:please\s+)?(?:make sure|be sure|always|first|double-check|check|ping|run|verify|confirm|send|notify|tell|ask|email|loop in|cc|back up|update|lock|turn off)\b`)},
-			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b`),
+			{name: SignalRemember, re: re(`记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下|\bremember\b|\bdon't forget\b|\bdo not forget\b|\bkeep in mind\b|\bmake a note\b|\bnote that\b|\bnote to self\b`),
 				excludes: []string{"我记得", "不记得", "还记得", "记得吗", "你记得", "do you remember", "i remember", "don't remember", "can't remember", "do not remember"}},
 			{name: SignalDecision, re: re(`最终决定|最后决定|决定|定了|就这么定|敲定|选定|拍板|结论|\bwe(?:'ve)? decided\b|\bi(?:'ve)? decided\b|\bdecided to\b|\bdecision\b|\blet's go with\b|\b(?:we|i)\s+(?:finally\s+|eventually\s+)?(?:went with|chose|picked|opted for)\b|选了|选择了|\bwe(?:'ll| will) go with\b|\bwe agreed\b|\bagreed to\b|\bconclusion\b|\bconcluded\b|\bsettled on\b`),
 				excludes: []string{"你决定", "你来决定", "还没决定", "没决定", "不决定", "预定了", "一定了", "haven't decided", "not decided", "undecided", "didn't decide", "you decide"}},
@@ -93,7 +93,7 @@ func newLexicon() *lexicon {
 			// the old value when the revision lands in the same key slot.
 			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:go|going|switch|switching|change|changing)\s+back\s+to\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
-			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b|\b(?:matters?|mean(?:s)? (?:a lot|so much|everything|the world)|(?:is|are) (?:really |so |very |super |incredibly |truly )?(?:important|precious|dear))\s+to (?:me|us)\b|对(?:我|我们)(?:来说|而言)?(?:很|非常|特别|真的|挺|最)?(?:重要|有意义|珍贵)`),
+			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi'm (?:a |not a |not really a |not much of a |never been a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b|\b(?:matters?|mean(?:s)? (?:a lot|so much|everything|the world)|(?:is|are) (?:really |so |very |super |incredibly |truly )?(?:important|precious|dear))\s+to (?:me|us)\b|对(?:我|我们)(?:来说|而言)?(?:很|非常|特别|真的|挺|最)?(?:重要|有意义|珍贵)`),
 				excludes: []string{"最好的", "i'd like to", "i would like to", "i love it", "i love that", "i love this", "i like it", "i like that",
 					"i like this", "i love them", "i love to!", "i love those", "i love these", "i love how", "i love seeing", "i love that you",
 					"i love your", "love having you", "always here for", "always there for", "always be here for", "always be there for",
@@ -424,6 +424,9 @@ func stayDays(lower string) int {
 
 // statement turns a polite request into its content ("could you keep in mind …?" →
 // "remember that …") and rejects questions, which state nothing.
+// noteToSelf labels a note the speaker keeps for themself.
+var noteToSelf = regexp.MustCompile(`(?i)^(?:note|reminder|memo)\s+(?:to|for)\s+(?:self|myself|me)\s*[:,-]\s*`)
+
 func (l *lexicon) statement(s string) (string, bool) {
 	s = strings.TrimSpace(clipSentence(s))
 	// A request to remember, told as a clause of its own ("…，麻烦记着点"), asks to keep
@@ -443,6 +446,10 @@ func (l *lexicon) statement(s string) (string, bool) {
 		} else {
 			s = "Remember: " + rest
 		}
+	}
+	if loc := noteToSelf.FindStringIndex(s); loc != nil && loc[1] < len(s) {
+		// "Note to self: renew the passport" is a request to keep it.
+		s = "Remember: " + s[loc[1]:]
 	}
 	if loc := labelLead.FindStringIndex(s); loc != nil && loc[1] < len(s) {
 		// "House rule for merges: always …": the label announces the statement.
@@ -657,6 +664,13 @@ var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|
 	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me|(?:(?:is|am|'m|are|'re)\s+)?no\s+longer\s+(?:at|with|using|on))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
 
+// swappedEN is a named thing the speaker let go of for another: "dropped Comcast for
+// Fios", "swapped Pilates for spin", "cancelled Blue Apron, trying …". The group is the
+// name, one or two capitalised words.
+var swappedEN = regexp.MustCompile(`(?i:\b(?:dropped|ditched|dumped|swapped(?:\s+out)?|traded(?:\s+in)?|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|quit|left))\s+((?:[A-Z][\p{L}-]+)(?:\s[A-Z][\p{L}-]+)?)\s*(?i:for|with|in\s+favou?r\s+of|,|and\s+(?:went|got|switched|moved|signed|joined)|;)`)
+
+var swappedCues = []string{"dropped", "ditched", "dumped", "swapped", "traded", "gave up", "got rid", "cancel", "quit", "left"}
+
 // notAnymoreEN is a place of work or a provider the speaker left, told by its absence:
 // "Not at Acme anymore", "I'm not with Chase any longer". The group is the name.
 var notAnymoreEN = regexp.MustCompile(`\b[Nn]ot\s+(?:at|with|using|on)\s+([A-Z][\p{L}-]+)\s+any\s?(?:more|longer)\b`)
@@ -749,6 +763,13 @@ func departedNames(s string) []string {
 		name := m[1] + m[2]
 		if lo := strings.ToLower(name); !nameStop[lo] && !notReplaced[lo] && len(name) >= 2 && !slices.Contains(out, name) {
 			out = append(out, name)
+		}
+	}
+	if containsAnyOf(lower, swappedCues) {
+		for _, m := range swappedEN.FindAllStringSubmatch(s, -1) {
+			if name := strings.TrimSpace(m[1]); !nameStop[strings.ToLower(name)] && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	for _, re := range []*regexp.Regexp{notAnymoreEN, forgetEN} {
@@ -982,6 +1003,7 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\b(?:don't|do\s+not|stop)\s+call(?:ing)?\s+me\s+[\p{L}'-]+(?:\s+any\s?more)?\s*[,;.]?\s*(?:just|call\s+me|it's|i'm|i\s+go\s+by)\s+)(\p{Lu}[\p{L}'-]*)`), kind: "name", value: 1},
 		{re: re(`(?i:\bmy name is|\bcall me|\bi'm called|\bi am called)\s+(?i:now\s+|actually\s+|officially\s+|still\s+)?(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
 		// The name given by a noun phrase rather than a first-person verb ("the name's …").
+		{re: re(`(?i:\b(?:everyone|everybody|people|friends|my friends|most people|folks)\s+(?:just\s+)?call(?:s)?\s+me|\bi\s+(?:usually\s+|now\s+|actually\s+|mostly\s+)?go\s+by)\s+(\p{Lu}[\p{L}'-]*)`), kind: "name", value: 1},
 		{re: re(`(?i:\bthe name's|\bthe name is|\bname's)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "name", value: 1},
 		// Home as the subject of a copula: "home is Leeds", "home's still Quito".
 		{re: re(`(?i:\bhome(?:\s+is|'s|\s+has been)(?:\s+(?:now|still|currently))?)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*){0,2})`), kind: "location", value: 1},
@@ -1006,10 +1028,13 @@ func newIdentRules() []identRule {
 		{re: re(`我(?:们)?人(?:现在|目前)?在(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`), kind: "location", value: 1},
 		{re: re(`(?i:\bi work at|\bi work for|\bi'm working at|\bi'm working for|\bi am working at|\bi am working for|\bi'm employed at|\bi'm employed by|\bi am employed by)\s+` + enVal), kind: "employer", value: 1},
 		{re: re(`(?i:\bi'm from|\bi am from|\bi come from|\bi grew up in)\s+` + enVal), kind: "origin", value: 1},
-		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian))\b`), kind: "diet", value: 1},
+		{re: re(`(?i:\bi'm|\bi am)\s+(?i:an?\s+)?((?i:vegetarian|vegan|pescatarian|gluten-free|dairy-free|plant-based|kosher|halal|keto))\b`), kind: "diet", value: 1},
 		{re: re(`(?i:\bi'm|\bi am)\s+(?i:(?:now|officially|currently|finally|still)\s+)?(?i:an?)\s+([\p{L}][\p{L} -]{1,40})`), kind: "role", value: 1},
 		// A job told as the capacity of the speaker's work: "I do X work as a …", "I serve as an …".
-		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
+		{re: re(`(?i:\bi\b[^,;.!?]{0,40}?\b(?:work|working|serve|serving|employed|hired|started|starting|start|begin|beginning|joined|joining|join|came on|coming on)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since)\b|[,;.!?]|$)`), kind: "role", value: 1},
+		// the speaker's clause goes on without its subject ("I quit the shop, starting as a
+		// nurse on Monday")
+		{re: re(`(?i:\bi\b[^.!?]{0,80}?[,;]\s*(?:(?:and|now|then|and now|and then)\s+)?(?:starting|started|working|now working|joining)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since|from|next|this|tomorrow)\b|[,;.!?]|$)`), kind: "role", value: 1},
 		{re: re(`(?i:\bmy|\bour)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+(?i:(?:actually|really|now)\s+)?([^,;!?]{1,80})`), kind: "attr", value: 2},
 		// A new value of an amount of the speaker's: "raised my rent to $1,700", "my
 		// budget went down to 900".

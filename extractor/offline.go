@@ -58,8 +58,10 @@ const (
 // procedure.<what>. Statements about the speaker that no rule takes become one episodic
 // memory per turn; a turn's metadata "speaker" or "name" names the speaker in content.
 type Offline struct {
-	lex    *lexicon
-	topics topicLexicon
+	lex     *lexicon
+	topics  topicLexicon
+	answers *answerFrames
+	slots   *topicRules
 
 	hedge, permanent       *regexp.Regexp
 	rememberZH, rememberEN *regexp.Regexp
@@ -77,9 +79,11 @@ var _ Extractor = (*Offline)(nil)
 func NewOffline() *Offline {
 	re := regexp.MustCompile
 	return &Offline{
-		lex:    newLexicon(),
-		topics: newTopicLexicon(),
-		hedge:  re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
+		lex:     newLexicon(),
+		topics:  newTopicLexicon(),
+		answers: newAnswerFrames(),
+		slots:   newTopicRules(),
+		hedge:   re(`尽量|尽可能|可能|也许|大概|或许|好像|如果可以|\bmaybe\b|\bprobably\b|\bperhaps\b|\bmight\b|\bi think\b|\bi guess\b|\bkind of\b|\bsort of\b|\bif possible\b|\bideally\b|\bwhen possible\b`),
 		permanent: re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b` +
 			// Giving something up lasts ("no more X", 不再), and a date a state holds since
 			// ("since last month") is not when it ends.
@@ -87,10 +91,10 @@ func NewOffline() *Offline {
 			// A timetable moved for a term holds for the term, not the day it names.
 			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
 		rememberZH:    re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
-		rememberEN:    re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note)(?:\s+that)?[:,]?\s+`),
+		rememberEN:    re(`(?i)^(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind|make a note|note to self|note)(?:\s+that)?[:,]?\s+`),
 		rememberAnyEN: re(`(?i)\b(?:remember|don't forget|do not forget|keep in mind)\b(?:\s+that)?[:,]?\s*`),
 		fillerZH:      re(`^(?:(?:好的|嗯+|对了|另外|还有|哦|噢|那个|然后|顺便说一下|顺便|话说|大家好|你好|您好|各位好|更正一下|纠正一下|我说错了|(?:之前|刚才|前面|上次)?说错了|不好意思|哎呀|哎哟|唉|诶|欸|(?:跟你|和你)(?:说|讲)(?:个事儿?|一声)?|告诉你|说个事儿?|汇报一下|报告一下|ok|OK)[，,、！!：:\s]*)+`),
-		fillerEN:      re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record)(?:[,:!]\s*|\s+))+`),
+		fillerEN:      re(`(?i)^(?:(?:ok(?:ay)?|so|also|and|oh|btw|by the way|well|hey there|hi there|hello there|hi everyone|hello everyone|hi all|hey|hi|hello|please|pls|plz|kindly|actually|one more thing|fyi|quick intro|about me|big news|update|heads up|correction|sorry|oops|i got it wrong|i was wrong|my mistake|scratch that|whatever you do|whatever happens|no matter what|seriously|honestly|confession|full disclosure|fun fact|true story|funny thing|random thought|quick update|little update|side note|for the record|quick context|some context|for context|context|so yeah|yeah so)(?:[,:!]\s*|\s+))+`),
 		leadEN:        re(`(?i)^(from now on|going forward|in the future|from today on)[,\s]+`),
 		imperativeEN:  re(`(?i)^(don't|do not|never|always|avoid|make sure|stop|use|send|reply|respond|write|schedule|book|call|keep|put|add|include|remind|answer|speak|format|skip|show|give|notify|email|text|ping|check|try|pick|choose|order|set|tell|ask|only|no)\b\s*`),
 		letsEN:        re(`(?i)^let's\s+`),
@@ -151,7 +155,7 @@ func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, err
 					drafts = append(drafts, d)
 				}
 			}
-			drafts = append(drafts, o.fromUser(t)...)
+			drafts = append(drafts, o.fromUser(o.answered(t, timeline[:base+i]))...)
 		case memory.RoleAssistant:
 			drafts = o.fromAssistant(t)
 		case memory.RoleTool:
@@ -256,7 +260,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		first = len(out)
 	}
-	text := spokenText(t)
+	text := formFields(spokenText(t))
 	sentences := splitSentences(text)
 	// replacedInTurn: a sentence other than a parting tells what took the parted thing's
 	// place ("Sold the old bike. Got a gravel bike instead."); only then does the parting
@@ -334,6 +338,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		ds = o.topicSlots(ds, s, t.OccurredAt)
 		if forSpanDays(lowerText(s)) > 0 {
 			// "…for the next three weeks", "这一个月…": whatever the sentence tells holds
 			// for that long, whichever rule told it.

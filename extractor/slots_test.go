@@ -107,6 +107,31 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		// A transfer moves the place of work with the home.
 		{"transfer zh", "我今年三月调到了西安。", "user.work_location", "西安", ""},
 		{"city of work is a place zh", "我在洛阳上班。", "user.work_location", "洛阳", ""},
+		// Chat style: shorthand, dropped subjects, a clause going on without its subject.
+		{"shorthand job", "ok so im a line cook at a diner in reno", "user.role", "line cook", ""},
+		{"dropped subject, regular verb", "Transferred to the Denver branch in spring, loving it.", "", "", "user.name"},
+		{"new role after a comma", "I left the library, starting as a school counselor in August.", "user.role", "school counselor", ""},
+		{"since the move", "The Bergen rain is something else since the move.", "user.location", "Bergen", ""},
+		{"a trip is no move", "Since the move I fly to Boston a lot for work.", "", "", "user.location"},
+		{"joined as a job", "I joined a design studio called Fernhill as a junior designer.", "user.employer", "Fernhill", ""},
+		{"joined a club is no job", "I joined a running club called Striders.", "", "", "user.employer"},
+		{"condition", "I've got epilepsy, so no strobe lights please.", "user.health.epilepsy", "epilepsy", ""},
+		{"condition by adjective", "I'm diabetic, keep desserts small.", "user.health.diabetes", "diabetic", ""},
+		{"diet word", "I'm dairy-free these days.", "food.diet", "dairy-free", ""},
+		{"surname then name zh", "我姓严，叫严可欣，是新来的会计。", "user.name", "严可欣", ""},
+		{"line of work zh", "我是做装修的，白天都在工地。", "user.role", "装修", ""},
+		{"left by where zh", "超市那边辞了，准备开始去物流公司做调度员。", "user.employer", "物流公司", ""},
+		{"switched employer zh", "我上个月跳槽到滴滴了。", "user.employer", "滴滴", ""},
+		{"a span is no place zh", "我搬来三个月了，还没交到朋友。", "", "", "user.location"},
+		// A profile pasted as a form, terse states, kinship words used as names.
+		{"form field", "Name: Ottilie Brandt. Title: night editor. City: Bremen.", "user.role", "night editor", ""},
+		{"form fields on one line", "Company: Vantor Labs | Time zone: CET", "user.timezone", "CET", ""},
+		{"form zh", "称呼：阿宁，城市：珠海", "user.location", "珠海", ""},
+		{"a label is no field", "Name: that's the hard part of any project.", "", "", "user.name"},
+		{"marital status", "Happily married for nine years now.", "user.marital_status", "married", ""},
+		{"marital zh", "我们上个月订婚了。", "user.marital_status", "订婚", ""},
+		{"parent by kinship word", "Grandpa broke his wrist, so I'm driving him around.", "", "", "user.name"},
+		{"bare fan of", "Huge fan of Korean food.", "food.cuisine.korean", "a huge fan", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,274 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Many things a user keeps telling have no slot of their own: "our choir practice meets
+// on Thursdays", "my budget for the wedding is 15k", "I keep my pension with Aviva",
+// "婚礼预算二十万以内". When they change ("choir practice is on Mondays now", "moved my
+// pension over to Vanguard", "婚礼预算涨到二十五万了") the new memory must meet the old one. The
+// sentence's grammar names what it is about — the noun phrase it holds a value of — and
+// that phrase, normalised, is the slot (user.attr.<topic>): a later value of the same
+// topic supersedes the earlier one, whatever else the two sentences say.
+
+type topicRules struct {
+	possessedEN, changedEN, movedEN, keptEN, boughtEN, kindEN, goToEN, memberEN *regexp.Regexp
+	changedZH, scheduleZH, amountZH, shiftZH, possessedZH, planTierEN           *regexp.Regexp
+}
+
+const npEN = `([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2}(?:\s+(?:for|of)\s+(?:the\s+|my\s+|our\s+)?[a-z][a-z-]*(?:\s+[a-z][a-z-]*)?)?)`
+
+func newTopicRules() *topicRules {
+	re := regexp.MustCompile
+	return &topicRules{
+		// "My regular pharmacy is the one on Elm Street", "our rent is …"
+		possessedEN: re(`(?i)^(?:(?:actually|so|and|but|oh|now|also)\s*,?\s+)*(?:my|our)\s+` + npEN + `\s+(?:is|are|'s|has been|have been|went up to|went down to|rose to|dropped to|increased to|got moved to|moved to|changed to|meets|starts|runs|costs)\b`),
+		// "Choir practice is on Mondays now", "The budget for the trip went up to 3k"
+		changedEN: re(`(?i)^(?:(?:actually|so|and|but|oh|also)\s*,?\s+)*(?:the\s+)?` + npEN + `\s+(?:(?:is|are)\s+(?:now\s+)?[^.!?]*\bnow\b|(?:is|are)\s+now\b|went up to|went down to|rose to|dropped to|got bumped to|was bumped to|got moved to|has moved to|moved to|changed to|has changed to|now meets|now starts|meets|starts)`),
+		// "switched my tea order to …", "moved all my pension over to …"
+		movedEN: re(`(?i)\b(?:switched|changed|moved|transferred|swapped|updated|upped|raised|lowered|bumped|shifted)\s+(?:all\s+|both\s+)?(?:my|our)\s+` + npEN + `\s+(?:over\s+|across\s+|up\s+|down\s+)?(?:to|from)\b`),
+		// "I keep my pension with Aviva"
+		keptEN: re(`(?i)\b(?:keep|have|hold|bank|park)\s+(?:all\s+)?(?:my|our)\s+` + npEN + `\s+(?:with|at|in)\s+\p{Lu}`),
+		// "We do our weekly shopping at Tesco", "get our vegetables from the market"
+		boughtEN: re(`(?i)\b(?:do|get|buy|order)\s+(?:all\s+|most\s+of\s+)?(?:my|our|the)?\s*` + npEN + `\s+(?:at|from)\s+\p{Lu}`),
+		// "I work the night shift", "moved me to the day shift"
+		kindEN: re(`(?i)\b(?:work|working|worked|on|take|taking|do|doing|switched to|moved to|(?:moved|put|switched|transferred)\s+(?:me|us)\s+(?:to|onto|on))\s+(?:the|a|an)\s+(?:[a-z]+)\s+(shift|rota|tariff|package|subscription|membership|tier|contract)\b`),
+		// "These days I go to a bouldering gym"
+		goToEN: re(`(?i)\b(?:i|we)\s+(?:(?:now|usually|still|mostly)\s+)?(?:go to|use|train at|belong to|see)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,2}?(gym|pool|barber|hairdresser|salon|dentist|therapist|church|mosque|temple|vet|physio|pediatrician|gp)\b`),
+		// "I'm on the basic plan", "upgraded to the premium plan"
+		planTierEN: re(`(?i)\b(?:on|upgraded\s+to|downgraded\s+to|switched\s+to|moved\s+to|signed\s+up\s+for)\s+(?:the|a|an)\s+[a-z-]+\s+(plan|tier)\b`),
+		// "I'm a member at CityGym"
+		memberEN: re(`(?i)\bmember\s+(?:at|of)\s+\p{Lu}[\p{L}]*?(gym|club|pool)\b`),
+		// "瑜伽课改到周日上午了", "婚礼预算涨到二十五万了"
+		changedZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{2,6}?)(?:现在|已经|也|又)?(?:改到|改成|改为|换到|换成|调成|调到|提到|涨到|降到|变成|挪到|推到)`),
+		// "我们瑜伽课每周四晚上"
+		scheduleZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)(\p{Han}{2,5}?)(?:是|在|定在)?(?:每周[一二三四五六日天]|周[一二三四五六日天]|每天|每月)`),
+		// "婚礼预算二十万以内", "房租每月四千"
+		amountZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{0,4}(?:预算|房租|月租|工资|薪水|月薪|年薪|首付|月供|学费|生活费|房贷|车贷|贷款|话费|物业费|保费))(?:是|在|控制在|大概|大约|每月|一个月)?[一二三四五六七八九十百千万两\d]`),
+		// "我家的车是油车", "女儿的舞蹈课在周五晚上": a thing the speaker (or their family)
+		// has, and its value.
+		possessedZH: re(`^(?:我(?:的|家)|我们(?:的|家)?|咱们?(?:的|家)|我?(?:` + relZH + `)的)(\p{Han}{2,6}?)(?:现在|一般|平时)?(?:是|在|用的是)`),
+		// "我上白班", "调成夜班了"
+		shiftZH: re(`(?:上|调成|换成|改成|转|倒|值)(早|中|晚|夜|白|大夜|小夜)班`),
+	}
+}
+
+// everyZH is how often an amount or a meeting recurs, told before the noun ("每个月房贷").
+var everyZH = regexp.MustCompile(`^(?:每个?月|每年|每周|每天|每星期)`)
+
+// topicModifiers say which of a kind, not what it is: "my usual tea order" is the
+// tea order.
+var topicModifiers = map[string]bool{"usual": true, "current": true, "regular": true, "new": true, "old": true, "main": true,
+	"go-to": true, "normal": true, "default": true, "standard": true, "present": true, "existing": true, "latest": true,
+	"typical": true, "whole": true, "entire": true, "total": true, "monthly": true, "weekly": true, "daily": true,
+	"the": true, "a": true, "an": true, "my": true, "our": true, "this": true, "that": true, "all": true}
+
+// topicVerbs end a noun phrase the pattern took too far.
+var topicVerbs = map[string]bool{"got": true, "get": true, "gets": true, "was": true, "were": true, "has": true, "had": true,
+	"have": true, "is": true, "are": true, "been": true, "just": true, "now": true, "will": true, "would": true, "finally": true}
+
+// notTopicsZH are what a speaker says, not a thing they have ("我的意思是…").
+var notTopicsZH = regexp.MustCompile(`^(?:意思|问题|想法|看法|意见|建议|感觉|理解|回答|原话|重点|观点|猜测|天|妈呀|名字|生日|工作|老家|家乡|地址|电话|邮箱)$`)
+
+// notTopicsEN are heads the other rules own (people, pets, places) or that name nothing.
+var notTopicsEN = regexp.MustCompile(`(?i)^(?:` + relEN + `|` + petEN + `|name|job|role|title|home|house|place|city|address|email|phone|birthday|time zone|timezone|favou?rite.*|plan|plans|idea|point|question|problem|guess|bad|pleasure|life|day|week|weekend|morning|evening|night|way|thing|stuff|one|turn)$`)
+
+// headNoun is the last word of a noun phrase before its "for"/"of" part: "older brother",
+// "budget for the laptop" → "brother", "budget".
+func headNoun(np string) string {
+	f := strings.Fields(strings.ToLower(np))
+	for i, w := range f {
+		if w == "for" || w == "of" {
+			f = f[:i]
+			break
+		}
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.TrimSuffix(f[len(f)-1], "'s")
+}
+
+// topicSlug normalises a noun phrase into a slot name: no articles or modifiers, plurals
+// as singulars, "shopping" after what is shopped for dropped.
+func topicSlug(np string) string {
+	var out []string
+	for _, w := range strings.Fields(strings.ToLower(np)) {
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")
+		if topicModifiers[w] || w == "" {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(w, "ies") && len(w) > 4:
+			w = strings.TrimSuffix(w, "ies") + "y"
+		case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
+			w = strings.TrimSuffix(w, "s")
+		}
+		out = append(out, w)
+	}
+	for i, w := range out {
+		if topicVerbs[w] && i > 0 {
+			out = out[:i] // "standup got moved": the phrase ends at its verb
+			break
+		}
+	}
+	for n := len(out); n > 1 && (out[n-1] == "shopping" || out[n-1] == "run" || out[n-1] == "over" || out[n-1] == "across" ||
+		out[n-1] == "up" || out[n-1] == "down" || out[n-1] == "back"); n = len(out) {
+		out = out[:n-1]
+	}
+	return slugify(strings.Join(out, " "))
+}
+
+// topicKey is the slot of the thing s holds a value of, and whether s is about the
+// speaker's own thing or says it changed (only then is s worth a memory on its own).
+func (o *Offline) topicKey(s string) (key string, own bool) {
+	key, own, _ = o.topicKeyKind(s)
+	return key, own
+}
+
+// topicKeyKind is topicKey, and whether the topic is a kind of standing arrangement ("the
+// night shift", 夜班, "a bouldering gym"): a sentence that dates its start is about that
+// arrangement, not a plan of its own.
+func (o *Offline) topicKeyKind(s string) (key string, own, kind bool) {
+	t := o.slots
+	if hasHan(s) {
+		body := strings.TrimSpace(s)
+		if m := t.shiftZH.FindStringSubmatch(body); m != nil {
+			return "user.attr.shift", true, true
+		}
+		for _, r := range []*regexp.Regexp{t.changedZH, t.scheduleZH, t.amountZH, t.possessedZH} {
+			m := r.FindStringSubmatch(body)
+			if m == nil {
+				continue
+			}
+			np := everyZH.ReplaceAllString(strings.TrimPrefix(m[1], "的"), "")
+			if i := strings.LastIndex(np, "的"); i >= 0 {
+				np = np[i+len("的"):] // "女儿的舞蹈课": the lesson
+			}
+			// A relation is the relation rules' ("孩子现在换到…" is about the child).
+			rel := startsWithRelationZH(np) != ""
+			if utf8.RuneCountInString(np) < 2 || afterTimeLeadZH(np) != np || rel || strings.ContainsAny(np, "我你他她它这那") || notTopicsZH.MatchString(np) {
+				continue
+			}
+			return "user.attr." + np, true, false
+		}
+		return "", false, false
+	}
+	if m := t.kindEN.FindStringSubmatch(s); m != nil {
+		return "user.attr." + strings.ToLower(m[1]), true, true
+	}
+	if m := t.goToEN.FindStringSubmatch(s); m != nil {
+		return "user.attr." + strings.ToLower(m[1]), true, true
+	}
+	if m := t.planTierEN.FindStringSubmatch(s); m != nil {
+		return "user.attr." + strings.ToLower(m[1]), true, true
+	}
+	if m := t.memberEN.FindStringSubmatch(s); m != nil {
+		return "user.attr." + strings.ToLower(m[1]), true, true
+	}
+	for _, r := range []*regexp.Regexp{t.movedEN, t.keptEN, t.boughtEN, t.possessedEN, t.changedEN} {
+		m := r.FindStringSubmatch(s)
+		if m == nil || notTopicsEN.MatchString(strings.TrimSpace(m[1])) || notTopicsEN.MatchString(headNoun(m[1])) {
+			continue
+		}
+		slug := topicSlug(m[1])
+		if slug == "" || notTopicsEN.MatchString(slug) {
+			continue
+		}
+		return "user.attr." + slug, true, false
+	}
+	return "", false, false
+}
+
+// replyLangEN and replyLangZH ask for replies in a language: a standing wish, whether or
+// not it says "from now on".
+var (
+	replyLangEN = regexp.MustCompile(`(?i)\b(?:reply|respond|answer|write|talk|speak)\b(?:\s+(?:back\s+)?(?:to\s+)?me)?\s+(?:in|using)\s+(English|Chinese|Mandarin|Cantonese|Spanish|French|German|Japanese|Korean|Portuguese|Italian|Russian|Arabic|Hindi|Dutch|Vietnamese|Thai|Indonesian|Turkish|Polish|Swedish|Greek|Hebrew)\b`)
+	replyLangZH = regexp.MustCompile(`用(中文|英文|英语|日语|日文|法语|德语|韩语|西班牙语|粤语|繁体字?|简体字?)(?:来|给我)?(?:回复|回答|回我|跟我说|和我说|交流|写)`)
+)
+
+// oneOffTime marks a change that holds once ("this Friday's call moved to 3", "明天的会改到
+// 下午"), not from now on.
+var oneOffTime = regexp.MustCompile(`(?i)\b(?:this|next|tomorrow|today|tonight|tomorrow's|today's|once|just for)\b|这周|下周|本周|明天|后天|今天|今晚|这次|下次|这一次|临时`)
+
+// pastEN tells a sentence in the past: what happened, not what holds.
+var pastEN = regexp.MustCompile(`(?i)\b(?:was|were|had|did|went|got|yesterday|last\s+(?:week|month|year|night))\b|\b[a-z]{3,}ed\b`)
+
+// topicContent is s in the third person: "Choir practice is on Mondays now" is the
+// user's choir practice.
+func (o *Offline) topicContent(s string) string {
+	if hasHan(s) {
+		if strings.HasPrefix(s, "我") {
+			return o.pronounsOf(s)
+		}
+		return "用户的" + s
+	}
+	if o.pronounEN.MatchString(s) {
+		return upperFirst(o.pronounsEN(s, false))
+	}
+	return "The user's " + lowerFirst(strings.TrimPrefix(strings.TrimPrefix(s, "The "), "the "))
+}
+
+// strongSlot reports a key another rule derived from what the sentence means (a place,
+// an employer, a relation's name): the topic of its grammar does not replace it.
+func strongSlot(key string) bool {
+	for _, p := range []string{"user.attr.", "habit.", "drink.", "food.cuisine.", "food.ingredient.", "taste.", "favorite.", "meeting.preference"} {
+		if strings.HasPrefix(key, p) {
+			return false
+		}
+	}
+	return key != ""
+}
+
+// topicSlots gives the drafts of sentence s the slot of its topic: a draft without a key,
+// or with a looser one (a habit, a taste, an attribute named as told), takes it; a
+// sentence about the speaker's own thing that no rule took becomes a memory in that slot.
+func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
+	clean := o.clean(s)
+	if len(ds) == 0 {
+		if m := replyLangEN.FindStringSubmatch(clean); m != nil {
+			return []draft{{typ: memory.Semantic, cat: memory.CatPreference, key: "language.preference", content: "The user wants replies in " + m[1],
+				importance: impPreference, confidence: confExplicit, rule: "preference", meta: map[string]any{"instruction": true}}}
+		}
+		if m := replyLangZH.FindStringSubmatch(clean); m != nil {
+			return []draft{{typ: memory.Semantic, cat: memory.CatPreference, key: "language.preference", content: "用户希望用" + m[1] + "回复",
+				importance: impPreference, confidence: confExplicit, rule: "preference", meta: map[string]any{"instruction": true}}}
+		}
+	}
+	key, own, kind := o.topicKeyKind(clean)
+	if key == "" {
+		return ds
+	}
+	if len(ds) == 0 {
+		if !own || o.lex.aboutListener(clean) {
+			return ds
+		}
+		return []draft{{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
+			importance: impPreference, confidence: confExplicit, rule: "topic", meta: map[string]any{}}}
+	}
+	standing := !oneOffTime.MatchString(clean)
+	for i := range ds {
+		if standing && ds[i].typ == memory.Semantic && ds[i].cat != memory.CatEvent {
+			// "瑜伽课改到周日上午了": the topic's day from now on, not one Sunday.
+			ds[i].expire = nil
+		}
+		if ds[i].typ == memory.Procedural || strongSlot(ds[i].key) && !(kind && strings.HasPrefix(ds[i].key, "plan.")) {
+			continue
+		}
+		ds[i].key = key
+		if (kind || own) && ds[i].cat == memory.CatEvent && ds[i].typ == memory.Episodic && !pastEN.MatchString(clean) {
+			// "女儿的舞蹈课在周五晚上" states what holds, the value of its topic.
+			ds[i].typ, ds[i].cat = memory.Semantic, memory.CatFact
+		}
+		if kind && ds[i].cat == memory.CatEvent {
+			ds[i].typ, ds[i].cat, ds[i].expire = memory.Semantic, memory.CatFact, nil
+		}
+	}
+	return ds
+}

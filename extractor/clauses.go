@@ -532,6 +532,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "pet." + slugify(c.pet(m[1])) + ".name", content: "The user has a " + c.pet(m[1]) + " named " + m[2], cat: memory.CatRelationship})
 		}
 		for _, m := range c.relLiveEN.FindAllStringSubmatch(s, 4) {
+			if schoolWordEN.MatchString(m[2]) {
+				continue // "moved to Elm Academy": a school, not a home
+			}
 			who := strings.ToLower(m[1])
 			add(fact{key: "relation." + slugify(c.rel(who)) + ".location", content: "The user's " + who + " lives in " + m[2], cat: memory.CatRelationship})
 		}
@@ -733,6 +736,21 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := c.deviceZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.device." + deviceKind(m[1]), content: "用户用的是" + m[1], cat: memory.CatFact, imp: impPreference})
 		}
+		if m := weightZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			// "我体重65公斤", "瘦到60公斤了": the speaker's weight.
+			add(fact{key: "user.weight", content: "用户体重" + m[1], cat: memory.CatProfile, replace: true})
+		}
+		if m := workWeekZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			add(fact{key: "schedule.work_week", content: "用户" + m[0], cat: memory.CatFact, replace: true})
+		}
+		if m := favoriteZH.FindStringSubmatch(s); m != nil && !c.relAnyZH.MatchString(s[:strings.Index(s, m[0])]) {
+			// "我最喜欢的餐厅是…", "最喜欢的面馆变成…了": a favourite, one at a time.
+			add(fact{key: "favorite." + m[1], content: "用户最喜欢的" + m[1] + "是" + strings.TrimSuffix(m[2], "了"), cat: memory.CatPreference, replace: true})
+		}
+		if m := relEmployerZH.FindStringSubmatch(s); m != nil {
+			// "我姐姐在招商银行上班", "哥哥跳槽到了顺丰": where a relation works, one at a time.
+			add(fact{key: "relation." + relSlot(c, m[1]) + ".employer", content: "用户的" + m[1] + "在" + m[2] + m[4] + workVerbZH(m[3]), cat: memory.CatRelationship, replace: true})
+		}
 	}
 	// A child's school year, with the relation it belongs to.
 	if m := c.school.FindStringSubmatch(s); m != nil {
@@ -815,6 +833,36 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "my stepdad, he only speaks Dutch": what a relation reads or speaks.
 			add(fact{key: "relation." + slugify(c.rel(strings.ToLower(m[1]))) + ".language",
 				content: "The user's " + strings.ToLower(m[1]) + " " + strings.ToLower(m[2]) + " " + m[3], cat: memory.CatRelationship})
+		}
+		if m := notBeforeEN.FindStringSubmatch(s); m != nil {
+			// "nothing before 10am", "no calls after 6pm": a bound on the speaker's time.
+			key := "schedule.not_before"
+			if strings.EqualFold(m[1], "after") || strings.EqualFold(m[1], "later than") {
+				key = "schedule.not_after"
+			}
+			add(fact{key: key, content: "The user wants " + strings.ToLower(trimEnd(m[0])), cat: memory.CatConstraint, imp: impConstraint})
+		}
+		if m := relRunsEN.FindStringSubmatch(s); m != nil {
+			// "my cousin runs a florist's in Hove": what a relation does, by the business.
+			who := strings.ToLower(m[1])
+			add(fact{key: "relation." + slugify(c.rel(who)) + ".job", content: "The user's " + who + " " + strings.ToLower(m[2]) + " " + trimEnd(m[3]), cat: memory.CatRelationship})
+		}
+		if m := weightEN.FindStringSubmatch(s); m != nil && !someoneElseEN.MatchString(s) {
+			// "I weigh 82 kg", "down to 76 kg now": the speaker's weight, one at a time.
+			add(fact{key: "user.weight", content: "The user weighs " + strings.TrimSpace(m[1]+m[2]), cat: memory.CatProfile, replace: true})
+		}
+		if m := workWeekEN.FindStringSubmatch(s); m != nil && !someoneElseEN.MatchString(s) {
+			// "I work Monday through Thursday now", "a three-day week": the speaker's working week.
+			add(fact{key: "schedule.work_week", content: upperFirst(o.pronounsEN(trimEnd(o.clean(s)), false)), cat: memory.CatFact, replace: true})
+		}
+		if m := favoriteLabelEN.FindStringSubmatch(s); m != nil {
+			// "New favourite café: Dishoom" tells a favourite by its label.
+			add(fact{key: "favorite." + slugify(strings.ToLower(m[1])), content: "The user's favourite " + strings.ToLower(m[1]) + " is " + trimEnd(m[2]), cat: memory.CatPreference, replace: true})
+		}
+		if m := schoolNameEN.FindStringSubmatch(s); m != nil {
+			// "my son goes to Elm Primary": the relation's school, one at a time.
+			who := strings.ToLower(m[1])
+			add(fact{key: "relation." + c.rel(who) + ".school", content: "The user's " + who + " goes to " + m[2], cat: memory.CatRelationship, replace: true})
 		}
 		if m := heightEN.FindStringSubmatch(s); m != nil {
 			// "I'm 6'4\" so most desks are too short": the speaker's height.
@@ -2225,6 +2273,31 @@ func clauseAt(s string, at int) string {
 
 // setupEN is the device a speaker's setup, laptop or phone is: "my daily driver is a Pixel 8".
 var setupEN = regexp.MustCompile(`(?i:\bmy\s+(?:whole\s+|entire\s+|main\s+|work\s+|daily\s+|current\s+|personal\s+)?)((?i:setup|laptop|machine|computer|rig|phone|daily driver|desktop|tablet))(?i:\s+is\s+(?:an?\s+|the\s+)?(?:new\s+|brand[- ]new\s+|trusty\s+|old\s+)?)(\p{Lu}[\p{L}\d-]*(?:\s+[\p{L}\d-]+){0,3}?)(?:[,.;!?]|$|\s+(?i:and|but|with|which|that|from|now)\b)`)
+
+// Measures and arrangements that change: the speaker's weight, working week and
+// favourites by label, and where a relation studies or works.
+var (
+	weightEN        = regexp.MustCompile(`(?i)(?:\bi\s+(?:now\s+)?weigh\s+(?:about\s+|around\s+|just\s+)?|\b(?:i'm|i\s+am|i've\s+got|i\s+got|i'm\s+now|now)?\s*(?:down|up)\s+to\s+)(\d{2,3}(?:[.,]\d)?)\s*(kg|kgs|kilos|kilograms|lbs|pounds|stone)\b`)
+	weightZH        = regexp.MustCompile(`(?:体重(?:是|有|现在|已经)?|瘦到了?|胖到了?|减到了?|涨到了?)(\d{2,3}(?:\.\d)?\s*(?:公斤|斤|kg|千克))`)
+	workWeekEN      = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?work\s+(?:from\s+)?(?:monday|mon)\s+(?:to|through|thru|till|-|–)\s+(?:thursday|friday|saturday|thu|fri|sat)\b|\b(?:four|4|three|3|five|5|six|6)[- ]day\s+(?:work\s*)?week\b|\b(?:i'm|i\s+am|i\s+work|i'm\s+now|working)\s+(?:now\s+)?(?:part[- ]time|full[- ]time)\b`)
+	workWeekZH      = regexp.MustCompile(`做五休二|做六休一|单休|双休|大小周|一周(?:上|工作)[一二三四五六两\d]天班?|每周(?:上|工作)[一二三四五六两\d]天班?`)
+	favoriteLabelEN = regexp.MustCompile(`(?i)^(?:(?:my\s+)?new\s+)?favou?rite\s+([a-z]+(?:\s[a-z]+)?)\s*[:：-]\s*(.{2,60})$`)
+	favoriteZH      = regexp.MustCompile(`最喜欢的(\p{Han}{1,4}?)(?:现在)?(?:是|变成了?|换成了?|改成了?|成了)([^，。,！!？?]{1,20})`)
+	schoolNameEN    = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?i:\s+(?:now\s+|just\s+)?(?:goes\s+to|attends|is\s+at|started\s+at|starts\s+at|moved\s+to|switched\s+to|transferred\s+to|is\s+starting\s+at|will\s+go\s+to|got\s+into))\s+((?:[A-Z][\p{L}'-]*\s+){0,3}(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b)`)
+	relEmployerZH   = regexp.MustCompile(`(` + relZH + `)(?:现在|目前|已经|刚|上个月|上周|去年|今年|前段时间|最近)*(?:在([^，。,]{2,10}?)(上班|工作)|(?:跳槽去了|跳槽到了?|跳到了?|入职了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,]))`)
+	notBeforeEN     = regexp.MustCompile(`(?i)\b(?:nothing|no\s+(?:calls?|meetings?|appointments?|bookings?|emails?|messages?|texts?|visits?|deliveries|work|pings?)|never)\s+(before|after|earlier\s+than|later\s+than)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midnight)`)
+	relRunsEN       = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?(?i:,?\s+(?:now\s+|still\s+)?)((?i:runs|owns|manages|opened|started|co-owns))\s+((?i:a|an|his|her|their|the\s+family)\s+[^,.;!?]{3,50})`)
+	schoolWordEN    = regexp.MustCompile(`\b(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b`)
+	someoneElseEN   = regexp.MustCompile(`(?i)^(?:my|our|his|her|their)\s+(?:` + relEN + `)\b`)
+)
+
+// workVerbZH is how a sentence of relEmployerZH ends its workplace: 上班 or 工作 as told.
+func workVerbZH(told string) string {
+	if told == "上班" || told == "工作" {
+		return told
+	}
+	return "工作"
+}
 
 // notWorkAt is a tie to a place that is no job: "a member at CityGym", "a regular at
 // Nico's".

@@ -132,6 +132,22 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"marital zh", "我们上个月订婚了。", "user.marital_status", "订婚", ""},
 		{"parent by kinship word", "Grandpa broke his wrist, so I'm driving him around.", "", "", "user.name"},
 		{"bare fan of", "Huge fan of Korean food.", "food.cuisine.korean", "a huge fan", ""},
+		// Measures and arrangements that change, each in its slot.
+		{"weight", "I weigh about 68 kg these days.", "user.weight", "68 kg", ""},
+		{"weight down to", "Finally down to 190 lbs.", "user.weight", "190 lbs", ""},
+		{"weight zh", "最近减到了58公斤。", "user.weight", "58公斤", ""},
+		{"someone else's weight", "My brother weighs 90 kg.", "", "", "user.weight"},
+		{"working week", "I work Monday through Thursday now.", "schedule.work_week", "Thursday", ""},
+		{"working week zh", "我们公司是大小周。", "schedule.work_week", "大小周", ""},
+		{"favourite by label", "Favourite podcast: Hardcore History.", "favorite.podcast", "Hardcore History", ""},
+		{"favourite zh", "我最喜欢的面馆是老碗面。", "favorite.面馆", "老碗面", ""},
+		{"relation's school", "My nephew just started at Hillcrest Academy.", "relation.nephew.school", "Hillcrest Academy", ""},
+		{"a school is no home", "My niece moved to Brookside High this year.", "", "", "relation.niece.location"},
+		{"relation's employer zh", "我姐姐在招商银行上班。", "relation.sister.employer", "招商银行", ""},
+		{"relation's new employer zh", "我哥哥上个月跳槽到了顺丰。", "relation.brother.employer", "顺丰", ""},
+		{"a relation going somewhere is no job zh", "女儿现在换到王老师那学琴了。", "", "", "relation.daughter.employer"},
+		{"time bound", "No calls after 6pm on weekdays, please.", "schedule.not_after", "after 6pm", ""},
+		{"relation's business", "My aunt Rosa owns a flower stall at the market.", "relation.aunt.job", "flower stall", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,14 +46,14 @@ func newTopicRules() *topicRules {
 		// "I'm a member at CityGym"
 		memberEN: re(`(?i)\bmember\s+(?:at|of)\s+\p{Lu}[\p{L}]*?(gym|club|pool)\b`),
 		// "瑜伽课改到周日上午了", "婚礼预算涨到二十五万了"
-		changedZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{2,6}?)(?:现在|已经|也|又)?(?:改到|改成|改为|换到|换成|调成|调到|提到|涨到|降到|变成|挪到|推到)`),
+		changedZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{2,6}?)(?:现在|已经|也|又)?(?:改到|改成|改为|换到|换成|调成|调到|提到|涨到|降到|变成|挪到|推到|迁移到|迁到|改用|切到|切换到)`),
 		// "我们瑜伽课每周四晚上"
 		scheduleZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)(\p{Han}{2,5}?)(?:是|在|定在)?(?:每周[一二三四五六日天]|周[一二三四五六日天]|每天|每月)`),
 		// "婚礼预算二十万以内", "房租每月四千"
 		amountZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{0,4}(?:预算|房租|月租|工资|薪水|月薪|年薪|首付|月供|学费|生活费|房贷|车贷|贷款|话费|物业费|保费))(?:是|在|控制在|大概|大约|每月|一个月)?[一二三四五六七八九十百千万两\d]`),
 		// "我家的车是油车", "女儿的舞蹈课在周五晚上": a thing the speaker (or their family)
 		// has, and its value.
-		possessedZH: re(`^(?:我(?:的|家)|我们(?:的|家)?|咱们?(?:的|家)|我?(?:` + relZH + `)的)(\p{Han}{2,6}?)(?:现在|一般|平时)?(?:是|在|用的是)`),
+		possessedZH: re(`^(?:我(?:的|家)|我们(?:的|家)?|咱们?(?:的|家)|我?(?:` + relZH + `)的)(\p{Han}{2,6}?)(?:现在|一般|平时)?(?:是|在|用的是|用)`),
 		// "我上白班", "调成夜班了"
 		shiftZH: re(`(?:上|调成|换成|改成|转|倒|值)(早|中|晚|夜|白|大夜|小夜)班`),
 	}
@@ -75,6 +75,10 @@ var topicVerbs = map[string]bool{"got": true, "get": true, "gets": true, "was": 
 
 // notTopicsZH are what a speaker says, not a thing they have ("我的意思是…").
 var notTopicsZH = regexp.MustCompile(`^(?:意思|问题|想法|看法|意见|建议|感觉|理解|回答|原话|重点|观点|猜测|天|妈呀|名字|生日|工作|老家|家乡|地址|电话|邮箱)$`)
+
+// notTopicVerbZH is a verb or an adverb the lazy noun pattern took for a noun ("我们最终
+// 决定用…").
+var notTopicVerbZH = regexp.MustCompile(`^(?:决定|打算|准备|想|要|会|能|喜欢|觉得|一直|经常|已经|还是|最终|平时|正在|开始|今天|明天|昨天)|决定|打算|觉得|喜欢`)
 
 // notTopicsEN are heads the other rules own (people, pets, places) or that name nothing.
 var notTopicsEN = regexp.MustCompile(`(?i)^(?:` + relEN + `|` + petEN + `|name|job|role|title|home|house|place|city|address|email|phone|birthday|time zone|timezone|favou?rite.*|plan|plans|idea|point|question|problem|guess|bad|pleasure|life|day|week|weekend|morning|evening|night|way|thing|stuff|one|turn)$`)
@@ -153,7 +157,7 @@ func (o *Offline) topicKeyKind(s string) (key string, own, kind bool) {
 			}
 			// A relation is the relation rules' ("孩子现在换到…" is about the child).
 			rel := startsWithRelationZH(np) != ""
-			if utf8.RuneCountInString(np) < 2 || afterTimeLeadZH(np) != np || rel || strings.ContainsAny(np, "我你他她它这那") || notTopicsZH.MatchString(np) {
+			if utf8.RuneCountInString(np) < 2 || afterTimeLeadZH(np) != np || rel || strings.ContainsAny(np, "我你他她它这那") || notTopicsZH.MatchString(np) || notTopicVerbZH.MatchString(np) {
 				continue
 			}
 			return "user.attr." + np, true, false

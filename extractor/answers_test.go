@@ -146,3 +146,78 @@ func TestNumberedSteps(t *testing.T) {
 		t.Errorf("an age before a full stop joined two sentences: %q", got)
 	}
 }
+
+// TestShortSelfFacts: a few words about what the speaker is or has are a standing fact;
+// a mood in as few words is not, and a word for a kind of person is no name.
+func TestShortSelfFacts(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text, holds string
+	}{
+		{"I'm an early bird.", "early bird"},
+		{"We rent a two-bed in town.", "rent"},
+		{"我有三个孙子。", "三个孙子"},
+		{"我在考驾照。", "驾照"},
+		{"我是上班族。", "上班族"},
+	} {
+		var got []string
+		for _, c := range extractOne(t, memory.Turn{Content: tt.text}) {
+			if c.Key == "user.name" {
+				t.Errorf("%q named the user: %q", tt.text, c.Content)
+			}
+			got = append(got, c.Content)
+		}
+		if !strings.Contains(strings.Join(got, "|"), tt.holds) {
+			t.Errorf("%q: no memory holding %q in %q", tt.text, tt.holds, got)
+		}
+	}
+	if cands := extractOne(t, memory.Turn{Content: "I'm so sleepy."}); len(cands) > 0 {
+		t.Errorf("a mood was kept: %+v", cands)
+	}
+}
+
+// TestCorrectionsByShape: a correction that gives only the new value replaces the value of
+// the same shape in the user's statement before it, and says which value it replaces.
+func TestCorrectionsByShape(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, before, fix, key, holds, corrects string
+	}{
+		{"date", "My passport expires on March 3rd.", "Sorry, I meant March 13th.", "", "March 13th", "March 3rd"},
+		{"weekday", "The plumber comes on Tuesday.", "No wait, Wednesday.", "", "Wednesday", "Tuesday"},
+		{"code", "My membership number is 55120.", "typo, it's 55210", "user.attr.membership_number", "55210", "55120"},
+		{"name", "My landlord is called Patrice.", "Correction: not Patrice, Beatrice.", "", "Beatrice", "Patrice"},
+		{"name zh", "我的房东叫李刚。", "打错了，是李钢。", "", "李钢", "李刚"},
+		{"date zh", "我女儿生日是5月20号。", "说错了，是5月2号。", "", "5月2号", "5月20号"},
+	}
+	ref := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			turns := []memory.Turn{
+				{TurnID: "ta", UserID: "u1", Role: memory.RoleUser, Content: tt.before, OccurredAt: ref},
+				{TurnID: "tb", UserID: "u1", Role: memory.RoleAssistant, Content: "Noted.", OccurredAt: ref.Add(time.Minute)},
+				{TurnID: "tc", UserID: "u1", Role: memory.RoleUser, Content: tt.fix, OccurredAt: ref.Add(2 * time.Minute)},
+			}
+			cands, err := NewOffline().Extract(context.Background(), Batch{Tenant: "acme", UserID: "u1", Window: turns[:2], New: turns[2:]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cands {
+				if strings.Contains(c.Content, tt.holds) && (tt.key == "" || c.Key == tt.key) {
+					if got, _ := c.Metadata["corrects"].(string); got != tt.corrects {
+						t.Errorf("%q corrects %q, want %q", c.Content, got, tt.corrects)
+					}
+					return
+				}
+			}
+			t.Errorf("%q after %q: no memory holding %q in %+v", tt.fix, tt.before, tt.holds, cands)
+		})
+	}
+	// Without a value of the same shape before it, a correction is left as told.
+	o := NewOffline()
+	if got := o.corrected(memory.Turn{Role: memory.RoleUser, Content: "Sorry, I meant Friday."},
+		[]memory.Turn{{Role: memory.RoleUser, Content: "I love jazz."}}); got.Content != "Sorry, I meant Friday." {
+		t.Errorf("rewritten without a value to replace: %q", got.Content)
+	}
+}

@@ -550,7 +550,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "我姓严，叫严可欣": the surname, then the full name that begins with it.
 			profile("user.name", "用户的名字是"+m[2])
 		}
-		if m := selfNameZH.FindStringSubmatch(s); m != nil && zhSurname(m[1]) {
+		if m := selfNameZH.FindStringSubmatch(s); m != nil && zhSurname(m[1]) && !selfKindZH.MatchString(m[1]) {
 			// "我是顾清，在…": a name told by 是, known by its surname.
 			profile("user.name", "用户的名字是"+m[1])
 		}
@@ -736,6 +736,13 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := c.deviceZH.FindStringSubmatch(s); m != nil {
 			add(fact{key: "user.device." + deviceKind(m[1]), content: "用户用的是" + m[1], cat: memory.CatFact, imp: impPreference})
 		}
+		if m := dietEndZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
+			add(fact{key: "food.diet", content: "用户" + strings.TrimPrefix(m[0], "我"), cat: memory.CatProfile, replace: true})
+		}
+		if m := petRenamedZH.FindStringSubmatch(s); m != nil && !badNameZH(m[2]) {
+			// "我家猫改名叫团团了": the pet's name slot.
+			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户的" + m[1] + "现在叫" + m[2], cat: memory.CatRelationship, replace: true})
+		}
 		if m := weightZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			// "我体重65公斤", "瘦到60公斤了": the speaker's weight.
 			add(fact{key: "user.weight", content: "用户体重" + m[1], cat: memory.CatProfile, replace: true})
@@ -846,6 +853,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "my cousin runs a florist's in Hove": what a relation does, by the business.
 			who := strings.ToLower(m[1])
 			add(fact{key: "relation." + slugify(c.rel(who)) + ".job", content: "The user's " + who + " " + strings.ToLower(m[2]) + " " + trimEnd(m[3]), cat: memory.CatRelationship})
+		}
+		if dietEndEN.MatchString(s) && !someoneElseEN.MatchString(s) {
+			// "I eat meat again", "no longer vegetarian": the diet slot's new value.
+			add(fact{key: "food.diet", content: upperFirst(o.pronounsEN(trimEnd(o.clean(s)), false)), cat: memory.CatProfile, replace: true})
 		}
 		if m := weightEN.FindStringSubmatch(s); m != nil && !someoneElseEN.MatchString(s) {
 			// "I weigh 82 kg", "down to 76 kg now": the speaker's weight, one at a time.
@@ -2014,7 +2025,8 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 	content := strings.Join(parts, sep)
 	d := draft{typ: memory.Episodic, cat: memory.CatEvent, content: o.finish(content, ref), importance: impEvent,
 		confidence: confEvent, rule: "event", meta: map[string]any{}}
-	if len(story) == 1 && !zh && presentSelfEN.MatchString(o.clean(story[0])) && !o.lex.event.MatchString(lowerText(story[0])) {
+	if len(story) == 1 && (!zh && presentSelfEN.MatchString(o.clean(story[0])) && !o.lex.event.MatchString(lowerText(story[0])) ||
+		zh && presentSelfZH.MatchString(restoreSubjectZH(o.clean(story[0])))) {
 		// What the speaker does as a rule is a standing fact: a later change can replace it.
 		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "self", impState
 	}
@@ -2032,7 +2044,7 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 func (o *Offline) newsworthy(story []string, ref time.Time) bool {
 	s := strings.Join(story, " ")
 	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 ||
-		(len(story) == 1 && presentSelfEN.MatchString(o.clean(s))) {
+		(len(story) == 1 && (presentSelfEN.MatchString(o.clean(s)) || presentSelfZH.MatchString(restoreSubjectZH(o.clean(s))))) {
 		return true
 	}
 	han := 0
@@ -2287,6 +2299,9 @@ var (
 	relEmployerZH   = regexp.MustCompile(`(` + relZH + `)(?:现在|目前|已经|刚|上个月|上周|去年|今年|前段时间|最近)*(?:在([^，。,]{2,10}?)(上班|工作)|(?:跳槽去了|跳槽到了?|跳到了?|入职了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,]))`)
 	notBeforeEN     = regexp.MustCompile(`(?i)\b(?:nothing|no\s+(?:calls?|meetings?|appointments?|bookings?|emails?|messages?|texts?|visits?|deliveries|work|pings?)|never)\s+(before|after|earlier\s+than|later\s+than)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midnight)`)
 	relRunsEN       = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?(?i:,?\s+(?:now\s+|still\s+)?)((?i:runs|owns|manages|opened|started|co-owns))\s+((?i:a|an|his|her|their|the\s+family)\s+[^,.;!?]{3,50})`)
+	dietEndEN       = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?(?:eat|eating)\s+meat\s+again\b|\b(?:i've|i\s+have|i)\s+(?:started|start|gone\s+back\s+to)\s+eating\s+meat\b|\b(?:i'm|i\s+am)\s+no\s+longer\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b|\b(?:quit|gave\s+up|stopped)\s+being\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b`)
+	dietEndZH       = regexp.MustCompile(`我?(?:现在|已经|又|最近)*(?:开始|重新|恢复)?吃(?:肉|荤)了|我?(?:现在|已经)?不(?:再)?吃素了`)
+	petRenamedZH    = regexp.MustCompile(`(` + petZH + `)(?:现在|已经)?(?:改名|改名字|换名字)(?:了)?[，,]?(?:叫|为|成)(\p{Han}{2,3}?)(?:了|啦|[，。,！!]|$)`)
 	schoolWordEN    = regexp.MustCompile(`\b(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b`)
 	someoneElseEN   = regexp.MustCompile(`(?i)^(?:my|our|his|her|their)\s+(?:` + relEN + `)\b`)
 )
@@ -2302,6 +2317,9 @@ func workVerbZH(told string) string {
 // notWorkAt is a tie to a place that is no job: "a member at CityGym", "a regular at
 // Nico's".
 var notWorkAt = regexp.MustCompile(`(?i)^(?:member|customer|subscriber|user|regular|supporter|volunteer|player|shopper|patient|listener|reader|viewer|follower)\s`)
+
+// selfKindZH ends a word for a kind of person, not a name: 左撇子, 夜猫子, 上班族, 打工人.
+var selfKindZH = regexp.MustCompile(`(?:子|者|族|人|迷|控|党|奴|货|狗|宝|娃)$`)
 
 // surnameThenNameZH is a speaker telling their surname, then their full name.
 var surnameThenNameZH = regexp.MustCompile(`我姓(\p{Han})[，,、\s]*(?:我)?(?:叫|全名(?:叫|是)?|名字(?:叫|是))(\p{Han}{2,3})(?:[，,。！!；;]|$)`)

@@ -630,7 +630,14 @@ var deniedClause = regexp.MustCompile(`(?i)\bno longer\b|(?:\bnot\b|n't\b)[^,;.]
 
 // presentSelfEN is the speaker telling what they do as a rule ("I work night shifts at …",
 // "I bank with …"): a standing fact, not an event.
-var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing)\b`)
+var presentSelfEN = regexp.MustCompile(`(?i)^(?:i|we)\s+(?:\w+ly\s+|mostly\s+|mainly\s+|still\s+)?(?:work|write|bank|code|study|teach|volunteer|commute|train|coach|speak|shop|cook|sing|rent|own|(?:don't|do\s+not|never)\s+(?:own|drive|drink|smoke|eat|cook|fly|swim))\b` +
+	// "I'm a night owl", "I'm an only child", "I'm left-handed": what the speaker is, told
+	// in a few words.
+	`|^(?:i'm|i\s+am)\s+(?:an?\s+)?(?:[a-z-]+\s+)?(?:owl|child|person|bird|introvert|extrovert|ambivert|twin|sibling|handed|left-handed|right-handed|ambidextrous|insomniac|vegetarian|vegan|teetotaler|teetotaller|non-drinker|non-smoker|smoker|homeowner|renter|tenant|parent|grandparent|carer|caregiver)\s*$`)
+
+// presentSelfZH is the same in Chinese, told in a few characters: "我有两个孩子", "我不会开车",
+// "我在备考雅思", "我们家租房住".
+var presentSelfZH = regexp.MustCompile(`^我(?:们家?|家)?(?:有[一二两三四五六七八九十几\d]+个|不会|不喝|不抽|不开|在学|在备考|在考|在准备|正在学|租房|是独生|是左撇子|是右撇子|是夜猫子|是早起|是上班族|是全职|是单亲|是丁克)`)
 
 // partedEN is the speaker parting with a thing of theirs: "I sold my old van", "we got
 // rid of our old sofa", "I traded in my bike", or told without a subject ("Gave up on
@@ -894,7 +901,7 @@ func correctedValue(s string) string {
 
 var (
 	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|` + wrongNumber + `))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
-	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是|是(?:叫|姓)?[^，。,；;不]{1,8}[，,]\s*(?:而)?不是(?:叫|姓)?([^，。,；;]{1,8})`)
+	correctedValueZH = regexp.MustCompile(`不是(?:叫|姓|在|住在)?([^，。,；;是]{1,8})[，,]\s*(?:而)?是|(?:是|叫|在|定在|改到)(?:叫|姓)?[^，。,；;不]{1,8}[，,]\s*(?:而)?不是(?:叫|姓|在)?([^，。,；;]{1,8})`)
 )
 
 // correctedTo is the right value a correction gives beside the wrong one ("it's Mira,
@@ -1021,6 +1028,8 @@ func newIdentRules() []identRule {
 		{re: re(`(?i:\b(?:out|over|down|up|back)\s+here\s+in)\s+` + placeName), kind: "location", value: 1},
 		// A home named by where it is ("my flat in …", "our house in …").
 		{re: re(`(?i:\b(?:my|our)\s+(?:(?:new|little|rented|tiny)\s+)?(?:flat|apartment|house|place|home|condo|studio)(?:'s|\s+is)?\s+(?:here\s+)?(?:in|near))\s+(?:the\s+)?` + placeName), kind: "location", value: 1},
+		// "We rent a flat in Braga", "I own a little house in Sintra"
+		{re: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+)?(?:rent|own|share|have|bought|live\s+in)\s+(?:a|an|our|my)\s+(?:(?:new|little|small|tiny|two-bed|one-bed|rented)\s+)?(?:flat|apartment|house|place|home|condo|studio|cottage|bungalow)\s+(?:in|near))\s+(?:the\s+)?` + placeName), kind: "location", value: 1},
 		// Living by a street or a district: "I live just off the Ringway", "we live near Old Market".
 		{re: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+)?live\s+(?:just\s+|right\s+)?(?:off|near|by|next to|around the corner from)\s+(?:the\s+)?)` + placeName), kind: "location", value: 1},
 		// 在某地安家、定居、租房、买房，人在某地。

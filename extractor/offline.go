@@ -155,7 +155,7 @@ func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, err
 					drafts = append(drafts, d)
 				}
 			}
-			drafts = append(drafts, o.fromUser(o.answered(t, timeline[:base+i]))...)
+			drafts = append(drafts, o.fromUser(o.corrected(o.answered(t, timeline[:base+i]), timeline[:base+i]))...)
 		case memory.RoleAssistant:
 			drafts = o.fromAssistant(t)
 		case memory.RoleTool:
@@ -464,6 +464,7 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	}
 	out = o.leftBehind(out, partings, leaves, departed)
 	out = withoutDeniedTwins(out)
+	out = withoutNameTwins(out)
 	if parted != "" {
 		// What the speaker sold or gave away: the resolver retires what they said of it
 		// while they had it ("hates this van" once "sold my old van").
@@ -577,6 +578,35 @@ func withoutDeniedTwins(out []draft) []draft {
 		return d.key != "" && valued[d.key] && deniedClause.MatchString(d.content)
 	})
 }
+
+// petNoun is a word for a pet, whole.
+var petNoun = regexp.MustCompile(`(?i)^(?:` + petEN + `|` + petZH + `)$`)
+
+var calledLead = regexp.MustCompile(`(?i)^(?:called|named)\s+`)
+
+// calledOrNamed tells a name, not a description ("is called", "is named", "叫").
+var calledOrNamed = regexp.MustCompile(`(?i)\b(?:called|named)\b|叫`)
+
+// withoutNameTwins drops a relation's memory that only names them ("my manager is called
+// Ines", relation.manager) when the sentence fills the relation's name slot too
+// (relation.manager.name): one memory per fact, and one slot for a corrected name to meet.
+func withoutNameTwins(out []draft) []draft {
+	named := map[string]bool{}
+	for _, d := range out {
+		if rel, ok := strings.CutSuffix(d.key, ".name"); ok && strings.HasPrefix(rel, "relation.") {
+			named[rel] = true
+		}
+	}
+	if len(named) == 0 {
+		return out
+	}
+	return slices.DeleteFunc(out, func(d draft) bool {
+		return named[d.key] && calledEN.MatchString(d.content)
+	})
+}
+
+// calledEN is a memory that says no more than what someone is called.
+var calledEN = regexp.MustCompile(`(?i)^the user's [a-z -]+ is (?:called|named) \p{Lu}[\p{L}'-]*(?:\s\p{Lu}[\p{L}'-]*)?$`)
 
 // withoutLeaving is content without its clauses that tell someone leaving ("Dana
 // retired", "刘老师调走了"), "" when that is all it says.
@@ -1422,6 +1452,10 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 			return draft{}, false // "儿子的钢琴课是周六上午": a routine, told by the routine rules
 		}
 		key = o.relationNameKey(key, attr, m[0], v)
+		if pet, name := o.lex.clauses.pet(strings.ToLower(attr)), calledLead.ReplaceAllString(v, ""); petNoun.MatchString(attr) && nameLike.MatchString(name) && calledOrNamed.MatchString(m[0]) {
+			// "My cat is called Pesto": the pet's name slot, the one the clause rules fill.
+			key, cat = "pet."+slugify(pet)+".name", memory.CatRelationship
+		}
 		if who, what, ok := strings.Cut(strings.ToLower(attr), "'s "); ok && key == "" {
 			// "My wife's birthday is …": an attribute of a relation of the speaker's.
 			if relWordEN.MatchString(who) && attrSlot(what) != "" {

@@ -147,6 +147,11 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"relation's new employer zh", "我哥哥上个月跳槽到了顺丰。", "relation.brother.employer", "顺丰", ""},
 		{"a relation going somewhere is no job zh", "女儿现在换到王老师那学琴了。", "", "", "relation.daughter.employer"},
 		{"time bound", "No calls after 6pm on weekdays, please.", "schedule.not_after", "after 6pm", ""},
+		{"pet called", "Our rabbit is called Clover.", "pet.rabbit.name", "Clover", ""},
+		{"home rented in a place", "We rent a little cottage in Whitby.", "user.location", "Whitby", ""},
+		{"pet renamed zh", "我们家兔子改名叫雪球了。", "pet.rabbit.name", "雪球", ""},
+		{"diet ended", "I'm no longer vegan, I eat cheese again.", "food.diet", "no longer vegan", ""},
+		{"diet ended zh", "我已经不吃素了。", "food.diet", "不吃素", ""},
 		{"relation's business", "My aunt Rosa owns a flower stall at the market.", "relation.aunt.job", "flower stall", ""},
 	}
 	for _, tt := range tests {

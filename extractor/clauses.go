@@ -754,6 +754,12 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "我最喜欢的餐厅是…", "最喜欢的面馆变成…了": a favourite, one at a time.
 			add(fact{key: "favorite." + m[1], content: "用户最喜欢的" + m[1] + "是" + strings.TrimSuffix(m[2], "了"), cat: memory.CatPreference, replace: true})
 		}
+		if m := relLeftWorkZH.FindStringSubmatch(s); m != nil {
+			// A relation that stopped working: their job and employer are history.
+			rel := relSlot(c, m[1])
+			add(fact{key: "relation." + rel + ".job", content: "用户的" + m[1] + m[2], cat: memory.CatRelationship, replace: true})
+			add(fact{key: "relation." + rel + ".employer", content: "用户的" + m[1] + m[2], cat: memory.CatRelationship, replace: true})
+		}
 		if m := relEmployerZH.FindStringSubmatch(s); m != nil {
 			// "我姐姐在招商银行上班", "哥哥跳槽到了顺丰": where a relation works, one at a time.
 			add(fact{key: "relation." + relSlot(c, m[1]) + ".employer", content: "用户的" + m[1] + "在" + m[2] + m[4] + workVerbZH(m[3]), cat: memory.CatRelationship, replace: true})
@@ -848,6 +854,13 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				key = "schedule.not_after"
 			}
 			add(fact{key: key, content: "The user wants " + strings.ToLower(trimEnd(m[0])), cat: memory.CatConstraint, imp: impConstraint})
+		}
+		if m := relLeftWorkEN.FindStringSubmatch(s); m != nil {
+			who := strings.ToLower(m[1])
+			rel := slugify(c.rel(who))
+			content := "The user's " + who + " " + strings.ToLower(m[2])
+			add(fact{key: "relation." + rel + ".job", content: content, cat: memory.CatRelationship, replace: true})
+			add(fact{key: "relation." + rel + ".employer", content: content, cat: memory.CatRelationship, replace: true})
 		}
 		if m := relRunsEN.FindStringSubmatch(s); m != nil {
 			// "my cousin runs a florist's in Hove": what a relation does, by the business.
@@ -1332,6 +1345,7 @@ func badNameZH(v string) bool {
 		"一直", "也是", "还是", "就是", "总是", "小时", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
 		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
+		"调", "搬", "换", "回", "到", "来", "辞", "退", "升", "转", "跳", "离", "上",
 		// A day or a part of one ("老大周日下午学跳舞").
 		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天"} {
 		if strings.HasPrefix(v, w) {
@@ -1880,14 +1894,23 @@ func (o *Offline) addClauses(ds []draft, s string, ref time.Time) []draft {
 					return i >= 0 && strings.Contains(attr, f.key[i+1:])
 				})
 			}
-			if d.rule == "identity" && strings.HasPrefix(d.key, "relation.") {
-				loose = loose || relFiner
+			if d.rule == "identity" && strings.HasPrefix(d.key, "relation.") && relFiner {
+				// Only a coarser slot gives way ("relation.son" to "relation.son.allergy.x"),
+				// not the same slot the clause rules fill too.
+				loose = loose || slices.ContainsFunc(facts, func(f fact) bool { return strings.HasPrefix(f.key, d.key+".") })
 			}
 			if d.rule != "revision" && !(denies && d.key == "") && !(slotted && loose) {
 				kept = append(kept, d)
 			}
 		}
 		ds = kept
+		// A slot whose reading was dropped is free for its clause fact.
+		clear(keys)
+		for _, d := range ds {
+			if d.key != "" {
+				keys[d.key] = true
+			}
+		}
 	}
 	// A taste or rule told of a relation ("我老婆不吃辣") lives in the relation's slots, so
 	// that it neither replaces the speaker's own nor is replaced by it.
@@ -2296,14 +2319,18 @@ var (
 	favoriteLabelEN = regexp.MustCompile(`(?i)^(?:(?:my\s+)?new\s+)?favou?rite\s+([a-z]+(?:\s[a-z]+)?)\s*[:：-]\s*(.{2,60})$`)
 	favoriteZH      = regexp.MustCompile(`最喜欢的(\p{Han}{1,4}?)(?:现在)?(?:是|变成了?|换成了?|改成了?|成了)([^，。,！!？?]{1,20})`)
 	schoolNameEN    = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?i:\s+(?:now\s+|just\s+)?(?:goes\s+to|attends|is\s+at|started\s+at|starts\s+at|moved\s+to|switched\s+to|transferred\s+to|is\s+starting\s+at|will\s+go\s+to|got\s+into))\s+((?:[A-Z][\p{L}'-]*\s+){0,3}(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b)`)
-	relEmployerZH   = regexp.MustCompile(`(` + relZH + `)(?:现在|目前|已经|刚|上个月|上周|去年|今年|前段时间|最近)*(?:在([^，。,]{2,10}?)(上班|工作)|(?:跳槽去了|跳槽到了?|跳到了?|入职了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,]))`)
-	notBeforeEN     = regexp.MustCompile(`(?i)\b(?:nothing|no\s+(?:calls?|meetings?|appointments?|bookings?|emails?|messages?|texts?|visits?|deliveries|work|pings?)|never)\s+(before|after|earlier\s+than|later\s+than)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midnight)`)
-	relRunsEN       = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?(?i:,?\s+(?:now\s+|still\s+)?)((?i:runs|owns|manages|opened|started|co-owns))\s+((?i:a|an|his|her|their|the\s+family)\s+[^,.;!?]{3,50})`)
-	dietEndEN       = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?(?:eat|eating)\s+meat\s+again\b|\b(?:i've|i\s+have|i)\s+(?:started|start|gone\s+back\s+to)\s+eating\s+meat\b|\b(?:i'm|i\s+am)\s+no\s+longer\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b|\b(?:quit|gave\s+up|stopped)\s+being\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b`)
-	dietEndZH       = regexp.MustCompile(`我?(?:现在|已经|又|最近)*(?:开始|重新|恢复)?吃(?:肉|荤)了|我?(?:现在|已经)?不(?:再)?吃素了`)
-	petRenamedZH    = regexp.MustCompile(`(` + petZH + `)(?:现在|已经)?(?:改名|改名字|换名字)(?:了)?[，,]?(?:叫|为|成)(\p{Han}{2,3}?)(?:了|啦|[，。,！!]|$)`)
-	schoolWordEN    = regexp.MustCompile(`\b(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b`)
-	someoneElseEN   = regexp.MustCompile(`(?i)^(?:my|our|his|her|their)\s+(?:` + relEN + `)\b`)
+	relEmployerZH   = regexp.MustCompile(`(` + relZH + `)(?:现在|目前|已经|刚|上个月|上周|去年|今年|前段时间|最近)*(?:在([^，。,]{2,10}?)(上班|工作)|(?:跳槽去了|跳槽到了?|跳到了?|入职了?|调到了?|调去了?|外派到了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,]))`)
+	// relLeftWorkZH and relLeftWorkEN are a relation leaving work: "我妈去年退休了",
+	// "姐姐离职了", "my mum retired", "my husband quit his job".
+	relLeftWorkZH = regexp.MustCompile(`(` + relZH + `)(?:现在|已经|刚|上个月|上周|去年|今年|前段时间|最近|也)*(退休了|辞职了|离职了|不干了|下岗了|失业了|被裁了)`)
+	relLeftWorkEN = regexp.MustCompile(`(?i:\bmy\s+|^)(` + relEN + `)(?i:\s+(?:just|finally|recently|officially|has|had)){0,2}\s+((?i:retired|quit\s+(?:his|her|their)\s+job|resigned|got\s+laid\s+off|was\s+laid\s+off|lost\s+(?:his|her|their)\s+job|left\s+(?:his|her|their)\s+job))\b`)
+	notBeforeEN   = regexp.MustCompile(`(?i)\b(?:nothing|no\s+(?:calls?|meetings?|appointments?|bookings?|emails?|messages?|texts?|visits?|deliveries|work|pings?)|never)\s+(before|after|earlier\s+than|later\s+than)\s+(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midnight)`)
+	relRunsEN     = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?(?i:,?\s+(?:now\s+|still\s+)?)((?i:runs|owns|manages|opened|started|co-owns))\s+((?i:a|an|his|her|their|the\s+family)\s+[^,.;!?]{3,50})`)
+	dietEndEN     = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?(?:eat|eating)\s+meat\s+again\b|\b(?:i've|i\s+have|i)\s+(?:started|start|gone\s+back\s+to)\s+eating\s+meat\b|\b(?:i'm|i\s+am)\s+no\s+longer\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b|\b(?:quit|gave\s+up|stopped)\s+being\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)\b`)
+	dietEndZH     = regexp.MustCompile(`我?(?:现在|已经|又|最近)*(?:开始|重新|恢复)?吃(?:肉|荤)了|我?(?:现在|已经)?不(?:再)?吃素了`)
+	petRenamedZH  = regexp.MustCompile(`(` + petZH + `)(?:现在|已经)?(?:改名|改名字|换名字)(?:了)?[，,]?(?:叫|为|成)(\p{Han}{2,3}?)(?:了|啦|[，。,！!]|$)`)
+	schoolWordEN  = regexp.MustCompile(`\b(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b`)
+	someoneElseEN = regexp.MustCompile(`(?i)^(?:my|our|his|her|their)\s+(?:` + relEN + `)\b`)
 )
 
 // workVerbZH is how a sentence of relEmployerZH ends its workplace: 上班 or 工作 as told.

@@ -186,7 +186,11 @@ func (o *Offline) answered(t memory.Turn, earlier []memory.Turn) memory.Turn {
 	if !ok || prev.Role != memory.RoleAssistant || t.Role != memory.RoleUser {
 		return t
 	}
-	q := o.answers.withAntecedent(lastQuestion(prev.Content), earlier)
+	q := lastQuestion(prev.Content)
+	if q == "" || len(t.Content) > maxAnswerBytes {
+		return t
+	}
+	q = o.answers.withAntecedent(q, earlier)
 	if s := o.answers.statement(q, spokenText(t)); s != "" {
 		t.Content = s
 	}
@@ -238,6 +242,9 @@ func (f *answerFrames) withAntecedent(q string, earlier []memory.Turn) string {
 	}
 	return q
 }
+
+// maxAnswerBytes bounds a reply read as an answer before its words are counted.
+const maxAnswerBytes = 300
 
 // lastQuestion is the question a turn ends with, or "".
 func lastQuestion(text string) string {

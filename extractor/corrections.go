@@ -33,10 +33,13 @@ var (
 	notValueZH = regexp.MustCompile(`不是([^，,。！!；;]{1,10})`)
 )
 
+// maxCorrectionBytes bounds a turn read as a correction of the one before.
+const maxCorrectionBytes = 240
+
 // corrected returns t rewritten as the statement it corrects (see above), or t as it is.
 func (o *Offline) corrected(t memory.Turn, earlier []memory.Turn) memory.Turn {
-	if t.Role != memory.RoleUser {
-		return t
+	if t.Role != memory.RoleUser || len(t.Content) > maxCorrectionBytes {
+		return t // a correction is short; a long turn is a statement of its own
 	}
 	text := spokenText(t)
 	zh := hasHan(text)

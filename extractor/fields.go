@@ -17,10 +17,14 @@ var (
 	fieldLabelZH = regexp.MustCompile(`(?:^|[，,；;|/、]\s*)[-*•]?\s*(姓名|名字|称呼|职业|职位|岗位|工作|城市|所在地|坐标|现居|常住|住址|公司|单位|老家|籍贯|生日|时区|邮箱|过敏|忌口)\s*[:：]\s*`)
 )
 
+// maxFormBytes bounds a turn read as a pasted form.
+const maxFormBytes = 2000
+
 // formFields returns text with its labelled fields written as statements; text without a
 // field at the start of a sentence is returned as it is.
 func formFields(text string) string {
-	if !fieldLabelEN.MatchString(text) && !fieldLabelZH.MatchString(text) {
+	// A form is short and has its labels' colons; a long text is read sentence by sentence.
+	if len(text) > maxFormBytes || !strings.ContainsAny(text, ":：=") || !fieldLabelEN.MatchString(text) && !fieldLabelZH.MatchString(text) {
 		return text
 	}
 	sents := splitSentences(text)

@@ -26,7 +26,9 @@ func spokenText(t memory.Turn) string {
 	name := speakerName(t)
 	c := strings.TrimSpace(t.Content)
 	// A numbered list typed one step a line is one sentence of steps.
-	c = listLineBreak.ReplaceAllString(c, " $1")
+	if strings.Contains(c, "\n") {
+		c = listLineBreak.ReplaceAllString(c, " $1")
+	}
 	if hasHan(c) {
 		// Chinese typed in a chat breaks clauses with a space ("我辞职了 现在在…"): read it
 		// as the comma it stands for.
@@ -56,7 +58,7 @@ func spokenText(t memory.Turn) string {
 }
 
 // listLineBreak is a line break before a numbered step.
-var listLineBreak = regexp.MustCompile(`\s*\n\s*(\(?\d{1,2}[).、）]\s*|第[一二三四五六七八九十]步)`)
+var listLineBreak = regexp.MustCompile(`\n\s*(\(?\d{1,2}[).、）]\s*|第[一二三四五六七八九十]步)`)
 
 // zhSpaceBreak is a space between two Chinese clauses (after a character or an emoji).
 var zhSpaceBreak = regexp.MustCompile(`([\p{Han}\p{So}])[ \t\x{3000}]+(\p{Han})`)
@@ -106,7 +108,9 @@ func familyMy(c string) string {
 // contractions typed without their apostrophe ("im", "dont"), "rn" and "bc", and the
 // asides that close a clause ("lol", "tbh") and say nothing about it.
 func chatEN(c string) string {
-	c = chatAsideEN.ReplaceAllString(c, "$1")
+	if lower := strings.ToLower(c); containsAnyOf(lower, chatAsides) {
+		c = chatAsideEN.ReplaceAllString(c, "$1")
+	}
 	var b strings.Builder
 	last := 0
 	for _, loc := range chatWordEN.FindAllStringIndex(c, -1) {
@@ -126,6 +130,7 @@ func chatEN(c string) string {
 var (
 	chatWordEN  = regexp.MustCompile(`\b(?:i|im|ive|dont|doesnt|didnt|cant|couldnt|wouldnt|shouldnt|isnt|wasnt|werent|arent|havent|hasnt|hadnt|thats|theres|whats|youre|theyre|rn|bc|cuz|tho|thx)\b`)
 	chatAsideEN = regexp.MustCompile(`(?i)\s*\b(?:lol|lmao|lmfao|rofl|tbh|tbf|ngl|imo|imho|fwiw|haha+|hehe+)\b[ ,]*([.!?,;]|$)`)
+	chatAsides  = []string{"lol", "lmao", "lmfao", "rofl", "tbh", "tbf", "ngl", "imo", "imho", "fwiw", "haha", "hehe"}
 	// chatWords are the written forms of chatWordEN's words ("ill" and "id" are words
 	// of their own and stay as typed).
 	chatWords = map[string]string{

@@ -310,6 +310,9 @@ func (f *answerFrames) statement(q, a string) string {
 	if rest == "" || pronounLead.MatchString(rest) {
 		return "" // "I have celiac" says what it says
 	}
+	if evasiveEN.MatchString(rest) {
+		return "" // "can't say", "none", "whatever is installed": no value
+	}
 	for _, fr := range f.en {
 		if m := fr.q.FindStringSubmatch(q); m != nil {
 			return fr.say(m, rest)
@@ -320,6 +323,12 @@ func (f *answerFrames) statement(q, a string) string {
 
 // wentZH is a reply that tells where the speaker went instead, after its time words.
 var wentZH = regexp.MustCompile(`^((?:上个月|上周|去年|今年|前段时间|最近|早就|已经|刚)*)(?:去了|到了|换到了?|跳到了?|跳槽到了?|搬到了?|换成了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了)?$`)
+
+// evasiveEN and evasiveZH are replies that give no value: a refusal, a shrug, a negation.
+var (
+	evasiveEN = regexp.MustCompile(`(?i)^(?:can't|cannot|rather|prefer|not|no|none|nothing|nobody|nowhere|dunno|idk|whatever|anything|any|depends|it depends|skip|pass|private|secret|later|nah|n/a|why|who|what|hmm+|um+|uh+)\b|\b(?:not|n't|never|no idea|doesn't matter|don't know|rather not)\b`)
+	evasiveZH = regexp.MustCompile(`^(?:这个|那个)?(?:不方便|不告诉|保密|不知道|不清楚|随便|都行|无所谓|算了|以后再说|你猜|秘密|不想说|暂时|还没|没有|干嘛|为什么|问这个)|不|没|保密|秘密`)
+)
 
 // pronounLead is a reply that is a statement with its own subject.
 var pronounLead = regexp.MustCompile(`(?i)^(?:i|i'm|i've|i'd|we|we're|my|our)\b`)
@@ -353,7 +362,7 @@ func (f *answerFrames) statementZH(q, a string) string {
 		return ""
 	}
 	rest = f.callMeZH.ReplaceAllString(rest, "")
-	if no != "" || rest == "" || strings.ContainsAny(rest, "我咱") {
+	if no != "" || rest == "" || strings.ContainsAny(rest, "我咱") || evasiveZH.MatchString(rest) {
 		return ""
 	}
 	for _, fr := range f.zh {

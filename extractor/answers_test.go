@@ -35,6 +35,10 @@ func TestAnswerFrames(t *testing.T) {
 		{"a long reply is its own statement", nil, "Where are you based?",
 			"honestly it changes a lot because I travel for work and stay with friends most of the year", "", "", "user.location"},
 		{"no question, no frame", nil, "Here is the list you asked for.", "Thursday", "", "", "user.birthday"},
+		{"a refusal is no place", nil, "Where are you based?", "rather not say", "", "", "user.location"},
+		{"a shrug is no tool", nil, "Which browser do you use?", "whatever came with the laptop", "", "", "user.attr.browser"},
+		{"a shrug is no name zh", nil, "请问怎么称呼？", "都行", "", "", "user.name"},
+		{"a refusal is no place zh", nil, "你住在哪里？", "这个保密", "", "", "user.location"},
 		{"name zh", nil, "请问您怎么称呼？", "叫我小邓就好", "user.name", "小邓", ""},
 		{"city zh", nil, "你现在住在哪个城市？", "昆明，去年搬过来的", "user.location", "昆明", ""},
 		{"pet by a pronoun zh", []string{"我家兔子这两天不爱动。"}, "它叫啥？", "团团", "pet.rabbit.name", "团团", ""},
@@ -213,6 +217,11 @@ func TestCorrectionsByShape(t *testing.T) {
 			}
 			t.Errorf("%q after %q: no memory holding %q in %+v", tt.fix, tt.before, tt.holds, cands)
 		})
+	}
+	// A question after a cue corrects nothing.
+	if got := NewOffline().corrected(memory.Turn{Role: memory.RoleUser, Content: "No wait, is Friday the 9th?"},
+		[]memory.Turn{{Role: memory.RoleUser, Content: "The plumber comes on Thursday."}}); got.Content != "No wait, is Friday the 9th?" {
+		t.Errorf("a question was read as a correction: %q", got.Content)
 	}
 	// Without a value of the same shape before it, a correction is left as told.
 	o := NewOffline()

@@ -43,8 +43,8 @@ func (o *Offline) corrected(t memory.Turn, earlier []memory.Turn) memory.Turn {
 	}
 	text := spokenText(t)
 	zh := hasHan(text)
-	if zh && !correctionCueZH.MatchString(text) || !zh && !correctionCueEN.MatchString(text) {
-		return t
+	if zh && !correctionCueZH.MatchString(text) || !zh && !correctionCueEN.MatchString(text) || isQuestion(text) {
+		return t // "wait, what should I wear?" corrects nothing
 	}
 	var prev string
 	for i, seen := len(earlier)-1, 0; i >= 0 && seen < 2; i-- {

@@ -81,7 +81,7 @@ var notTopicsZH = regexp.MustCompile(`^(?:意思|问题|想法|看法|意见|建
 var notTopicVerbZH = regexp.MustCompile(`^(?:决定|打算|准备|想|要|会|能|喜欢|觉得|一直|经常|已经|还是|最终|平时|正在|开始|今天|明天|昨天)|决定|打算|觉得|喜欢`)
 
 // notTopicsEN are heads the other rules own (people, pets, places) or that name nothing.
-var notTopicsEN = regexp.MustCompile(`(?i)^(?:` + relEN + `|` + petEN + `|name|job|role|title|home|house|place|city|address|email|phone|birthday|time zone|timezone|favou?rite.*|plan|plans|idea|point|question|problem|guess|bad|pleasure|life|day|week|weekend|morning|evening|night|way|thing|stuff|one|turn)$`)
+var notTopicsEN = regexp.MustCompile(`(?i)^(?:` + relEN + `|` + petEN + `|name|job|role|title|home|house|place|city|address|email|phone|birthday|time zone|timezone|favou?rite.*|plan|plans|idea|point|question|problem|guess|bad|pleasure|life|day|week|weekend|morning|evening|night|way|thing|stuff|one|turn|worry|feeling|answer|concern|opinion|view|take|thought|thinking|reason|excuse|issue|advice|suggestion|bet|hunch|impression|understanding|experience|sense|fault|mistake|apologies|condolences|thanks)$`)
 
 // headNoun is the last word of a noun phrase before its "for"/"of" part: "older brother",
 // "budget for the laptop" → "brother", "budget".

@@ -174,9 +174,19 @@ func jobAnswerZH(_ []string, a string) string {
 	return "我是做" + strings.TrimPrefix(strings.TrimPrefix(a, "做"), "搞") + "的"
 }
 
+// startsUpper reports s opening as a name does: a capital, or a letter of a script
+// without case (a Chinese name).
 func startsUpper(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return r >= 'A' && r <= 'Z' || r > 127
+}
+
+// inContext is user turn t as the rules read it after the turns before it: a short reply
+// as the statement it answers ("Pepper!" after "what's your dog's name?"), a correction
+// as the statement it corrects ("typo, it's 4417" after "my code is 4471"). The gate and
+// the extractor read a turn the same way through it.
+func (o *Offline) inContext(t memory.Turn, earlier []memory.Turn) memory.Turn {
+	return o.corrected(o.answered(t, earlier), earlier)
 }
 
 // answered returns t with its content rewritten as the statement it makes when t is a
@@ -293,7 +303,7 @@ func (f *answerFrames) statement(q, a string) string {
 	}
 	if m := f.ynBeEN.FindStringSubmatch(q); m != nil {
 		if yes != "" {
-			return joinReply("I'm "+m[1], rest)
+			return joinReply("I'm "+m[1], rest, ", ")
 		}
 		return ""
 	}
@@ -357,7 +367,7 @@ func (f *answerFrames) statementZH(q, a string) string {
 	}
 	if m := f.ynBeZH.FindStringSubmatch(q); m != nil {
 		if yes != "" {
-			return joinReplyZH("我是"+m[1], rest)
+			return joinReply("我是"+m[1], rest, "，")
 		}
 		return ""
 	}
@@ -378,18 +388,12 @@ func (f *answerFrames) statementZH(q, a string) string {
 	return ""
 }
 
-func joinReply(s, rest string) string {
+// joinReply is statement s with what else the reply said after sep.
+func joinReply(s, rest, sep string) string {
 	if rest == "" {
 		return s
 	}
-	return s + ", " + rest
-}
-
-func joinReplyZH(s, rest string) string {
-	if rest == "" {
-		return s
-	}
-	return s + "，" + rest
+	return s + sep + rest
 }
 
 // yourToMy turns the listener's possessive of a question into the speaker's.

@@ -9,6 +9,17 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
+// extractLast extracts the last of turns, the turns before it as the batch's window.
+func extractLast(t *testing.T, turns []memory.Turn) []memory.Candidate {
+	t.Helper()
+	n := len(turns)
+	cands, err := NewOffline().Extract(context.Background(), Batch{Tenant: "acme", UserID: "u1", Window: turns[:n-1], New: turns[n-1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cands
+}
+
 // TestAnswerFrames: a short reply to the assistant's question fills the slot the question
 // asked about; a reply that says no, a long reply or one that is a statement of its own is
 // read as it is.
@@ -65,10 +76,7 @@ func TestAnswerFrames(t *testing.T) {
 			add(memory.RoleAssistant, tt.question)
 			add(memory.RoleUser, tt.reply)
 			n := len(turns)
-			cands, err := NewOffline().Extract(context.Background(), Batch{Tenant: "acme", UserID: "u1", Window: turns[:n-1], New: turns[n-1:]})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cands := extractLast(t, turns)
 			keys := byKey(cands)
 			if tt.keyOf != "" {
 				if c, ok := keys[tt.keyOf]; ok {
@@ -203,10 +211,7 @@ func TestCorrectionsByShape(t *testing.T) {
 				{TurnID: "tb", UserID: "u1", Role: memory.RoleAssistant, Content: "Noted.", OccurredAt: ref.Add(time.Minute)},
 				{TurnID: "tc", UserID: "u1", Role: memory.RoleUser, Content: tt.fix, OccurredAt: ref.Add(2 * time.Minute)},
 			}
-			cands, err := NewOffline().Extract(context.Background(), Batch{Tenant: "acme", UserID: "u1", Window: turns[:2], New: turns[2:]})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cands := extractLast(t, turns)
 			for _, c := range cands {
 				if strings.Contains(c.Content, tt.holds) && (tt.key == "" || c.Key == tt.key) {
 					if got, _ := c.Metadata["corrects"].(string); got != tt.corrects {

@@ -102,8 +102,7 @@ func (g *Gate) CheckBatch(b Batch) []GateResult {
 }
 
 func (g *Gate) checkUser(t memory.Turn, earlier []memory.Turn) GateResult {
-	t = g.rules.answered(t, earlier)  // "Pepper!" after "what's your dog's name?"
-	t = g.rules.corrected(t, earlier) // "typo, it's 4417" after "my code is 4471"
+	t = g.rules.inContext(t, earlier)
 	text := spokenText(t)
 	if text == "" {
 		return skip("empty turn")

@@ -155,7 +155,7 @@ func (o *Offline) Extract(ctx context.Context, b Batch) ([]memory.Candidate, err
 					drafts = append(drafts, d)
 				}
 			}
-			drafts = append(drafts, o.fromUser(o.corrected(o.answered(t, timeline[:base+i]), timeline[:base+i]))...)
+			drafts = append(drafts, o.fromUser(o.inContext(t, timeline[:base+i]))...)
 		case memory.RoleAssistant:
 			drafts = o.fromAssistant(t)
 		case memory.RoleTool:
@@ -338,6 +338,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		s = dropCorrected(s)
 		ds := o.classify(s, t.OccurredAt, true)
 		ds = o.addClauses(ds, s, t.OccurredAt)
+		if len(ds) == 0 {
+			ds = o.replyLanguage(s)
+		}
 		ds = o.topicSlots(ds, s, t.OccurredAt)
 		if forSpanDays(lowerText(s)) > 0 {
 			// "…for the next three weeks", "这一个月…": whatever the sentence tells holds
@@ -1452,9 +1455,9 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 			return draft{}, false // "儿子的钢琴课是周六上午": a routine, told by the routine rules
 		}
 		key = o.relationNameKey(key, attr, m[0], v)
-		if pet, name := o.lex.clauses.pet(strings.ToLower(attr)), calledLead.ReplaceAllString(v, ""); petNoun.MatchString(attr) && nameLike.MatchString(name) && calledOrNamed.MatchString(m[0]) {
+		if petNoun.MatchString(attr) && nameLike.MatchString(calledLead.ReplaceAllString(v, "")) && calledOrNamed.MatchString(m[0]) {
 			// "My cat is called Pesto": the pet's name slot, the one the clause rules fill.
-			key, cat = "pet."+slugify(pet)+".name", memory.CatRelationship
+			key, cat = "pet."+slugify(o.lex.clauses.pet(strings.ToLower(attr)))+".name", memory.CatRelationship
 		}
 		if who, what, ok := strings.Cut(strings.ToLower(attr), "'s "); ok && key == "" {
 			// "My wife's birthday is …": an attribute of a relation of the speaker's.

@@ -129,22 +129,15 @@ func topicSlug(np string) string {
 	return slugify(strings.Join(out, " "))
 }
 
-// topicKey is the slot of the thing s holds a value of, and whether s is about the
-// speaker's own thing or says it changed (only then is s worth a memory on its own).
-func (o *Offline) topicKey(s string) (key string, own bool) {
-	key, own, _ = o.topicKeyKind(s)
-	return key, own
-}
-
-// topicKeyKind is topicKey, and whether the topic is a kind of standing arrangement ("the
-// night shift", 夜班, "a bouldering gym"): a sentence that dates its start is about that
-// arrangement, not a plan of its own.
-func (o *Offline) topicKeyKind(s string) (key string, own, kind bool) {
+// topicKey is the slot of the thing s holds a value of ("" for none), and whether the
+// topic is a kind of standing arrangement ("the night shift", 夜班, "a bouldering gym"): a
+// sentence that dates its start is about that arrangement, not a plan of its own.
+func (o *Offline) topicKey(s string) (key string, kind bool) {
 	t := o.slots
 	if hasHan(s) {
 		body := strings.TrimSpace(s)
-		if m := t.shiftZH.FindStringSubmatch(body); m != nil {
-			return "user.attr.shift", true, true
+		if t.shiftZH.MatchString(body) {
+			return "user.attr.shift", true
 		}
 		for _, r := range []*regexp.Regexp{t.changedZH, t.scheduleZH, t.amountZH, t.possessedZH} {
 			m := r.FindStringSubmatch(body)
@@ -160,21 +153,15 @@ func (o *Offline) topicKeyKind(s string) (key string, own, kind bool) {
 			if utf8.RuneCountInString(np) < 2 || afterTimeLeadZH(np) != np || rel || strings.ContainsAny(np, "我你他她它这那") || notTopicsZH.MatchString(np) || notTopicVerbZH.MatchString(np) {
 				continue
 			}
-			return "user.attr." + np, true, false
+			return "user.attr." + np, false
 		}
-		return "", false, false
+		return "", false
 	}
-	if m := t.kindEN.FindStringSubmatch(s); m != nil {
-		return "user.attr." + strings.ToLower(m[1]), true, true
-	}
-	if m := t.goToEN.FindStringSubmatch(s); m != nil {
-		return "user.attr." + strings.ToLower(m[1]), true, true
-	}
-	if m := t.planTierEN.FindStringSubmatch(s); m != nil {
-		return "user.attr." + strings.ToLower(m[1]), true, true
-	}
-	if m := t.memberEN.FindStringSubmatch(s); m != nil {
-		return "user.attr." + strings.ToLower(m[1]), true, true
+	// The kind's head noun is the slot: "the late shift", "a climbing gym", "the basic plan".
+	for _, r := range []*regexp.Regexp{t.kindEN, t.goToEN, t.planTierEN, t.memberEN} {
+		if m := r.FindStringSubmatch(s); m != nil {
+			return "user.attr." + strings.ToLower(m[1]), true
+		}
 	}
 	for _, r := range []*regexp.Regexp{t.movedEN, t.keptEN, t.boughtEN, t.possessedEN, t.changedEN} {
 		m := r.FindStringSubmatch(s)
@@ -185,9 +172,9 @@ func (o *Offline) topicKeyKind(s string) (key string, own, kind bool) {
 		if slug == "" || notTopicsEN.MatchString(slug) {
 			continue
 		}
-		return "user.attr." + slug, true, false
+		return "user.attr." + slug, false
 	}
-	return "", false, false
+	return "", false
 }
 
 // replyLangEN and replyLangZH ask for replies in a language: a standing wish, whether or
@@ -230,27 +217,33 @@ func strongSlot(key string) bool {
 	return key != ""
 }
 
+// replyLanguage is the memory of a sentence no rule took that asks for replies in a
+// language ("answer me in French", 用英文回复我): the language preference's slot.
+func (o *Offline) replyLanguage(s string) []draft {
+	clean := o.clean(s)
+	var content string
+	if m := replyLangEN.FindStringSubmatch(clean); m != nil {
+		content = "The user wants replies in " + m[1]
+	} else if m := replyLangZH.FindStringSubmatch(clean); m != nil {
+		content = "用户希望用" + m[1] + "回复"
+	} else {
+		return nil
+	}
+	return []draft{{typ: memory.Semantic, cat: memory.CatPreference, key: "language.preference", content: content,
+		importance: impPreference, confidence: confExplicit, rule: "preference", meta: map[string]any{"instruction": true}}}
+}
+
 // topicSlots gives the drafts of sentence s the slot of its topic: a draft without a key,
 // or with a looser one (a habit, a taste, an attribute named as told), takes it; a
 // sentence about the speaker's own thing that no rule took becomes a memory in that slot.
 func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 	clean := o.clean(s)
-	if len(ds) == 0 {
-		if m := replyLangEN.FindStringSubmatch(clean); m != nil {
-			return []draft{{typ: memory.Semantic, cat: memory.CatPreference, key: "language.preference", content: "The user wants replies in " + m[1],
-				importance: impPreference, confidence: confExplicit, rule: "preference", meta: map[string]any{"instruction": true}}}
-		}
-		if m := replyLangZH.FindStringSubmatch(clean); m != nil {
-			return []draft{{typ: memory.Semantic, cat: memory.CatPreference, key: "language.preference", content: "用户希望用" + m[1] + "回复",
-				importance: impPreference, confidence: confExplicit, rule: "preference", meta: map[string]any{"instruction": true}}}
-		}
-	}
-	key, own, kind := o.topicKeyKind(clean)
+	key, kind := o.topicKey(clean)
 	if key == "" {
 		return ds
 	}
 	if len(ds) == 0 {
-		if !own || o.lex.aboutListener(clean) {
+		if o.lex.aboutListener(clean) {
 			return ds
 		}
 		return []draft{{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
@@ -266,7 +259,7 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 			continue
 		}
 		ds[i].key = key
-		if (kind || own) && ds[i].cat == memory.CatEvent && ds[i].typ == memory.Episodic && !pastEN.MatchString(clean) {
+		if ds[i].cat == memory.CatEvent && ds[i].typ == memory.Episodic && !pastEN.MatchString(clean) {
 			// "女儿的舞蹈课在周五晚上" states what holds, the value of its topic.
 			ds[i].typ, ds[i].cat = memory.Semantic, memory.CatFact
 		}

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -492,7 +493,12 @@ func (r *Resolver) readQuery(c memory.Candidate, vec []float32, candidateID stri
 	if c.Key != "" {
 		q.Key, q.KeyPrefixes, q.PrefixLimit = c.Key, relatedPrefixes(c), maxRelated
 	}
-	if names := departedNames(c); len(names) > 0 {
+	names := append(departedNames(c), metaNames(c, "aged")...)
+	if n := personOf(c.Key); n != "" {
+		// Someone told of by name: what a relation's slot says of that name is read too.
+		names = append(names, n)
+	}
+	if len(names) > 0 {
 		// Who or what left: what was said of them is read whatever its similarity, for
 		// retireRuledOut.
 		q.Mentions, q.MentionLimit = names, maxRelated
@@ -514,7 +520,7 @@ func (r *Resolver) neighboursOf(c memory.Candidate, rd memory.ResolveRead) []sco
 			continue
 		}
 		seen[n.Memory.ID] = true
-		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: sameSlot(c.Key, n.Memory.Key),
+		out = append(out, scored{mem: n.Memory, sim: n.Similarity, sameKey: meets(c, n.Memory),
 			related: related(c, n.Memory)})
 	}
 	// Memories in the key slot but outside the top K, and those that mention who or
@@ -527,7 +533,7 @@ func (r *Resolver) neighboursOf(c memory.Candidate, rd memory.ResolveRead) []sco
 				continue
 			}
 			seen[m.ID] = true
-			out = append(out, scored{mem: m, sim: k.Similarity, sameKey: sameSlot(c.Key, m.Key), related: related(c, m)})
+			out = append(out, scored{mem: m, sim: k.Similarity, sameKey: meets(c, m), related: related(c, m)})
 		}
 	}
 	add(rd.Keyed, true)
@@ -540,7 +546,7 @@ const maxRelated = 20
 
 // related reports a memory in a slot candidate c meets although the keys differ.
 func related(c memory.Candidate, m memory.Memory) bool {
-	return (m.Key != c.Key && sameSlot(c.Key, m.Key)) || dietRulesOut(c, m)
+	return (m.Key != c.Key && meets(c, m)) || dietRulesOut(c, m)
 }
 
 // plan is what to do: a relation to one neighbour (target −1 for none).
@@ -804,6 +810,12 @@ func (r *Resolver) retireRetellings(ctx context.Context, tx *memory.Tx, c memory
 		return nil // only a slot has a value that another memory can retell
 	}
 	vals := oldValues(old.Content, c.Content)
+	// The slot's own words ("niece" of relation.niece.school) name whose value it is, not
+	// the value: a memory told with them is not a retelling.
+	vals.words = slices.DeleteFunc(vals.words, func(w string) bool {
+		return slices.ContainsFunc(strings.FieldsFunc(old.Key+"."+c.Key, func(r rune) bool { return r == '.' || r == '_' }),
+			func(k string) bool { return strings.EqualFold(k, w) })
+	})
 	if vals.empty() {
 		return nil
 	}

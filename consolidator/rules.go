@@ -76,7 +76,7 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	extraNew := len(cf.tokens) - shared
 	flip := cf.negative != nf.negative
 	keyed := c.Key != "" && n.mem.Key != ""
-	sameKey := keyed && sameSlot(c.Key, n.mem.Key)
+	sameKey := keyed && (n.sameKey || sameSlot(c.Key, n.mem.Key))
 	diffKey := keyed && !sameKey
 	episodic := c.Type == memory.Episodic || n.mem.Type == memory.Episodic
 	why := func(format string, args ...any) string {
@@ -466,6 +466,11 @@ func oldValues(old, new string) slotValue {
 	v := slotValue{names: properNames(old)}
 	for n := range properNames(new) {
 		delete(v.names, n)
+	}
+	for n := range v.names {
+		if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(n)).MatchString(new) {
+			delete(v.names, n) // a name the new statement opens with is no old value
+		}
 	}
 	var run []rune
 	flush := func() {

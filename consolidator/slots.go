@@ -2,6 +2,7 @@ package consolidator
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,11 +31,69 @@ func sameSlot(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	if a == b || samePlanSlot(a, b) {
+	if a == b || samePlanSlot(a, b) || petFoodSlot(a) && petFoodSlot(b) && (a == "pet.food" || b == "pet.food") || sameAttrHead(a, b) {
 		return true
 	}
 	t := thingOf(a)
 	return t != "" && t == thingOf(b)
+}
+
+// sameAttrHead reports two topic slots of one thing, one named with a modifier the other
+// leaves out: "my coffee order" (user.attr.coffee_order) and "my order" (user.attr.order),
+// 工资卡 and 新工资卡.
+func sameAttrHead(a, b string) bool {
+	x, okx := strings.CutPrefix(a, "user.attr.")
+	y, oky := strings.CutPrefix(b, "user.attr.")
+	if !okx || !oky || x == y {
+		return false
+	}
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	if hasHan(x) {
+		return utf8.RuneCountInString(x) >= 2 && strings.HasSuffix(y, x)
+	}
+	return len(x) >= 4 && strings.HasSuffix(y, "_"+x)
+}
+
+// petFoodSlot reports the slot of what a pet eats: pet.<name or kind>.food, or pet.food
+// when the sentence named no pet ("the vet switched it to a prescription diet"), which
+// meets every pet's.
+func petFoodSlot(k string) bool {
+	return k == "pet.food" || strings.HasPrefix(k, "pet.") && strings.HasSuffix(k, ".food") && strings.Count(k, ".") == 2
+}
+
+// personOf is the name of a person.<name>.<what> slot ("" for another key): someone the
+// speaker told of by name alone ("Maya started 4th grade").
+func personOf(k string) string {
+	rest, ok := strings.CutPrefix(k, "person.")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return ""
+	}
+	return name
+}
+
+// meets reports m in candidate c's slot: the same key (sameSlot), or a relation's slot
+// and the slot of the same thing of someone named in it ("my daughter Maya is in 3rd
+// grade", relation.daughter.school, and "Maya started 4th grade", person.maya.school).
+func meets(c memory.Candidate, m memory.Memory) bool {
+	if sameSlot(c.Key, m.Key) {
+		return true
+	}
+	namedIn := func(personKey, relKey, content string) bool {
+		name := personOf(personKey)
+		if name == "" || !strings.HasPrefix(relKey, "relation.") {
+			return false
+		}
+		_, what, _ := strings.Cut(strings.TrimPrefix(personKey, "person."), ".")
+		rel := strings.Split(relKey, ".")
+		return len(rel) == 3 && rel[2] == what && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(name)+`\b`).MatchString(content)
+	}
+	return namedIn(c.Key, m.Key, m.Content) || namedIn(m.Key, c.Key, c.Content)
 }
 
 // thingFamilies are the key prefixes of a stance towards one thing: liking it, drinking
@@ -245,6 +304,12 @@ type ruling struct {
 	// healed is the part of the body the candidate says has recovered ("my knee is
 	// fully healed", "腰已经好了"), as a pattern; nil for none.
 	healed *regexp.Regexp
+	// aged are the names whose new age the candidate tells ("Mira turned 8"), as
+	// patterns.
+	aged []*regexp.Regexp
+	// sport is the exercise the candidate says the speaker changed to ("switched to
+	// swimming", 改成打羽毛球了), "" for none.
+	sport string
 }
 
 func newRuling(c memory.Candidate) ruling {
@@ -272,6 +337,14 @@ func newRuling(c memory.Candidate) ruling {
 	}
 	if m := insteadOfEN.FindStringSubmatch(c.Content); m != nil {
 		r.instead = verbForms(strings.ToLower(m[1]))
+	}
+	for _, n := range metaNames(c, "aged") {
+		r.aged = append(r.aged, wordPattern(n, ""))
+	}
+	if loc := sportChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
+		if sp := sportPattern.FindString(c.Content[loc[0]:]); sp != "" {
+			r.sport = sportOf(sp)
+		}
 	}
 	r.warmedTo = warmedTo(c.Content)
 	if m := healedEN.FindStringSubmatch(c.Content); m != nil {
@@ -343,7 +416,13 @@ var (
 // departedNames are the names in c's "departed" metadata (the extractor's, "|" between
 // them), each of two runes or more.
 func departedNames(c memory.Candidate) []string {
-	d, _ := c.Metadata["departed"].(string)
+	return metaNames(c, "departed")
+}
+
+// metaNames are the names in c's metadata field f ("|" between them), each of two
+// runes or more.
+func metaNames(c memory.Candidate, f string) []string {
+	d, _ := c.Metadata[f].(string)
 	var out []string
 	for _, n := range strings.Split(d, "|") {
 		if n = strings.TrimSpace(n); utf8.RuneCountInString(n) >= 2 {
@@ -377,7 +456,76 @@ var toldLeaving = regexp.MustCompile(`^(?:\S*\s+){0,3}?(?:retired|resigned|quit|
 // restriction excluding what m likes, a thing the speaker parted with, or someone or
 // something named that left.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m) || r.gaveUpFor(m) || r.warmedUp(m) || r.recoveredFrom(m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m) || r.gaveUpFor(m) || r.warmedUp(m) || r.recoveredFrom(m) || r.agedOut(m) || r.switchedSport(m)
+}
+
+// The exercise a speaker does is one of a few sports, and a change to another ("改成打羽毛球了",
+// "switched to swimming") ends the habit of the one before, which the change need not
+// name. sportPattern names them, sportChangeCue the change; sportOf folds a sport's forms
+// into one name.
+var (
+	sportPattern   = regexp.MustCompile(`(?i)\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
+	sportChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
+)
+
+// sportOf is the name of sport word w: its forms, and both languages, as one.
+func sportOf(w string) string {
+	w = strings.ToLower(w)
+	for _, g := range [][]string{
+		{"run", "runs", "running", "ran", "jog", "jogs", "jogging", "跑步", "慢跑", "夜跑", "晨跑"},
+		{"swim", "swims", "swimming", "游泳"},
+		{"cycle", "cycles", "cycling", "bike", "bikes", "biking", "spin", "spinning", "骑车", "骑行", "动感单车"},
+		{"lift", "lifts", "lifting", "weightlifting", "健身", "撸铁", "举铁", "crossfit"},
+		{"climb", "climbs", "climbing", "bouldering", "攀岩"},
+		{"hike", "hikes", "hiking", "徒步", "爬山"},
+		{"yoga", "瑜伽"}, {"pilates", "普拉提"}, {"rowing", "划船"}, {"boxing", "拳击"}, {"tennis", "网球"},
+		{"badminton", "羽毛球"}, {"basketball", "篮球"}, {"soccer", "足球"}, {"golf", "高尔夫"}, {"skiing", "滑雪"},
+		{"skating", "滑冰"}, {"dancing", "跳舞"}, {"tai chi", "太极"},
+	} {
+		if slices.Contains(g, w) {
+			return g[0]
+		}
+	}
+	return w
+}
+
+// switchedSport reports m, an earlier standing memory of doing another sport, once the
+// candidate says the speaker changed to its sport ("每天早上跑步", once "改成打羽毛球了").
+func (r ruling) switchedSport(m memory.Memory) bool {
+	if r.sport == "" || m.Type != memory.Semantic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+		return false
+	}
+	if m.Category != memory.CatPreference && m.Category != memory.CatFact && !strings.HasPrefix(m.Key, "habit.") {
+		return false
+	}
+	other := false
+	for _, w := range sportPattern.FindAllString(m.Content, -1) {
+		if sportOf(w) == r.sport {
+			return false // the new sport's own memory, or one of both
+		}
+		other = true
+	}
+	return other && !watchingSport.MatchString(m.Content)
+}
+
+// watchingSport is a sport followed, not done: "loves watching tennis", 看球.
+var watchingSport = regexp.MustCompile(`(?i)\b(?:watch|watches|watching|fan\s+of|follows?)\b|看\p{Han}{0,4}(?:比赛|球)|球迷`)
+
+// ageTold is an age stated in a memory: "is 7", "turned seven", "7 years old", "7岁".
+var ageTold = regexp.MustCompile(`(?i)\b(?:is|'s|turned|turns|turning|now)\s+(?:now\s+|only\s+|almost\s+)?(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\b|\b\d{1,3}\s*(?:years?|yrs?)\s+old\b|\d{1,3}岁`)
+
+// agedOut reports m, told before the candidate, stating the age of someone whose new
+// age the candidate tells ("Mira is 7", once "Mira turned 8").
+func (r ruling) agedOut(m memory.Memory) bool {
+	if len(r.aged) == 0 || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) || !ageTold.MatchString(m.Content) {
+		return false
+	}
+	for _, re := range r.aged {
+		if re.MatchString(m.Content) {
+			return true
+		}
+	}
+	return false
 }
 
 // recoveredFrom reports m, an earlier standing memory of an injury of the part of the
@@ -506,6 +654,13 @@ func relatedPrefixes(c memory.Candidate) []string {
 	case thingOf(c.Key) != "":
 		// The other families' keys about the same thing (sameSlot picks them out).
 		return thingFamilies
+	case c.Key == "pet.food":
+		return []string{"pet."}
+	case petFoodSlot(c.Key):
+		return []string{"pet.food"}
+	case strings.HasPrefix(c.Key, "relation.") && strings.Count(c.Key, ".") == 2 && !strings.HasSuffix(c.Key, ".name"):
+		// The same thing told of someone by name (person.<name>.<what>; meets picks them).
+		return []string{"person."}
 	case strings.HasPrefix(c.Key, "plan."):
 		// plan.<kind> or plan.<kind>.<which>: the plans of its kind.
 		parts := strings.SplitN(c.Key, ".", 3)

@@ -215,3 +215,62 @@ func TestRevisionByTheNewValuesKind(t *testing.T) {
 		})
 	}
 }
+
+// TestLaterValuesOfChangingSlots: an age told by a name alone, a school year told of a
+// relation then of the name, a pet's food told without the pet, and a change of sport
+// that does not name the old one each retire the earlier value, and nothing else.
+func TestLaterValuesOfChangingSlots(t *testing.T) {
+	t.Parallel()
+	withCategory := func(c memory.Category) resolvertest.Option { return func(m *memory.Candidate) { m.Category = c } }
+	withMeta := func(k, v string) resolvertest.Option {
+		return func(m *memory.Candidate) {
+			if m.Metadata == nil {
+				m.Metadata = map[string]any{}
+			}
+			m.Metadata[k] = v
+		}
+	}
+	episode := resolvertest.Option(func(m *memory.Candidate) { m.Type, m.Category = memory.Episodic, memory.CatEvent })
+	type told struct {
+		content string
+		opts    []resolvertest.Option
+	}
+	tests := []struct {
+		name            string
+		old, kept, then told
+	}{
+		{"an age by the name", told{"The user's nephew Arjun is 6 years old", []resolvertest.Option{withKey("relation.nephew.age")}},
+			told{"The user's nephew Arjun collects stamps", nil},
+			told{"Arjun turned 7 on Saturday, the user baked a cake", []resolvertest.Option{episode, withMeta("aged", "Arjun")}}},
+		{"a school year by the name", told{"The user's niece Lotte is in 1st grade", []resolvertest.Option{withKey("relation.niece.school")}},
+			told{"The user's niece Lotte is named after her grandmother", []resolvertest.Option{withKey("relation.niece.name")}},
+			told{"Lotte is in 2nd grade now", []resolvertest.Option{withKey("person.lotte.school")}}},
+		{"a pet's food without the pet", told{"用户的狗一直吃三文鱼狗粮", []resolvertest.Option{withKey("pet.dog.food")}},
+			told{"用户的狗叫豆包", []resolvertest.Option{withKey("pet.dog.name")}},
+			told{"用户的宠物现在吃低敏处方粮", []resolvertest.Option{withKey("pet.food")}}},
+		{"a sport the change does not name", told{"用户每天傍晚夜跑五公里", []resolvertest.Option{withKey("habit.夜跑"), withCategory(memory.CatPreference)}},
+			told{"用户喜欢看网球比赛", []resolvertest.Option{withCategory(memory.CatPreference)}},
+			told{"用户表示脚踝扭了以后改成骑车了", []resolvertest.Option{withCategory(memory.CatPreference)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, r := newResolver(t, nil)
+			day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+			old := resolve(t, r, cand("u1", tt.old.content, append(tt.old.opts, validFrom(day))...), consolidator.KindAdd)
+			kept := resolve(t, r, cand("u1", tt.kept.content, append(tt.kept.opts, validFrom(day))...), consolidator.KindAdd)
+			d, err := r.Resolve(t.Context(), cand("u1", tt.then.content, append(tt.then.opts, validFrom(day.AddDate(1, 0, 0)))...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.MemoryID != old.MemoryID {
+				if got := detail(t, s, old.MemoryID).Memory; got.Status == memory.StatusActive {
+					t.Errorf("%q is still active after %q (%s: %s)", got.Content, tt.then.content, d.Kind, d.Reason)
+				}
+			}
+			if got := detail(t, s, kept.MemoryID).Memory; got.Status != memory.StatusActive {
+				t.Errorf("%q is %s after %q (%s: %s)", got.Content, got.Status, tt.then.content, d.Kind, d.Reason)
+			}
+		})
+	}
+}

@@ -313,6 +313,13 @@ func (f *answerFrames) statement(q, a string) string {
 		}
 		return ""
 	}
+	if m := tagQuestionEN.FindStringSubmatch(q); m != nil {
+		// "Your lease ends in May, right?" — "Yep.": the speaker says it now.
+		if yes != "" && !strings.HasPrefix(strings.ToLower(rest), "but") {
+			return youToI(m[1])
+		}
+		return ""
+	}
 	if no != "" || yes != "" && rest == "" {
 		return ""
 	}
@@ -371,6 +378,13 @@ func (f *answerFrames) statementZH(q, a string) string {
 		}
 		return ""
 	}
+	if m := tagQuestionZH.FindStringSubmatch(q); m != nil {
+		// "您的车险是下个月到期吧？" — "对。": the speaker says it now.
+		if yes != "" && rest == "" {
+			return strings.NewReplacer("您", "我", "你", "我").Replace(m[1])
+		}
+		return ""
+	}
 	rest = f.callMeZH.ReplaceAllString(rest, "")
 	if no != "" || rest == "" || strings.ContainsAny(rest, "我咱") || evasiveZH.MatchString(rest) {
 		return ""
@@ -394,6 +408,24 @@ func joinReply(s, rest, sep string) string {
 		return s
 	}
 	return s + sep + rest
+}
+
+// tagQuestionEN and tagQuestionZH state something of the listener and ask them to
+// confirm it: "Your lease ends in May, right?", "您的车险是下个月到期吧？".
+var (
+	tagQuestionEN = regexp.MustCompile(`(?i)^(?:(?:so|and|just\s+to\s+confirm|to\s+confirm|just\s+checking)[,:]?\s+)?((?:your|you're|you\s+are|you\s+have|you've|you)\b[^?]{4,120}?),?\s*(?:right|correct|yes|is\s+that\s+right|is\s+that\s+correct|isn't\s+it|aren't\s+you|don't\s+you|no)\s*\?$`)
+	tagQuestionZH = regexp.MustCompile(`^((?:您|你)\p{Han}[^？?]{2,40}?)(?:吧|对吧|对不对|是吗|没错吧|是不是)[？?]$`)
+)
+
+// youToI turns a statement of the listener's into the speaker's: "your lease ends" → "my
+// lease ends", "you're on nights" → "I'm on nights".
+func youToI(s string) string {
+	s = regexp.MustCompile(`(?i)\byou're\b`).ReplaceAllString(s, "I'm")
+	s = regexp.MustCompile(`(?i)\byou\s+are\b`).ReplaceAllString(s, "I am")
+	s = regexp.MustCompile(`(?i)\byou've\b`).ReplaceAllString(s, "I've")
+	s = yourToMy(s)
+	s = regexp.MustCompile(`(?i)\byou\b`).ReplaceAllString(s, "I")
+	return upperFirst(s)
 }
 
 // yourToMy turns the listener's possessive of a question into the speaker's.

@@ -310,6 +310,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 	// A user's sentence that opens with its verb ("Switched to …", "Moved to …") dropped
 	// its subject, the speaker.
 	selfish := c.selfStart.MatchString(s) || droppedSubjectEN.MatchString(s)
+	for _, f := range o.ageFacts(s) {
+		add(f)
+	}
+	for _, f := range o.serviceFacts(s) {
+		add(f)
+	}
+	for _, f := range o.routineFacts(s) {
+		add(f)
+	}
 
 	if !zh {
 		if selfish {
@@ -536,7 +545,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				continue // "moved to Elm Academy": a school, not a home
 			}
 			who := strings.ToLower(m[1])
-			add(fact{key: "relation." + slugify(c.rel(who)) + ".location", content: "The user's " + who + " lives in " + m[2], cat: memory.CatRelationship})
+			named := who
+			if n := c.relNameEN.FindStringSubmatch(s); n != nil && strings.EqualFold(n[1], m[1]) && !c.notName[strings.Fields(n[2])[0]] {
+				named += " " + n[2] // "my cousin Ravi lives in Leeds": later told of by the name
+			}
+			add(fact{key: "relation." + slugify(c.rel(who)) + ".location", content: "The user's " + named + " lives in " + m[2], cat: memory.CatRelationship})
 		}
 		if m := c.petListEN.FindStringSubmatch(s); m != nil {
 			kind := c.pet(m[1])
@@ -688,6 +701,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			what := strings.TrimSpace(m[2])
 			add(fact{key: deviceSlotZH(m[1], what), content: "用户用的是" + what, cat: memory.CatFact, imp: impPreference})
 		}
+		if m := driveZH.FindStringSubmatch(s); m != nil {
+			// "我开的是一辆老款卡罗拉": the car the speaker drives, whatever its make.
+			add(fact{key: "user.vehicle", content: "用户开的是" + trimEnd(m[1]), cat: memory.CatFact, imp: impPreference})
+		}
 		if m := c.ownZH.FindStringSubmatch(s); m != nil && speakerBeforeZH(c, s, strings.Index(s, m[0])) {
 			key := "user.owns." + m[2]
 			if m[1] == "辆" {
@@ -784,6 +801,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				content = "用户的" + who + "上" + grade
 			}
 			add(fact{key: "relation." + c.rel(who) + ".school", content: o.finish(content, ref), cat: memory.CatRelationship})
+		} else if n := namedGradeEN.FindStringSubmatch(s); n != nil && !zh && !c.notName[n[1]] && !nameStop[strings.ToLower(n[1])] {
+			// "Maya started 4th grade": a child known by name; the slot is the name's.
+			add(fact{key: "person." + slugify(n[1]) + ".school", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship})
 		}
 	}
 	if !zh {
@@ -1000,6 +1020,12 @@ var (
 	ownDeviceZH  = regexp.MustCompile(`我(?:的|家)?(?:那|这)?(台|部|辆)([^，。,.!！；;]{2,20}?)(?:用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机)`)
 	deviceTalkZH = regexp.MustCompile(`用了|开了|开机|电池|屏幕|键盘|死机|卡得|充电|油耗|刹车|发动机|续航`)
 )
+
+// namedGradeEN is a school year told of someone by name: "Maya is in 3rd grade".
+var namedGradeEN = regexp.MustCompile(`^(?:(?i:so|and|oh|also|btw),?\s+)?(\p{Lu}[\p{Ll}'-]+)\s+(?:(?:just|now|finally)\s+)?(?i:is\s+in|is\s+starting|started|starts|is\s+going\s+into|went\s+into|moved\s+up\s+to|will\s+be\s+in|is\s+now\s+in|entered)\b`)
+
+// driveZH is the car the speaker drives: "我开的是思域", "我平时开一辆二手高尔夫".
+var driveZH = regexp.MustCompile(`^我(?:现在|平时|一直|目前|自己)?(?:开的是|开的车是|开一辆|开着一辆|开了(?:[一二两三四五六七八九十几好\d]+年多?)?的)(?:一辆)?([^，。,.!！；;吗呢？?]{2,16}?)(?:[，。,.!！；;]|$)`)
 
 // deviceSlotZH is the slot of a device or car named with measure word mw.
 func deviceSlotZH(mw, what string) string {
@@ -1342,7 +1368,7 @@ func article(v string) string {
 
 func badNameZH(v string) bool {
 	for _, w := range []string{"今年", "明年", "去年", "现在", "已经", "刚刚", "最近", "每天", "下周", "上周", "今天", "明天", "昨天", "马上",
-		"一直", "也是", "还是", "就是", "总是", "小时", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
+		"一直", "们", "也是", "还是", "就是", "总是", "小时", "今", "明", "现", "已", "刚", "每", "也", "都", "还", "很", "说", "要", "想", "在", "是", "和", "跟", "的", "得", "了",
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
 		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
 		"调", "搬", "换", "回", "到", "来", "辞", "退", "升", "转", "跳", "离", "上",
@@ -1364,11 +1390,18 @@ func badNameZH(v string) bool {
 	return false
 }
 
+// orgUnitZH ends the name of a shift or a unit of an organisation (not 东部, 西部).
+var orgUnitZH = regexp.MustCompile(`(?:班|部门|[^东西南北中]部|组|科室|科|岗位?|团队|项目|处|室)(?:了|工作|上班)?$`)
+
 func badPlaceZH(v string) bool {
 	for _, w := range []string{"这里", "那里", "这边", "那边", "新家", "公司", "一起", "楼下", "楼上", "隔壁", "附近"} {
 		if strings.HasPrefix(v, w) {
 			return true
 		}
+	}
+	// "调到白班", "调到市场部": a shift or a unit of the employer, not a place to live.
+	if orgUnitZH.MatchString(v) {
+		return true
 	}
 	return durationZH.MatchString(v) // "搬来半年" tells how long, not where
 
@@ -2093,7 +2126,7 @@ func (o *Offline) relationNameKey(key, attr, clause, value string) string {
 	if !strings.HasPrefix(key, "relation.") {
 		return key
 	}
-	a := strings.ToLower(strings.TrimSpace(attr))
+	a := withoutWhichLead(strings.ToLower(strings.TrimSpace(attr)))
 	named := strings.HasSuffix(a, " name") || strings.HasSuffix(a, "'s name") || strings.Contains(clause, a+"叫")
 	lv := strings.ToLower(value)
 	if !named && ((strings.HasPrefix(lv, "a ") || strings.HasPrefix(lv, "an ")) && jobNoun(strings.SplitN(lv, " ", 2)[1]) ||

@@ -356,7 +356,7 @@ var spanPastEN = regexp.MustCompile(`\b(?:was|were|went|spent|stayed|lived|worke
 // "for two weeks", "持续三天", "要一个星期".
 var (
 	spanEN = regexp.MustCompile(`\b(?:the\s+(?:whole|entire|full)|all(?:\s+the)?|a\s+(?:whole|full))\s+(day|week|weekend|month)\b|\bfor\s+(a|one|two|three|four|five|six|\d{1,2})\s+(days?|weeks?|months?)\b`)
-	spanZH = regexp.MustCompile(`(?:整整|整个)一?个?(天|周|星期|礼拜|月)|(?:持续|要|得|共)(一|两|二|三|四|五|六|七|\d{1,2})个?(天|周|星期|礼拜|月)`)
+	spanZH = regexp.MustCompile(`(?:整整|整个)一?个?(天|周|星期|礼拜|月)|(?:持续|要|得|共|住|待|呆|留|玩|停留|陪)(一|两|二|三|四|五|六|七|\d{1,2})个?(天|周|星期|礼拜|月)`)
 )
 
 // unitDays is how many days a unit of time ("weeks", "周", "weekend") lasts, 0 for none.
@@ -615,7 +615,9 @@ func (l *lexicon) aboutSelf(s string) bool {
 			han++
 		}
 	}
-	return han >= 5 || len(strings.Fields(lower)) >= 4
+	// "I'm an introvert", "我是左撇子": a few words that say what the speaker is.
+	short := strings.TrimRight(strings.TrimSpace(lower), ".!。！")
+	return han >= 5 || len(strings.Fields(lower)) >= 4 || presentSelfEN.MatchString(short) || presentSelfZH.MatchString(short)
 }
 
 // listenerAside is the listener named inside a description, not addressed: "the
@@ -668,6 +670,10 @@ var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|
 	// skipped by the speaker ("we're skipping Coachella"), not someone skipping a person
 	`(?:I|[Ww]e|[Tt]he\s+user)(?:'m|'re|'ll|'ve|\s+(?:am|are|is|will|just|also|probably|definitely|be|have|has))*\s+(?:skipping|skipped|skip)|` +
 	`(?:migrated|moved|switched|got)\s+(?:[\w-]+\s+){0,3}?(?:off(?:\s+of)?|away\s+from)|` +
+	`(?i:migrated|moved|transferred|ported|exported)\s+(?i:everything|it\s+all|all\s+of\s+it|all|(?:all\s+)?(?:my|our)\s+[\w-]+)\s+(?:over\s+)?(?:out\s+of|from)|` +
+	// a race or an event the speaker withdrew from ("pulled out of Chicago")
+	`(?i:pulled|dropped|backed)\s+out\s+of|(?i:withdrew)\s+from|(?i:bailed)\s+on|` +
+	`` +
 	`(?:don't|do\s+not|stop|quit)\s+call(?:ing)?\s+me|(?:(?:is|am|'m|are|'re)\s+)?no\s+longer\s+(?:at|with|using|on))\s+(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\b(?:[^'’\p{L}]|$)` +
 	`|\b([A-Z][\p{L}'’-]+)\s+(?:is\s+no\s+longer|isn't|is\s+not)\s+(?:my|our)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+(?:any\s?more|now))?\b`)
 
@@ -675,6 +681,11 @@ var replacedEN = regexp.MustCompile(`\b(?:took\s+over\s+from|replaced|replacing|
 // Fios", "swapped Pilates for spin", "cancelled Blue Apron, trying …". The group is the
 // name, one or two capitalised words.
 var swappedEN = regexp.MustCompile(`(?i:\b(?:dropped|ditched|dumped|swapped(?:\s+out)?|traded(?:\s+in)?|gave\s+up(?:\s+on)?|got\s+rid\s+of|cancell?ed|quit|left))\s+((?:[A-Z][\p{L}-]+)(?:\s[A-Z][\p{L}-]+)?)\s*(?i:for|with|in\s+favou?r\s+of|,|and\s+(?:went|got|switched|moved|signed|joined)|;)`)
+
+// endedOwnEN is a named membership, subscription or account of the speaker's they
+// ended: "cancelled my Peloton subscription", "closed my Barclays account". The group is
+// the name.
+var endedOwnEN = regexp.MustCompile(`(?i:\b(?:cancell?ed|cancell?ing|ended|dropped|quit|terminated|closed|froze|let\s+lapse)\s+(?:my|our)\s+(?:old\s+)?)((?:\p{Lu}[\p{L}&'-]*)(?:\s\p{Lu}[\p{L}&'-]*){0,2})\s+(?i:membership|subscription|account|plan|contract|card|policy|lease|pass)\b`)
 
 var swappedCues = []string{"dropped", "ditched", "dumped", "swapped", "traded", "gave up", "got rid", "cancel", "quit", "left"}
 
@@ -694,6 +705,8 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
 var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)` +
+	// a partner the speaker parted from: "我和阿哲分手了"
+	`|(?:我|我们)?(?:和|跟|与)(\p{Han}{2,4}?)(?:已经|早就|刚刚?|上个?月|去年|今年|前阵子|也)?(?:分手|离婚|分开|掰了)` +
 	// an activity given up for another: "不让打网球了，改成…", "不跑步了，…改去…"
 	`|(?:不让|不能再|不再|别再|不许|先别|别|不)(?:我)?(?:打|踢|练|跳|去|玩)?(\p{Han}{2,4}?)了[，,][^。！!？?]{0,10}?(?:改成|改为|换成|改去|改学|改到|改练)`)
 
@@ -715,7 +728,7 @@ var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|
 // departedZH is someone leaving: "老周退休了", "郭经理上个月离职了", a transfer away
 // ("老周调去分公司了", "何老师去带高三了"; not "…调到我们组"). The group is the name
 // before the verb, at the start of a clause.
-var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|停了|停掉了|不上了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
 	`(?:的事)?(?:先|暂时)?(?:搁置了|黄了|泡汤了|不搞了|不弄了)|` +
 	`调(?:去|到|往)[^我咱，,。周下上明后今这0-9一二三四五六七八九十]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。周下上明后今这0-9一二三四五六七八九十])`)
 
@@ -731,7 +744,7 @@ var partedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s])(?:我|我们|�
 
 // notAThingZH are the words a clause opens with that are a person or a time, never
 // the thing or the name that left (我爸退休了 is a parent, not a contact; 昨天卖了 a time).
-var notAThingZH = regexp.MustCompile(`[我你他她它们爸妈爷奶儿女哥姐弟妹叔姨舅孩娃谁啥天年月]|老公|老婆|[上下这本]周|时候|刚|才|最近|现在|以前|之前|后来|早上|晚上`)
+var notAThingZH = regexp.MustCompile(`^[我你他她它们爸妈爷奶儿女哥姐弟妹叔姨舅孩娃谁啥天年月]|[我你他她它们谁啥天年月]|^[老大二小三]?[爸妈爷奶儿女哥姐弟妹叔姨舅孩娃]$|老公|老婆|[上下这本]周|时候|刚|才|最近|现在|以前|之前|后来|早上|晚上`)
 
 // departedNames are the names a sentence says left the speaker's life (people who
 // retired or moved on, things sold or given away, by their name), for the resolver to
@@ -779,6 +792,13 @@ func departedNames(s string) []string {
 			}
 		}
 	}
+	if containsAnyOf(lower, []string{"cancel", "ended", "dropped", "quit", "terminated", "closed", "froze", "lapse"}) {
+		for _, m := range endedOwnEN.FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(out, m[1]) && !nameStop[strings.ToLower(m[1])] {
+				out = append(out, m[1])
+			}
+		}
+	}
 	for _, re := range []*regexp.Regexp{notAnymoreEN, forgetEN} {
 		if re == notAnymoreEN && !containsAnyOf(lower, []string{"any more", "anymore", "any longer"}) || re == forgetEN && !strings.Contains(lower, "forget") {
 			continue
@@ -793,7 +813,11 @@ func departedNames(s string) []string {
 		// Each pattern's name is in one of its groups (replacedZH has two alternatives).
 		for _, re := range []*regexp.Regexp{replacedZH, departedZH, partedZH, facilityGoneZH} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
-				if x := strings.TrimSpace(strings.Join(m[1:], "")); utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
+				x := strings.TrimSpace(strings.Join(m[1:], ""))
+				if i := strings.Index(x, "的"); i > 0 {
+					x = x[:i] // "游泳馆的卡退了": the gym, not its card
+				}
+				if utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
 					out = append(out, x)
 				}
 			}
@@ -808,7 +832,7 @@ var (
 	departedCues = []string{"retir", "resign", "quit", "left ", "moved", "passed", "fired", "laid", "let go", "transferr",
 		"replac", "gone", "behind me", "history", "live with", "rehom", "re-hom", "adopted by", "put down", "put to sleep", "ran away",
 		"died", "broke up", "split", "separated", "divorced", "called it quits"}
-	replacedCues = []string{"took over", "replac", "switched", "moved", "stopped", "broke up", "split", "divorced", "cancel",
+	replacedCues = []string{"took over", "replac", "switched", "moved", "stopped", "migrated", "transferred", "ported", "exported", "out of", "withdrew", "bailed", "broke up", "split", "divorced", "cancel",
 		"unsubscrib", "skipp", "rehomed", "migrated", "got ", "call", "no longer", "isn't", "is not"}
 )
 

@@ -241,8 +241,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 	var out []draft
 	var story, corrected, correctedTos, correctedIDs []string
 	var parted string
-	var departed []string
-	rule := -1 // the instruction the previous sentence gave, in out; -1 for none
+	var departed, aged []string
+	var leaving []string // the sentences that tell someone or something leaving
+	rule := -1           // the instruction the previous sentence gave, in out; -1 for none
 	// partings are the drafts of sentences that tell the speaker parting with a thing;
 	// leaves, of sentences that tell someone leaving (see leftBehind).
 	var partings, leaves []int
@@ -277,11 +278,20 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		names := departedNames(s)
 		if isQuestion(strings.TrimSpace(s)) {
 			names = nil // "what if Rex ran away?" tells no one leaving
+		} else {
+			for _, n := range agedNames(s, o.lex.clauses.notName) {
+				if !slices.Contains(aged, n) {
+					aged = append(aged, n)
+				}
+			}
 		}
 		for _, n := range names {
 			if !slices.Contains(departed, n) {
 				departed = append(departed, n)
 			}
+		}
+		if len(names) > 0 {
+			leaving = append(leaving, s)
 		}
 		parts, leave = partedEN.MatchString(s) || partedZH.MatchString(s), len(names) > 0
 		if d, ok := o.toldRule(s, t.OccurredAt); ok {
@@ -473,10 +483,24 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		// while they had it ("hates this van" once "sold my old van").
 		setMeta(out, "parted_with", parted)
 	}
+	if len(out) == 0 && len(leaving) > 0 {
+		// "Dr Liu retired": nothing else told, the news is the memory (and carries who
+		// left, for the resolver).
+		told := strings.Join(leaving, " ")
+		if rest := withoutLeaving(told); len(strings.Fields(rest)) >= 4 || hasHan(rest) && utf8.RuneCountInString(rest) >= 8 {
+			told = rest // what else it told; the leaving itself is in "departed"
+		}
+		out = append(out, o.draft(told, t.OccurredAt, memory.Episodic, memory.CatEvent, "event", impEvent, confEvent))
+	}
 	if len(departed) > 0 {
 		// Who or what left the speaker's life, by name: the resolver retires what was
 		// said of them before ("Gary does my taxes" once "Gary retired").
 		setMeta(out, "departed", strings.Join(departed, "|"))
+	}
+	if len(aged) > 0 {
+		// Whose new age the turn tells, by name: the resolver retires the age told of
+		// them before ("Mira is 7" once "Mira turned 8").
+		setMeta(out, "aged", strings.Join(aged, "|"))
 	}
 	if len(correctedIDs) > 0 {
 		// The right identifier: the resolver rewrites the copies of one of its shape.
@@ -1387,8 +1411,8 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		return profile("user.name", "The user's name is "+v)
 	case "location":
 		v := o.cutValue(m[1])
-		if v == "" {
-			return draft{}, false
+		if v == "" || workplaceEN.MatchString(v) {
+			return draft{}, false // "based in the Lisbon office": where they work, not live
 		}
 		if zh {
 			return profile("user.location", "用户住在"+v)
@@ -1558,10 +1582,26 @@ var cityZH = func() map[string]bool {
 	return m
 }()
 
+// withoutWhichLead is a relation's noun without the word that says which one: "直属领导",
+// "direct manager", "现在的老板" are the manager, the boss.
+func withoutWhichLead(a string) string {
+	for _, lead := range []string{"直属", "顶头", "现在的", "新的", "新", "direct ", "current ", "new ", "line "} {
+		if rest, ok := strings.CutPrefix(a, lead); ok && rest != "" {
+			return rest
+		}
+	}
+	return a
+}
+
 // attrKey maps "my X is …" / "我的X是…" to a key and category; ok is false for phrases that
 // are not facts about the user ("my point is").
 func attrKey(attr string) (key string, cat memory.Category, ok bool) {
 	a := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(attr), "'s name"), " name")
+	if rest := withoutWhichLead(a); rest != a {
+		if k, c, ok := attrKey(rest); ok && strings.HasPrefix(k, "relation.") {
+			return k, c, ok
+		}
+	}
 	if rest, fav := strings.CutPrefix(a, "favorite "); fav {
 		return "favorite." + slugify(rest), memory.CatPreference, true
 	}

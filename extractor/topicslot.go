@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,6 +21,7 @@ import (
 type topicRules struct {
 	possessedEN, changedEN, movedEN, keptEN, boughtEN, kindEN, goToEN, memberEN *regexp.Regexp
 	changedZH, scheduleZH, amountZH, shiftZH, possessedZH, planTierEN           *regexp.Regexp
+	shiftEN, raisedEN, bankWithEN, upgradedEN, landlordZH                       *regexp.Regexp
 }
 
 const npEN = `([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2}(?:\s+(?:for|of)\s+(?:the\s+|my\s+|our\s+)?[a-z][a-z-]*(?:\s+[a-z][a-z-]*)?)?)`
@@ -55,8 +57,32 @@ func newTopicRules() *topicRules {
 		// has, and its value.
 		possessedZH: re(`^(?:我(?:的|家)|我们(?:的|家)?|咱们?(?:的|家)|我?(?:` + relZH + `)的)(\p{Han}{2,6}?)(?:现在|一般|平时)?(?:是|在|用的是|用)`),
 		// "我上白班", "调成夜班了"
-		shiftZH: re(`(?:上|调成|换成|改成|转|倒|值)(早|中|晚|夜|白|大夜|小夜)班`),
+		shiftZH: re(`(?:上|调成|换成|改成|调到|换到|改到|转到|调回|改上|转|倒|值)(早|中|晚|夜|白|大夜|小夜)班`),
+		// "I work nights", "been on day shifts since May", "pulling overnights now"
+		shiftEN: re(`(?i)\b(?:(?:work|works|working|worked|pull|pulling|do|doing)\s+(?:the\s+)?(?:nights|overnights|(?:night|day|late|early|evening|graveyard|swing|morning|overnight)\s+shifts?)|(?:on|back\s+on|switched\s+to|moved\s+to|put\s+on)\s+(?:the\s+)?(?:nights|overnights|(?:night|day|late|early|evening|graveyard|swing|morning|overnight)\s+shifts?|days\s+(?:now|since|again)))\b`),
+		// "The landlord raised the rent to …", "they cut my hours to 30": a value of the
+		// speaker's that someone else changed.
+		raisedEN: re(`(?i)\b(?:raised|increased|upped|bumped|hiked|lowered|cut|reduced|dropped|put\s+up)\s+(?:the|my|our)\s+` + npEN + `\s+(?:up\s+|down\s+)?(?:to|by)\b`),
+		// "I bank with Monzo": the bank, whatever the later sentence calls it.
+		bankWithEN: re(`(?i)\b(?:i|we)\s+(?:now\s+|still\s+|currently\s+|mostly\s+|mainly\s+)?bank\s+(?:with|at)\s+\p{Lu}`),
+		// "upgraded my phone, it's a … now", "replaced my laptop with …"
+		upgradedEN: re(`(?i)\b(?:upgraded|replaced|changed|swapped|switched|traded\s+in|got\s+a\s+new)\s+(?:my|our)\s+(?:old\s+)?(phone|cell|cellphone|mobile|laptop|computer|tablet|car|ride|e-?reader)\b`),
+		// "房东要涨租": a landlord's rise is the rent's.
+		landlordZH: re(`房东(?:又|也|说)?(?:要)?(?:涨价|涨租|加租|加价|涨房租|降价|降租)|(?:涨|降|加)了?房租|房租(?:又)?(?:涨|降)`),
 	}
+}
+
+// thingSlots are the slots other rules give to a thing the speaker has, by the nouns a
+// sentence about changing it calls it: "upgraded my phone" and 手机换成… are about the
+// phone the device rules keyed user.device.phone.
+var thingSlots = map[string]string{
+	"phone": "user.device.phone", "cell": "user.device.phone", "cellphone": "user.device.phone", "mobile": "user.device.phone",
+	"mobile phone": "user.device.phone", "smartphone": "user.device.phone", "手机": "user.device.phone",
+	"laptop": "user.device.computer", "computer": "user.device.computer", "电脑": "user.device.computer", "笔记本": "user.device.computer",
+	"笔记本电脑": "user.device.computer", "tablet": "user.device.tablet", "平板": "user.device.tablet", "ereader": "user.device.ereader",
+	"e-reader": "user.device.ereader", "car": "user.vehicle", "ride": "user.vehicle", "车": "user.vehicle", "汽车": "user.vehicle",
+	"account": "user.attr.bank", "bank account": "user.attr.bank", "checking": "user.attr.bank", "checking account": "user.attr.bank",
+	"current account": "user.attr.bank", "banking": "user.attr.bank", "bank": "user.attr.bank",
 }
 
 // everyZH is how often an amount or a meeting recurs, told before the noun ("每个月房贷").
@@ -139,6 +165,15 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.shiftZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
+		if t.landlordZH.MatchString(body) {
+			return "user.attr.房租", false
+		}
+		if k := providerKey(body, ""); k != "" {
+			return k, false
+		}
+		if m := scheduleVerbZH.FindStringSubmatch(body); m != nil && !notTopicsZH.MatchString(m[2]) {
+			return "user.attr." + m[2], false
+		}
 		for _, r := range []*regexp.Regexp{t.changedZH, t.scheduleZH, t.amountZH, t.possessedZH} {
 			m := r.FindStringSubmatch(body)
 			if m == nil {
@@ -147,6 +182,12 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 			np := everyZH.ReplaceAllString(strings.TrimPrefix(m[1], "的"), "")
 			if i := strings.LastIndex(np, "的"); i >= 0 {
 				np = np[i+len("的"):] // "女儿的舞蹈课": the lesson
+			}
+			if k, ok := thingSlots[np]; ok && r != t.scheduleZH {
+				return k, false
+			}
+			if k := providerKey("", np); k != "" {
+				return k, false
 			}
 			// A relation is the relation rules' ("孩子现在换到…" is about the child).
 			rel := startsWithRelationZH(np) != ""
@@ -157,18 +198,39 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		}
 		return "", false
 	}
+	if t.shiftEN.MatchString(s) {
+		return "user.attr.shift", true
+	}
+	if k := providerKey(s, ""); k != "" {
+		return k, false
+	}
+	if nameMoveEN.MatchString(s) {
+		return "", false // "Lior moved to Haifa": someone's home, in the person's slot
+	}
+	if m := t.upgradedEN.FindStringSubmatch(s); m != nil {
+		return thingSlots[strings.ToLower(m[1])], false
+	}
+	if t.bankWithEN.MatchString(s) {
+		return "user.attr.bank", false
+	}
 	// The kind's head noun is the slot: "the late shift", "a climbing gym", "the basic plan".
 	for _, r := range []*regexp.Regexp{t.kindEN, t.goToEN, t.planTierEN, t.memberEN} {
 		if m := r.FindStringSubmatch(s); m != nil {
 			return "user.attr." + strings.ToLower(m[1]), true
 		}
 	}
-	for _, r := range []*regexp.Regexp{t.movedEN, t.keptEN, t.boughtEN, t.possessedEN, t.changedEN} {
+	for _, r := range []*regexp.Regexp{t.movedEN, t.raisedEN, t.keptEN, t.boughtEN, t.possessedEN, t.changedEN} {
 		m := r.FindStringSubmatch(s)
 		if m == nil || notTopicsEN.MatchString(strings.TrimSpace(m[1])) || notTopicsEN.MatchString(headNoun(m[1])) {
 			continue
 		}
 		slug := topicSlug(m[1])
+		if k, ok := thingSlots[strings.ReplaceAll(slug, "_", " ")]; ok {
+			return k, false
+		}
+		if k := providerKey("", slug); k != "" {
+			return k, false
+		}
 		if slug == "" || notTopicsEN.MatchString(slug) {
 			continue
 		}
@@ -205,6 +267,10 @@ func (o *Offline) topicContent(s string) string {
 	}
 	return "The user's " + lowerFirst(strings.TrimPrefix(strings.TrimPrefix(s, "The "), "the "))
 }
+
+// namedMeeting is the topic slot of one recurring meeting ("user.attr.例会",
+// "user.attr.standup"), not of meeting in general.
+var namedMeeting = regexp.MustCompile(`^user\.attr\.(?:\p{Han}*[^开]会|[a-z_]*(?:standup|stand_up|sync|review|planning|retro|one_on_one|check_in|meeting))$`)
 
 // strongSlot reports a key another rule derived from what the sentence means (a place,
 // an employer, a relation's name): the topic of its grammar does not replace it.
@@ -255,7 +321,10 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 			// "瑜伽课改到周日上午了": the topic's day from now on, not one Sunday.
 			ds[i].expire = nil
 		}
-		if ds[i].typ == memory.Procedural || strongSlot(ds[i].key) && !(kind && strings.HasPrefix(ds[i].key, "plan.")) {
+		// A meeting of its own ("例会", "the standup") is its topic's, not when meetings
+		// in general suit the speaker.
+		ownMeeting := ds[i].key == "meeting.preferred_time" && namedMeeting.MatchString(key)
+		if ds[i].typ == memory.Procedural || strongSlot(ds[i].key) && !(kind && strings.HasPrefix(ds[i].key, "plan.")) && !ownMeeting {
 			continue
 		}
 		ds[i].key = key
@@ -266,6 +335,12 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 		if kind && ds[i].cat == memory.CatEvent {
 			ds[i].typ, ds[i].cat, ds[i].expire = memory.Semantic, memory.CatFact, nil
 		}
+	}
+	if strings.HasPrefix(key, "user.provider.") && !slices.ContainsFunc(ds, func(d draft) bool { return d.key == key }) {
+		// "X moved away, so I found a new dentist": the other slot keeps its value, and
+		// the service has a new giver, told in its own slot.
+		ds = append(ds, draft{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
+			importance: impPreference, confidence: confExplicit, rule: "topic", meta: map[string]any{}})
 	}
 	return ds
 }

@@ -1,0 +1,128 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+)
+
+// People ask for help and tell a fact about themselves in the same breath: "Can you
+// find me a recipe, I'm off dairy", "Since I'm colour-blind, which palette works?",
+// "帮我挑本书吧，我在备考教资". The request or the question states nothing, but the aside
+// does; told as its own sentence it is read as any statement is. A pronoun that opens a
+// sentence about the one relation the sentence before named ("…for my uncle Rafe? He
+// collects vinyl") is that relation.
+
+var (
+	// requestLeadEN and requestLeadZH open a request or a question.
+	requestLeadEN = regexp.MustCompile(`(?i)^(?:(?:hey|hi|ok|so|also|and|ugh|quick question)[,!]?\s+)*(?:(?:can|could|would|will)\s+you|please|pls|help\s+me|any\s+(?:tips|ideas|advice|suggestions|recommendations)|what(?:'s|\s+is|\s+are|\s+would\s+be)|which|how\s+(?:do|can|should|would)|recommend|suggest|give\s+me|find\s+me|write|draft|polish|plan|book|remind\s+me)\b`)
+	requestLeadZH = regexp.MustCompile(`^(?:帮我|帮忙|请|麻烦|给我|能不能|能否|可以|可不可以|推荐|有没有|求|想问|问一下)`)
+	// asideEN is a statement of the speaker's after a comma: ", I'm applying for …".
+	asideEN = regexp.MustCompile(`(?i),\s+((?:i'm|i am|i've|i have|i've been|i'll be|i work|i live|i just|i recently|i only|i can't|i don't|my\s+[a-z]+(?:\s+[a-z]+)?\s+(?:is|are|has|was)|we're|we are|we've|we have)\b[^?]*?)[.!]?$`)
+	// asideZH is a statement of the speaker's after a comma: "，我最近在准备…".
+	asideZH = regexp.MustCompile(`[，,](我(?:最近|现在|目前|平时|一直|正在|在|是|有|对|家|们)[^？?]*?)[。！!]?$`)
+	// premiseEN is a question's premise: "Since I'm left-handed, which …?"
+	premiseEN = regexp.MustCompile(`(?i)^(?:since|as|because|given\s+that|now\s+that|seeing\s+as)\s+((?:i'm|i am|i've|i have|i|my\s+[a-z]+|we're|we)\b[^,?]{3,80}),\s*[^,]+\?$`)
+)
+
+// withAsides is sentences with the speaker's asides told as sentences of their own, after
+// (or, for a premise, before) the request they were told in.
+func withAsides(sentences []string) []string {
+	out := make([]string, 0, len(sentences))
+	for _, s := range sentences {
+		if m := premiseEN.FindStringSubmatch(s); m != nil {
+			out = append(out, upperFirst(m[1])+".", s)
+			continue
+		}
+		if hasHan(s) {
+			if requestLeadZH.MatchString(s) {
+				if loc := asideZH.FindStringSubmatchIndex(s); loc != nil {
+					out = append(out, s[:loc[0]]+"。", s[loc[2]:loc[3]]+"。")
+					continue
+				}
+			}
+			out = append(out, s)
+			continue
+		}
+		if requestLeadEN.MatchString(s) {
+			if loc := asideEN.FindStringSubmatchIndex(s); loc != nil {
+				out = append(out, s[:loc[0]]+".", upperFirst(s[loc[2]:loc[3]])+".")
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+var (
+	femaleRelEN     = regexp.MustCompile(`(?i)\bmy\s+((?:(?:little|older|younger|big|baby|eldest|youngest|oldest)\s+)?(?:sister|wife|mom|mother|mum|daughter|girlfriend|aunt|niece|grandma|grandmother|fianc[ée]e|stepmom|stepmother|stepdaughter|mother-in-law|sister-in-law|daughter-in-law)(?:\s+\p{Lu}[\p{Ll}'-]+)?)\b`)
+	maleRelEN       = regexp.MustCompile(`(?i)\bmy\s+((?:(?:little|older|younger|big|baby|eldest|youngest|oldest)\s+)?(?:brother|husband|dad|father|son|boyfriend|uncle|nephew|grandpa|grandfather|fianc[ée]|stepdad|stepfather|stepson|father-in-law|brother-in-law|son-in-law)(?:\s+\p{Lu}[\p{Ll}'-]+)?)\b`)
+	sentencePronoun = regexp.MustCompile(`^(She|He)('s|\s+is|\s+has|\s+was|\s+loves|\s+likes|\s+hates|\s+works|\s+lives|\s+just|\s+really|\s+can't|\s+doesn't|\s+does|\s+only|\s+always|\s+never|\s+prefers|\s+enjoys|\s+collects|\s+plays|\s+turned|\s+turns|\s+will|\s+started|\s+moved|\s+got)\b`)
+	femaleRelZH     = `老婆|妻子|太太|媳妇|妈妈|母亲|老妈|女儿|闺女|姐姐|妹妹|女朋友|奶奶|外婆|姥姥|婆婆|岳母|丈母娘|未婚妻|姑姑|姨妈|小姨|舅妈|嫂子|妈`
+	maleRelZH       = `老公|丈夫|爸爸|父亲|老爸|儿子|哥哥|弟弟|男朋友|爷爷|外公|姥爷|公公|岳父|老丈人|未婚夫|舅舅|叔叔|姐夫|妹夫|爸`
+	femaleZH        = regexp.MustCompile(`^我(?:的|家)?(` + femaleRelZH + `)`)
+	maleZH          = regexp.MustCompile(`^我(?:的|家)?(` + maleRelZH + `)`)
+	// laterPronounZH is a clause after the first that opens with 她 or 他 and a verb of
+	// liking, doing or being.
+	laterPronounZH = regexp.MustCompile(`([，,])(她|他)((?:最|很|特别|比较|一直|平时|也)?(?:喜欢|爱|讨厌|不吃|不喝|不能|在|是|对|过敏|怕|想要|想|属|今年))`)
+)
+
+// withAntecedents is sentences with a pronoun that opens a sentence (or, in Chinese, a
+// later clause) replaced by the one relation of its gender the sentence before (or the
+// clause before) named: "…for my sister Noor? She's into pottery" → "My sister Noor's
+// into pottery".
+func withAntecedents(sentences []string) []string {
+	out := make([]string, len(sentences))
+	copy(out, sentences)
+	for i, s := range out {
+		if hasHan(s) {
+			re := femaleZH
+			m := re.FindStringSubmatch(s)
+			if m == nil {
+				re = maleZH
+				m = re.FindStringSubmatch(s)
+			}
+			if m == nil {
+				continue
+			}
+			want := "她"
+			if re == maleZH {
+				want = "他"
+			}
+			out[i] = laterPronounZH.ReplaceAllStringFunc(s, func(c string) string {
+				sm := laterPronounZH.FindStringSubmatch(c)
+				if sm[2] != want {
+					return c
+				}
+				return sm[1] + "我" + m[1] + sm[3]
+			})
+			continue
+		}
+		if i == 0 {
+			continue
+		}
+		p := sentencePronoun.FindStringSubmatch(s)
+		if p == nil {
+			continue
+		}
+		re := femaleRelEN
+		if p[1] == "He" {
+			re = maleRelEN
+		}
+		rels := re.FindAllStringSubmatch(out[i-1], 3)
+		if len(rels) != 1 || (femaleRelEN.MatchString(out[i-1]) && maleRelEN.MatchString(out[i-1])) {
+			continue // none, or more than one it could be
+		}
+		// The relation without the name the sentence before told: "My sister is …".
+		who := strings.TrimSpace(rels[0][1])
+		if f := strings.Fields(who); len(f) > 1 && f[len(f)-1] != "" && strings.ToUpper(f[len(f)-1][:1]) == f[len(f)-1][:1] {
+			who = strings.Join(f[:len(f)-1], " ")
+		}
+		rest := s[len(p[1]):]
+		if strings.HasPrefix(rest, "'s") {
+			rest = " is" + rest[2:]
+		}
+		out[i] = "My " + who + rest
+	}
+	return out
+}

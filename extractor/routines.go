@@ -1,0 +1,147 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// Routines and arrangements told with their value — how many coffees a day, when the
+// children go to bed, which office the speaker works from, the tool for a job, a plan
+// for a thing, where a named person lives — each in a slot of its own, so that the next
+// value told replaces it.
+
+var (
+	// "I have around six espressos a day", "down to one coffee a day"
+	perDayEN = regexp.MustCompile(`(?i)\b(?:i\s+(?:drink|have|smoke|eat|take)|(?:i'm|i\s+am)\s+(?:down|up)\s+to|down\s+to|up\s+to|cut\s+(?:back\s+|down\s+)?to)\s+(?:about\s+|around\s+|like\s+|maybe\s+|only\s+|just\s+)?(?:\w+|\d+)\s+(coffees?|cups?\s+of\s+coffee|espressos?|cigarettes?|smokes|beers?|drinks|glasses\s+of\s+wine|cups?\s+of\s+tea|teas|energy\s+drinks?|diet\s+cokes?|cokes?|sodas?)\s+(?:a|per|every)\s+(?:day|week|night)\b`)
+	// "我一天抽半包烟", "一天抽半包烟"
+	perDayZH = regexp.MustCompile(`(?:每天|一天|每周|一周)(?:都)?(?:要)?(?:喝|抽|吃)(?:[一二两三四五六七八九十半几\d]+)(?:杯|包|根|瓶|罐|支)(咖啡|奶茶|烟|啤酒|酒|可乐|茶)`)
+	// "the boys go down at 7", "bedtime's 8:30 now"
+	bedtimeEN = regexp.MustCompile(`(?i)\b(?:(?:my|our|the)\s+(kids?|children|son|daughter|boys|girls|toddler|baby|little\s+one)\s+(?:go(?:es)?\s+to\s+bed|(?:is|are)\s+in\s+bed|(?:go(?:es)?\s+)?down|sleeps?)\s+(?:at|by|around)|bedtime(?:'s|\s+is)(?:\s+(?:now|at))?)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)`)
+	// "女儿每天九点睡觉", "儿子现在改成九点半睡了"
+	bedtimeZH = regexp.MustCompile(`(` + relZH + `)(?:们)?(?:晚上|每天|一般|平时|现在)?(?:都|改成|改到|改为)?(?:晚上)?(\d{1,2}点(?:半)?|[一二三四五六七八九十]{1,2}点(?:半)?)(?:前)?(?:上床|睡觉|睡)`)
+	// "I'm based in the Porto branch", "transferred to the Madrid office"
+	officeEN = regexp.MustCompile(`(?i:\b(?:based\s+(?:in|at|out\s+of)|work\s+(?:in|at|out\s+of|from)|working\s+(?:in|at|out\s+of|from)|transferred\s+to|moved\s+(?:over\s+)?to|relocated\s+to|switched\s+to|sit\s+in)\s+(?:the|our)\s+)(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)\s+(?i:(office|branch|site|campus|hq|headquarters|plant|warehouse|store|lab|studio))\b`)
+	// "我在西安分行上班", "年初调到了武汉办事处"
+	officeZH = regexp.MustCompile(`(?:在|调到了?|调去了?|转到了?|派到了?|调回了?)(\p{Han}{2,4}?)(分公司|办事处|分部|分行|总部|研发中心|工厂|门店|分店|校区|分院)`)
+	// "我用飞书记待办", "照片都搬到群晖上了"
+	toolZH     = regexp.MustCompile(`^我(?:一直|现在|平时|主要|都)?用(\S{2,12}?)(?:来)?(记笔记|做笔记|记账|写代码|剪视频|修图|管理任务|记待办|听歌|听书|看书|存照片)`)
+	toolMoveZH = regexp.MustCompile(`^(?:我的)?(笔记|账本|待办|照片|音乐|歌单|代码)(?:都|全部|全都|已经)*(?:搬到|迁到|挪到|转到|换到|导到|同步到)(?:了)?(\S{2,20}?)(?:上|里|去)?(?:了)?(?:[，。！,.]|$)`)
+	// "we're hoping to redo the attic next spring", "the kitchen reno is on hold"
+	planObjectEN = regexp.MustCompile(`(?i)\b(?:planning|plan|going|hoping|want|wanting|meaning|about)\s+to\s+(?:finally\s+)?(?:renovate|redo|remodel|repaint|paint|redecorate|fix\s+up|re-?tile|refinish|landscape|extend|convert|gut)\s+(?:the|our|my)\s+([a-z]+)`)
+	planPausedEN = regexp.MustCompile(`(?i)\b(?:the|our|my)\s+([a-z]+)\s+(?:reno|renovation|remodel|redo|project|makeover|refit|extension|conversion|overhaul)\s+(?:is|got|has\s+been|was|'s)\s+(?:now\s+)?(?:on\s+hold|postponed|pushed|delayed|cancell?ed|off|shelved|scrapped|paused|moved)`)
+	planObjectZH = regexp.MustCompile(`(?:打算|计划|准备|想|要)(?:今年|明年|下半年|年底|夏天|秋天|冬天|春天|下个?月|国庆|五一)*(?:把)?(?:重新)?(?:装修|翻新|粉刷|改造)(\p{Han}{2,3}?)(?:[，。！,.]|$|了)|(?:打算|计划|准备|想|要)(?:今年|明年|下半年|年底|夏天|秋天|冬天|春天|下个?月|国庆|五一)*(?:把)?(\p{Han}{2,3}?)(?:重新)?(?:装修|翻新|粉刷|改造)`)
+	planPausedZH = regexp.MustCompile(`^(?:我们?家?的?)?(\p{Han}{2,3}?)(?:的)?(?:装修|翻新|改造)(?:计划)?(?:推迟|延期|改到|搁置|取消|暂停|推到|延后|先不)`)
+	// "Lior moved to Haifa for work"
+	nameMoveEN = regexp.MustCompile(`^(?:(?i:so|and|oh|also|btw|fyi|news:?),?\s+)?(\p{Lu}[\p{Ll}'-]+)\s+(?:(?:just|finally|recently|officially)\s+)?(?:moved|relocated|has\s+moved)\s+(?:back\s+|out\s+)?to\s+(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
+	// "我现在汇报给赵总", "我向周经理汇报": the speaker's manager.
+	reportToZH = regexp.MustCompile(`我(?:现在|目前|直接|以后)?(?:汇报给|直接汇报给|向)(\p{Han}{2,3}?)(?:汇报)?(?:了|[，。！,.]|$)`)
+	// "我弟弟搬到厦门定居了"
+	relMoveZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `|哥|姐|弟|妹)(?:已经|上个?月|去年|今年|刚刚?|也|最近)?(?:搬去|搬到|搬回|调到|调去|去了)(\p{Han}{2,4}?)(?:工作|住|定居|上学|读书|生活|发展|了|[，。！,.]|$)`)
+)
+
+// forNowEN bounds an arrangement in time: "until the 20th", "for the next two weeks".
+var forNowEN = regexp.MustCompile(`(?i)\b(?:until|till|through\s+the|for\s+now|for\s+the\s+(?:next|rest)|this\s+week|for\s+a\s+(?:few|couple)|temporarily)\b`)
+
+// workplaceEN is a value that names a workplace, not a home: "the Lisbon office".
+var workplaceEN = regexp.MustCompile(`(?i)\b(?:office|branch|site|campus|hq|headquarters|plant|warehouse|store|lab|studio)$`)
+
+// toolPurposeZH maps what a tool is used for to the tool slot's English name.
+var toolPurposeZH = map[string]string{"记笔记": "note", "做笔记": "note", "笔记": "note", "记账": "budget", "账本": "budget",
+	"写代码": "code", "代码": "code", "剪视频": "video", "修图": "photo", "存照片": "photo", "照片": "photo", "管理任务": "todo",
+	"记待办": "todo", "待办": "todo", "听歌": "music", "音乐": "music", "歌单": "music", "听书": "audiobook", "看书": "ebook"}
+
+// routineFacts are the facts of sentence s about the speaker's routines and arrangements.
+func (o *Offline) routineFacts(s string) []fact {
+	c := o.lex.clauses
+	var out []fact
+	if hasHan(s) {
+		if m := perDayZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "drink." + drinkSlotZH(m[1]), content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference, replace: true})
+		}
+		if m := bedtimeZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "relation." + c.rel(m[1]) + ".bedtime", content: "用户的" + m[1] + "晚上" + m[2] + "睡觉", cat: memory.CatRelationship, replace: true})
+		}
+		if m := officeZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "user.work_location", content: "用户在" + m[1] + m[2] + "工作", cat: memory.CatProfile, replace: true})
+		}
+		if m := toolZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "tool." + toolPurposeZH[m[2]], content: "用户用" + m[1] + m[2], cat: memory.CatFact, imp: impPreference})
+		} else if m := toolMoveZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "tool." + toolPurposeZH[m[1]], content: "用户的" + m[1] + "现在用" + m[2], cat: memory.CatFact, imp: impPreference})
+		}
+		if m := planObjectZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "plan.renovation." + m[1] + m[2], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+		} else if m := planPausedZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "plan.renovation." + m[1], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+		}
+		if m := reportToZH.FindStringSubmatch(s); m != nil && !badNameZH(m[1]) {
+			out = append(out, fact{key: "relation.manager.name", content: "用户现在向" + m[1] + "汇报，" + m[1] + "是用户的领导", cat: memory.CatRelationship})
+		}
+		if m := relMoveZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[2]) && isPlace(m[2]) {
+			who := m[1]
+			if strings.ContainsAny(who, "哥姐弟妹") && len([]rune(who)) == 1 {
+				who += who // 我哥 is 我哥哥
+			}
+			out = append(out, fact{key: "relation." + c.rel(who) + ".location", content: "用户的" + who + "现在住在" + m[2], cat: memory.CatRelationship})
+		}
+		return out
+	}
+	if m := perDayEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
+		out = append(out, fact{key: "drink." + drinkSlotEN(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference, replace: true})
+	}
+	if m := bedtimeEN.FindStringSubmatch(s); m != nil {
+		who := "child"
+		if m[1] != "" {
+			who = c.rel(strings.TrimSuffix(strings.ToLower(m[1]), "s"))
+			if w := strings.ToLower(m[1]); w == "children" || w == "kids" || w == "kid" || w == "boys" || w == "girls" || w == "little one" || w == "toddler" || w == "baby" {
+				who = "child"
+			}
+		}
+		out = append(out, fact{key: "relation." + slugify(who) + ".bedtime", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship, replace: true})
+	}
+	if m := officeEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) && !forNowEN.MatchString(s) {
+		out = append(out, fact{key: "user.work_location", content: "The user works from the " + m[1] + " " + strings.ToLower(m[2]), cat: memory.CatProfile, replace: true})
+	}
+	if m := planObjectEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
+		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+	} else if m := planPausedEN.FindStringSubmatch(s); m != nil {
+		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+	}
+	if m := nameMoveEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !nameStop[strings.ToLower(m[1])] && !c.notName[m[2]] {
+		out = append(out, fact{key: "person." + slugify(m[1]) + ".location", content: m[1] + " lives in " + m[2] + " now", cat: memory.CatRelationship})
+	}
+	return out
+}
+
+// drinkSlotEN and drinkSlotZH name the thing counted per day, in the drink slots'
+// English names.
+func drinkSlotEN(w string) string {
+	w = strings.ToLower(w)
+	switch {
+	case strings.Contains(w, "coffee"), strings.Contains(w, "espresso"):
+		return "coffee"
+	case strings.Contains(w, "tea"):
+		return "tea"
+	case strings.Contains(w, "cigarette"), w == "smokes":
+		return "cigarette"
+	case strings.Contains(w, "beer"), strings.Contains(w, "wine"), w == "drinks":
+		return "alcohol"
+	}
+	return slugify(singular(w))
+}
+
+func drinkSlotZH(w string) string {
+	switch w {
+	case "咖啡":
+		return "coffee"
+	case "茶":
+		return "tea"
+	case "烟":
+		return "cigarette"
+	case "啤酒", "酒":
+		return "alcohol"
+	}
+	return w
+}

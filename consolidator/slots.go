@@ -31,11 +31,22 @@ func sameSlot(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	if a == b || samePlanSlot(a, b) || petFoodSlot(a) && petFoodSlot(b) && (a == "pet.food" || b == "pet.food") || sameAttrHead(a, b) {
+	if a == b || samePlanSlot(a, b) || petFoodSlot(a) && petFoodSlot(b) && (a == "pet.food" || b == "pet.food") || sameAttrHead(a, b) || slotNoun(a) != "" && slotNoun(a) == slotNoun(b) {
 		return true
 	}
 	t := thingOf(a)
 	return t != "" && t == thingOf(b)
+}
+
+// slotNoun is the thing a topic, habit or plan slot of one word is about: user.attr.康复,
+// habit.康复 and plan.康复 are one recurring thing, whichever rule told it.
+func slotNoun(k string) string {
+	for _, p := range []string{"user.attr.", "habit.", "plan."} {
+		if rest, ok := strings.CutPrefix(k, p); ok && rest != "" && !strings.Contains(rest, ".") {
+			return rest
+		}
+	}
+	return ""
 }
 
 // sameAttrHead reports two topic slots of one thing, one named with a modifier the other

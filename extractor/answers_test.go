@@ -204,6 +204,8 @@ func TestCorrectionsByShape(t *testing.T) {
 		{"name", "My landlord is called Patrice.", "Correction: not Patrice, Beatrice.", "", "Beatrice", "Patrice"},
 		{"name zh", "我的房东叫李刚。", "打错了，是李钢。", "", "李钢", "李刚"},
 		{"date zh", "我女儿生日是5月20号。", "说错了，是5月2号。", "", "5月2号", "5月20号"},
+		{"place off zh", "春游定在香山吧。", "香山不行了，改去八大处。", "", "八大处", "香山"},
+		{"place off", "Let's hold the workshop in Ghent.", "Ghent's off, we're doing Bruges instead.", "", "Bruges", "Ghent"},
 	}
 	ref := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	for _, tt := range tests {

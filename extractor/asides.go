@@ -126,3 +126,49 @@ func withAntecedents(sentences []string) []string {
 	}
 	return out
 }
+
+// People say what they like and cannot stand in idioms: "I'm partial to …", "can't get
+// enough of …", "not big on …", "… and I don't get along", "…是我的天敌". Each is said
+// again in the plain verb the rules read, the thing as told.
+var plainIdioms = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i'm|i\s+am)\s+(?:(?:very|really|quite|a\s+bit|rather|always\s+been)\s+)?partial\s+to\s+`), "I like "},
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i\s+)?(?:can't|cannot)\s+get\s+enough\s+of\s+`), "I love "},
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i'm|i\s+am)\s+(?:such\s+)?a\s+sucker\s+for\s+`), "I love "},
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i\s+)?(?:have|'ve\s+got)\s+a\s+soft\s+spot\s+for\s+`), "I like "},
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i'm\s+|i\s+am\s+)?not\s+(?:really\s+|that\s+|too\s+|very\s+)?big\s+on\s+`), "I don't like "},
+	{regexp.MustCompile(`(?i)^(?:(?:honestly|tbh|ok|so),?\s+)?(?:i'm\s+|i\s+am\s+)?not\s+(?:really\s+|much\s+of\s+)?a\s+fan\s+of\s+`), "I don't like "},
+}
+
+// dislikedAsEN and dislikedAsZH are a thing told first, then disliked: "Spicy food and I
+// don't get along", "香菜是我的天敌".
+var (
+	dislikedAsEN = regexp.MustCompile(`(?i)^([a-z][a-z -]{1,40}?)\s+(?:and\s+i\s+(?:don't|do\s+not)\s+get\s+along|(?:doesn't|does\s+not|don't|do\s+not)\s+agree\s+with\s+me|(?:is|are)\s+(?:just\s+)?not\s+for\s+me|(?:is|are)\s+my\s+(?:nemesis|kryptonite|enemy))\b`)
+	dislikedAsZH = regexp.MustCompile(`^(\p{Han}{1,6}?)(?:是|就是)?(?:我的)?(?:天敌|死敌|克星)|^我(?:跟|和)(\p{Han}{1,6}?)(?:不对付|合不来)|^(\p{Han}{1,6}?)我(?:实在|真的)?(?:吃不来|喝不惯|吃不惯|受不了)`)
+)
+
+// withPlainIdioms is sentences with the idioms of liking said plainly.
+func withPlainIdioms(sentences []string) []string {
+	out := make([]string, len(sentences))
+	for i, s := range sentences {
+		out[i] = s
+		if hasHan(s) {
+			if m := dislikedAsZH.FindStringSubmatch(s); m != nil {
+				out[i] = "我讨厌" + m[1] + m[2] + m[3] + "。"
+			}
+			continue
+		}
+		for _, p := range plainIdioms {
+			if loc := p.re.FindStringIndex(s); loc != nil {
+				out[i] = p.with + s[loc[1]:]
+				break
+			}
+		}
+		if m := dislikedAsEN.FindStringSubmatch(out[i]); m != nil && !nameStop[strings.ToLower(strings.Fields(m[1])[0])] {
+			out[i] = "I don't like " + strings.ToLower(m[1]) + "."
+		}
+	}
+	return out
+}

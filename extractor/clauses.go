@@ -1650,7 +1650,7 @@ var (
 	habitZH      = regexp.MustCompile(`每天|每晚|每周|每个?(?:周末|早上|晚上|月|星期)|经常|总是|一直都|平时|通常|现在都|如今都|现在一般|一般都|基本都|不再|再也不|已经不|戒了|不能再?|不会再|没法再|不[练学弹玩打踢跑游骑画唱跳追]了`)
 	// habitEN: "I (always|usually …) V O", "I V O every day", "I no longer V O", "I don't V
 	// O anymore", "I stopped V-ing O". Groups 1-2, 3-4, 5-6 are the verb and its object.
-	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,4}?)\s+(?:every|each|a|per)\s+(?:day|morning|evening|night|week|weekend|month|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+|had\s+)?(?:stopped|quit|gave up|given up)\s+(?:on\s+)?((?:my\s+|the\s+|our\s+)?[a-z]+)((?:\s+[a-z'-]+){0,2})`)
+	habitEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:(?:always|usually|often|normally|regularly|generally|still|only|mostly|mainly)\s+|no longer\s+|(?:don't|do not|can't|cannot|won't)\s+)([a-z]+)((?:\s+[a-z'-]+){0,3})|\b(?:i|we)\s+([a-z]+)((?:\s+[a-z'-]+){0,4}?)\s+(?:every|each|a|per)\s+(?:day|morning|evening|night|week|weekend|month|sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b|\b(?:i|we)\s+(?:have\s+|had\s+)?(?:stopped|quit|gave up|given up)\s+(?:on\s+)?((?:my\s+|the\s+|our\s+)?[a-z]+)((?:\s+[a-z'-]+){0,2})`)
 )
 
 var onWeekdaysEN = regexp.MustCompile(`(?i)\bon\s+(?:(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:mornings|evenings|nights|afternoons))\b`)

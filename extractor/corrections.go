@@ -15,8 +15,8 @@ import (
 // it the statement's slots and the resolver retires the memory holding the old value.
 
 var (
-	correctionCueEN = regexp.MustCompile(`(?i)^(?:(?:ugh|oops|sorry|argh|whoops|no|nope|wait)[,!.]?\s+)*(?:sorry[,!]?\s+)?(?:i\s+meant|i\s+mean|no\s+wait|wait|typo|autocorrect|correction|scratch\s+that|scratch|make\s+it|actually[,]?\s+(?:it's|it\s+is|make\s+it)|not\s+[^,]{1,30},|my\s+bad|my\s+mistake|wrong\s+\w+)\b`)
-	correctionCueZH = regexp.MustCompile(`^(?:(?:哎呀|啊|嗯|哦|不好意思|抱歉)[，,！!]?)*(?:说错了|打错了|写错了|记错了|不对|更正一下|更正|纠正一下|等一下|等等|改成|改为|应该是|其实是|口误)`)
+	correctionCueEN = regexp.MustCompile(`(?i)^(?:(?:ugh|oops|sorry|argh|whoops|no|nope|wait)[,!.]?\s+)*(?:sorry[,!]?\s+)?(?:i\s+meant|i\s+mean|no\s+wait|wait|typo|autocorrect|correction|scratch\s+that|scratch|make\s+it|actually[,]?\s+(?:it's|it\s+is|make\s+it)|not\s+[^,]{1,30},|my\s+bad|my\s+mistake|wrong\s+\w+)\b|^\p{Lu}[\p{L}-]+(?:'s|\s+is)\s+(?:off|out|not\s+happening|a\s+no-go)\s*[,;:]`)
+	correctionCueZH = regexp.MustCompile(`^(?:(?:哎呀|啊|嗯|哦|不好意思|抱歉)[，,！!]?)*(?:说错了|打错了|写错了|记错了|不对|更正一下|更正|纠正一下|等一下|等等|改成|改为|应该是|其实是|口误)|^\p{Han}{1,8}?(?:不行了|去不了了|不去了|没戏了|泡汤了)[，,]`)
 
 	// The shapes a corrected value takes, tried in this order.
 	shapeDateEN = regexp.MustCompile(`(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b`)
@@ -29,8 +29,8 @@ var (
 	shapeNameZH = regexp.MustCompile(`(?:是|叫|在|去|改去|定在)(\p{Han}{2,3}?)(?:[，,。！!；;区市县]|$)`)
 
 	// "not Leeds", "不是西城": the old value, told.
-	notValueEN = regexp.MustCompile(`(?i)\bnot\s+([^,.;!?]{1,30}?)(?:[,.;!?]|$)|\bscratch\s+(\p{Lu}[\p{L}-]+)`)
-	notValueZH = regexp.MustCompile(`不是([^，,。！!；;]{1,10})`)
+	notValueEN = regexp.MustCompile(`(?i)\bnot\s+([^,.;!?]{1,30}?)(?:[,.;!?]|$)|\bscratch\s+(\p{Lu}[\p{L}-]+)|^(\p{Lu}[\p{L}-]+)(?:'s|\s+is)\s+(?:off|out|not\s+happening|a\s+no-go)\b`)
+	notValueZH = regexp.MustCompile(`不是([^，,。！!；;]{1,10})|^(\p{Han}{1,8}?)(?:不行了|去不了了|不去了|没戏了|泡汤了)`)
 )
 
 // maxCorrectionBytes bounds a turn read as a correction of the one before.
@@ -71,10 +71,10 @@ func correctedStatement(prev, correction string, zh bool) string {
 	told := ""
 	if zh {
 		if m := notValueZH.FindStringSubmatch(correction); m != nil {
-			told = m[1]
+			told = m[1] + m[2]
 		}
 	} else if m := notValueEN.FindStringSubmatch(correction); m != nil {
-		told = strings.TrimSpace(m[1] + m[2])
+		told = strings.TrimSpace(m[1] + m[2] + m[3])
 	}
 	rest := correction
 	if told != "" {

@@ -330,7 +330,7 @@ func splitSentences(text string) []string {
 		}
 		out = append(out, p)
 	}
-	return withAntecedents(withAsides(out))
+	return withPlainIdioms(withAntecedents(withAsides(out)))
 }
 
 func reasonLead(s string) bool {

@@ -1425,8 +1425,8 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		}
 		if zh {
 			key := "user.employer"
-			if isPlace(v) {
-				key = "user.work_location"
+			if isPlace(v) || officeZH.MatchString("在"+v) {
+				key = "user.work_location" // "在杭州分行": where, not who
 			}
 			return profile(key, "用户在"+v+"工作")
 		}

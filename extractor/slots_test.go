@@ -92,6 +92,18 @@ func TestSlotsOfEverydayPhrasings(t *testing.T) {
 		{"reports to zh", "我现在向周经理汇报。", "relation.manager.name", "周经理", ""},
 		{"which manager", "My direct manager is Ines Duarte.", "relation.manager.name", "Ines Duarte", ""},
 		{"injury", "I sprained my ankle on the stairs.", "user.health.injury.ankle", "ankle", ""},
+		// A plan told again in other words meets its first telling by the event's noun.
+		{"event and its day", "The school play is Friday at 6.", "plan.play.school", "Friday", ""},
+		{"event cancelled", "We had to cancel the vet appointment, the cat's fine now.", "plan.appointment.vet", "cancel", ""},
+		{"event moved by someone", "The clinic pushed my MRI scan to next Wednesday.", "plan.scan.mri", "Wednesday", ""},
+		{"flight by where to", "Flying out to Lisbon on Sunday night.", "plan.flight.lisbon", "Lisbon", ""},
+		{"flight changed", "My flight was delayed to 9pm, ugh.", "plan.flight", "9pm", ""},
+		{"car service", "The van is booked in for an MOT on the 4th.", "plan.service.car", "MOT", ""},
+		{"appointment zh", "我下周三去复查。", "plan.复查", "复查", ""},
+		{"event moved zh", "医院把手术推迟到下个月了。", "plan.手术", "下个月", ""},
+		{"event place zh", "年会定在三亚。", "plan.年会", "三亚", ""},
+		{"flight zh", "明天一早飞昆明。", "plan.航班.去昆明的", "昆明", ""},
+		{"flight changed zh", "航班延误了，改到晚上九点。", "plan.航班", "九点", ""},
 		// How the speaker gets to work, one slot whatever the way.
 		{"commute by bus", "I catch the 8:15 bus to work most days.", "user.commute", "8:15 bus", ""},
 		{"commute by bike", "These days I mostly cycle in, rain or shine.", "user.commute", "cycles in", ""},

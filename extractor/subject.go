@@ -152,7 +152,7 @@ var droppedProgressiveEN = regexp.MustCompile(`(?i)^(?:(?:still|just|also|now|fi
 
 // droppedStateEN opens a sentence with what the speaker is and no subject: "Big fan of
 // Thai food.", "Not a fan of horror.", "Married, two kids.", "Going to Oslo in May."
-var droppedStateEN = regexp.MustCompile(`(?i)^(?:(?:not|never)\s+(?:a|much of a|really a)\s+fan|(?:a\s+)?(?:big|huge|massive|total|lifelong|longtime|long-time)\s+fan|(?:(?:happily|recently|newly|just|still|finally)\s+)?(?:married|single|divorced|engaged|widowed|retired|pregnant|self-employed|unemployed|left-handed|right-handed)\b|going\s+to\s+\p{Lu}|heading\s+to\s+\p{Lu}|off\s+to\s+\p{Lu})`)
+var droppedStateEN = regexp.MustCompile(`(?i)^(?:(?:not|never)\s+(?:a|much of a|really a)\s+fan|(?:a\s+)?(?:big|huge|massive|total|lifelong|longtime|long-time)\s+fan|(?:(?:happily|recently|newly|just|still|finally)\s+)?(?:married|single|divorced|engaged|widowed|retired|pregnant|self-employed|unemployed|left-handed|right-handed)\b|going\s+to\s+\p{Lu}|heading\s+to\s+\p{Lu}|off\s+to\s+\p{Lu}|flying\s+(?:out\s+)?to\s+\p{Lu}|driving\s+(?:up\s+|down\s+)?to\s+\p{Lu}|leaving\s+for\s+\p{Lu})`)
 
 var bareFanEN = regexp.MustCompile(`(?i)^(?:big|huge|massive|total|lifelong|longtime|long-time)\s+fan\b`)
 

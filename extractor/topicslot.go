@@ -32,7 +32,7 @@ func newTopicRules() *topicRules {
 		// "My regular pharmacy is the one on Elm Street", "our rent is …"
 		possessedEN: re(`(?i)^(?:(?:actually|so|and|but|oh|now|also)\s*,?\s+)*(?:my|our)\s+` + npEN + `\s+(?:is|are|'s|has been|have been|went up to|went down to|rose to|dropped to|increased to|got moved to|moved to|changed to|meets|starts|runs|costs)\b`),
 		// "Choir practice is on Mondays now", "The budget for the trip went up to 3k"
-		changedEN: re(`(?i)^(?:(?:actually|so|and|but|oh|also)\s*,?\s+)*(?:the\s+)?` + npEN + `\s+(?:(?:is|are)\s+(?:now\s+)?[^.!?]*\bnow\b|(?:is|are)\s+now\b|went up to|went down to|rose to|dropped to|got bumped to|was bumped to|got moved to|has moved to|moved to|changed to|has changed to|now meets|now starts|meets|starts)`),
+		changedEN: re(`(?i)^(?:(?:actually|so|and|but|oh|also)\s*,?\s+)*(?:the\s+)?` + npEN + `\s+(?:(?:is|are)\s+(?:now\s+)?[^.!?]*\b(?:now|instead|this\s+time)\b|(?:is|are)\s+now\b|(?:got|was|is|has\s+been|'s\s+been)\s+(?:cancell?ed|postponed|called\s+off|pushed(?:\s+back)?|moved|rescheduled|delayed|bumped|shortened|extended)|went up to|went down to|rose to|dropped to|got bumped to|was bumped to|got moved to|has moved to|moved to|changed to|has changed to|now meets|now starts|meets|starts)`),
 		// "switched my tea order to …", "moved all my pension over to …"
 		movedEN: re(`(?i)\b(?:switched|changed|moved|transferred|swapped|updated|upped|raised|lowered|bumped|shifted)\s+(?:all\s+|both\s+)?(?:my|our)\s+` + npEN + `\s+(?:over\s+|across\s+|up\s+|down\s+)?(?:to|from)\b`),
 		// "I keep my pension with Aviva"
@@ -48,7 +48,7 @@ func newTopicRules() *topicRules {
 		// "I'm a member at CityGym"
 		memberEN: re(`(?i)\bmember\s+(?:at|of)\s+\p{Lu}[\p{L}]*?(gym|club|pool)\b`),
 		// "瑜伽课改到周日上午了", "婚礼预算涨到二十五万了"
-		changedZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{2,6}?)(?:现在|已经|也|又)?(?:改到|改成|改为|换到|换成|调成|调到|提到|涨到|降到|变成|挪到|推到|迁移到|迁到|改用|切到|切换到)`),
+		changedZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)?(\p{Han}{2,6}?)(?:现在|已经|也|又)?(?:改到|改成|改为|改在|换到|换成|调成|调到|提到|涨到|降到|变成|挪到|推到|推迟|延期|取消|迁移到|迁到|改用|切到|切换到)`),
 		// "我们瑜伽课每周四晚上"
 		scheduleZH: re(`^(?:我们?(?:的|家)?|咱们?(?:的)?)(\p{Han}{2,5}?)(?:是|在|定在)?(?:每周[一二三四五六日天]|周[一二三四五六日天]|每天|每月)`),
 		// "婚礼预算二十万以内", "房租每月四千"
@@ -168,6 +168,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.landlordZH.MatchString(body) {
 			return "user.attr.房租", false
 		}
+		if k := planKey(body); k != "" {
+			return k, false
+		}
 		if k := providerKey(body, ""); k != "" {
 			return k, false
 		}
@@ -183,7 +186,11 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 			if i := strings.LastIndex(np, "的"); i >= 0 {
 				np = np[i+len("的"):] // "女儿的舞蹈课": the lesson
 			}
+			np = timeLeadZH.ReplaceAllString(np, "")
 			if k, ok := thingSlots[np]; ok && r != t.scheduleZH {
+				return k, false
+			}
+			if k := planSlotZH(eventNounZH(np)); k != "" {
 				return k, false
 			}
 			if k := providerKey("", np); k != "" {
@@ -202,6 +209,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		return "user.attr.shift", true
 	}
 	if k := providerKey(s, ""); k != "" {
+		return k, false
+	}
+	if k := planKey(s); k != "" {
 		return k, false
 	}
 	if nameMoveEN.MatchString(s) {
@@ -229,6 +239,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 			return k, false
 		}
 		if k := providerKey("", slug); k != "" {
+			return k, false
+		}
+		if k := planSlotEN(slug); k != "" {
 			return k, false
 		}
 		if slug == "" || notTopicsEN.MatchString(slug) {
@@ -270,7 +283,7 @@ func (o *Offline) topicContent(s string) string {
 
 // namedMeeting is the topic slot of one recurring meeting ("user.attr.例会",
 // "user.attr.standup"), not of meeting in general.
-var namedMeeting = regexp.MustCompile(`^user\.attr\.(?:\p{Han}*[^开]会|[a-z_]*(?:standup|stand_up|sync|review|planning|retro|one_on_one|check_in|meeting))$`)
+var namedMeeting = regexp.MustCompile(`^(?:user\.attr|plan)\.(?:\p{Han}*[^开]会|[a-z_]*(?:standup|stand_up|sync|review|planning|retro|one_on_one|check_in|meeting))$`)
 
 // strongSlot reports a key another rule derived from what the sentence means (a place,
 // an employer, a relation's name): the topic of its grammar does not replace it.
@@ -324,7 +337,10 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 		// A meeting of its own ("例会", "the standup") is its topic's, not when meetings
 		// in general suit the speaker.
 		ownMeeting := ds[i].key == "meeting.preferred_time" && namedMeeting.MatchString(key)
-		if ds[i].typ == memory.Procedural || strongSlot(ds[i].key) && !(kind && strings.HasPrefix(ds[i].key, "plan.")) && !ownMeeting {
+		// A plan's slot from the event's noun is the one both tellings of it share; a
+		// plan key another rule guessed from a word of the sentence yields to it.
+		eventPlan := (kind || strings.HasPrefix(key, "plan.")) && strings.HasPrefix(ds[i].key, "plan.")
+		if ds[i].typ == memory.Procedural || strongSlot(ds[i].key) && !eventPlan && !ownMeeting {
 			continue
 		}
 		ds[i].key = key

@@ -14,7 +14,7 @@ func TestTopicSlots(t *testing.T) {
 	keyOf := func(t *testing.T, text string) string {
 		t.Helper()
 		for _, c := range extractOne(t, memory.Turn{Content: text}) {
-			if strings.HasPrefix(c.Key, "user.attr.") || strings.HasPrefix(c.Key, "user.provider.") || c.Key == "habit.买菜" || c.Key == "language.preference" {
+			if strings.HasPrefix(c.Key, "user.attr.") || strings.HasPrefix(c.Key, "user.provider.") || strings.HasPrefix(c.Key, "plan.") || c.Key == "habit.买菜" || c.Key == "language.preference" {
 				return c.Key
 			}
 		}

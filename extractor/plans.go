@@ -1,0 +1,145 @@
+package extractor
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A plan is told again when it changes, in other words than the first time: "the cleaning
+// is on the 19th", then "they moved my cleaning to the 28th"; 护照预约在23号, then
+// 护照预约取消了. What both sentences share is the event's noun, so the slot of a topic
+// that names an event is the plan of that event: plan.<event>.<which> ("plan.appointment.
+// passport"), which the resolver's plan slots meet however much of "which" each tells.
+
+// eventNounsEN are the heads of noun phrases that name something planned.
+var eventNounsEN = map[string]bool{"appointment": true, "cleaning": true, "checkup": true, "check-up": true, "conference": true,
+	"meeting": true, "call": true, "dinner": true, "lunch": true, "breakfast": true, "brunch": true, "party": true, "wedding": true,
+	"shower": true, "offsite": true, "retreat": true, "trip": true, "flight": true, "visit": true, "service": true, "inspection": true,
+	"interview": true, "session": true, "class": true, "lesson": true, "practice": true, "rehearsal": true, "recital": true,
+	"game": true, "match": true, "concert": true, "play": true, "show": true, "musical": true, "screening": true, "surgery": true, "procedure": true, "scan": true, "exam": true, "review": true,
+	"demo": true, "launch": true, "deadline": true, "reunion": true, "ceremony": true, "graduation": true, "playdate": true,
+	"sleepover": true, "club": true, "physio": true, "therapy": true, "massage": true, "haircut": true, "consultation": true,
+	"hearing": true, "viewing": true, "closing": true, "move": true, "delivery": true, "install": true, "installation": true,
+	"date": true, "gig": true, "tournament": true, "race": true, "marathon": true, "camp": true, "fitting": true, "tasting": true}
+
+// eventSuffixZH ends a Chinese noun that names something planned; the part before it says
+// which ("护照预约": the appointment, for the passport).
+var eventSuffixZH = regexp.MustCompile(`(预约|晚餐|午餐|早餐|聚餐|饭局|航班|机票|高铁|火车|团建|保养|维修|年检|体检|复查|复诊|面试|聚会|派对|婚礼|婚宴|旅行|旅游|康复|理疗|洗牙|拔牙|补牙|家长会|读书会|例会|周会|年会|发布会|演唱会|音乐会|比赛|考试|手术|会议|会|课)$`)
+
+// planSlotEN is the plan slot of a topic slug whose head names an event ("" for another
+// topic): "passport_renewal_appointment" → plan.appointment.passport.
+func planSlotEN(slug string) string {
+	for _, sep := range []string{"_for_", "_of_"} {
+		if i := strings.Index(slug, sep); i > 0 {
+			slug = slug[:i] // "budget_for_wedding" is a budget
+		}
+	}
+	words := strings.Split(slug, "_")
+	head := words[len(words)-1]
+	if !eventNounsEN[head] {
+		return ""
+	}
+	if len(words) == 1 {
+		return "plan." + head
+	}
+	return "plan." + head + "." + words[0]
+}
+
+// planSlotZH is the same for a Chinese topic noun: 护照预约 → plan.预约.护照, 家长会 →
+// plan.家长会.
+func planSlotZH(np string) string {
+	m := eventSuffixZH.FindStringSubmatchIndex(np)
+	if m == nil {
+		return ""
+	}
+	kind, which := np[m[2]:m[3]], np[:m[2]]
+	if which == "" || kind == "会" || kind == "课" {
+		return "plan." + np
+	}
+	return "plan." + kind + "." + which
+}
+
+// timeLeadZH are the words a topic noun may open with that say when, not what: "以后康复…".
+var timeLeadZH = regexp.MustCompile(`^(?:以后|今后|之后|从此|从今以后|往后|这次|下次|这周|下周|本周|今年|明年)`)
+
+var (
+	// "we had to scrap the vet appointment", "we called off the dinner"
+	cancelEN = regexp.MustCompile(`(?i)\b(?:cancell?ed|had\s+to\s+cancel|cancell?ing|called\s+off|scrapped|postponed|rescheduled|pushed(?:\s+back)?|moved|bumped|rebooked|shifted|switched|changed|swapped)\s+(?:the|my|our)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2}?)\s*(?:to|till|until|for|,|\.|$|—|-)`)
+	// "周日晚上飞大连", "下周二飞成都": a flight, by where to
+	flyZH = regexp.MustCompile(`(?:^|我)(?:周[一二三四五六日天]|星期[一二三四五六日天]|明天|后天|下周[一二三四五六日天]?|\d{1,2}号|\d{1,2}月\d{1,2}[号日])(?:的)?(?:早上|上午|中午|下午|晚上|一早)?(?:的飞机|的航班)?飞(?:去|往|到)?(\p{Han}{2,4}?)(?:[，。！,.]|$|出差|开会|玩)`)
+	// "航班延误了，改签到周六", "机票改签了"
+	flightChangeZH = regexp.MustCompile(`(?:航班|机票|飞机)(?:被)?(?:取消|延误|改签|改到|推迟|换到)|改签(?:到|成)`)
+	// "Flying to Boston on Friday", "Flight got cancelled"
+	flyEN          = regexp.MustCompile(`(?i:^(?:i'm\s+|i\s+am\s+|we're\s+|we\s+are\s+)?(?:flying|fly)\s+(?:out\s+)?(?:to|into)\s+)(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
+	flightChangeEN = regexp.MustCompile(`(?i)\b(?:flight|plane)\s+(?:got|was|has\s+been|is)\s+(?:cancell?ed|delayed|moved|rescheduled|changed|pushed)|\brebooked\s+(?:for|on|onto)\b`)
+	// "The van's booked in for a service on Monday", "车下周送去年检"
+	carServiceEN = regexp.MustCompile(`(?i)\b(?:car|truck|van|bike|motorbike)(?:'s|\s+is|\s+goes)\s+(?:in|going\s+in|booked\s+in)\s+for\s+(?:a\s+|an\s+|its\s+)?(service|repair|inspection|mot|oil\s+change|tune-up)`)
+	carServiceZH = regexp.MustCompile(`车(?:子)?(?:\p{Han}{0,4}?)(?:送去|送|去|要去|要)(保养|维修|年检|检修|修)`)
+)
+
+// eventPlaceZH is where or when an event is: "读书会这次在小林家", "家长会在周三上午",
+// "年会定在三亚". eventMovedZH is an event someone moved: "医院把复查改到了下周".
+var (
+	eventPlaceZH = regexp.MustCompile(`^(?:我们?的?)?(\p{Han}{2,6}?)(?:这次|这周|本周|下次|今天|明天)?(?:改在|定在|放在|订在|在|是|去)`)
+	eventMovedZH = regexp.MustCompile(`把(\p{Han}{2,6}?)(?:改到|推到|推迟到|挪到|提前到|换到|改成|延到|调到)`)
+	// "我8号去补牙", "下周三去复查": an appointment, by what it is for
+	goToEventZH = regexp.MustCompile(`^我?(?:\d{1,2}号|\d{1,2}月\d{1,2}[号日]|周[一二三四五六日天]|下周[一二三四五六日天]?|明天|后天|月底|月初)(?:上午|下午|晚上|早上)?(?:要)?去(\p{Han}{2,4}?)(?:[，。！,.]|$)`)
+	// "Parent-teacher night is Thursday at 6": an event and its time
+	eventTimeEN = regexp.MustCompile(`(?i)^(?:the\s+|our\s+|my\s+)?` + npEN + `\s+(?:is|are|'s)\s+(?:on\s+|at\s+|this\s+|next\s+|set\s+for\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|today|\d)`)
+)
+
+// eventNounZH is np without a word that says which part of the event it is: 团建地点 is
+// the 团建.
+func eventNounZH(np string) string {
+	for _, s := range []string{"地点", "时间", "日期", "地方", "安排"} {
+		if r, ok := strings.CutSuffix(np, s); ok && r != "" {
+			return r
+		}
+	}
+	return np
+}
+
+// planKey is the plan slot sentence s tells of, "" for none.
+func planKey(s string) string {
+	if hasHan(s) {
+		// The Chinese plan rules key a flight 航班, by where to.
+		if m := flyZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
+			return "plan.航班.去" + m[1] + "的"
+		}
+		if flightChangeZH.MatchString(s) {
+			return "plan.航班"
+		}
+		if m := carServiceZH.FindStringSubmatch(s); m != nil {
+			return "plan.保养.车"
+		}
+		for _, re := range []*regexp.Regexp{eventMovedZH, goToEventZH, eventPlaceZH} {
+			if m := re.FindStringSubmatch(s); m != nil {
+				np := m[1]
+				if i := strings.LastIndex(np, "的"); i >= 0 {
+					np = np[i+len("的"):] // "孩子的钢琴课": the lesson
+				}
+				if k := planSlotZH(eventNounZH(np)); k != "" {
+					return k
+				}
+			}
+		}
+		return ""
+	}
+	if m := flyEN.FindStringSubmatch(s); m != nil {
+		return "plan.flight." + slugify(m[1])
+	}
+	if flightChangeEN.MatchString(s) {
+		return "plan.flight"
+	}
+	if m := carServiceEN.FindStringSubmatch(s); m != nil {
+		return "plan.service.car"
+	}
+	for _, re := range []*regexp.Regexp{cancelEN, eventTimeEN} {
+		if m := re.FindStringSubmatch(s); m != nil {
+			if k := planSlotEN(topicSlug(m[1])); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}

@@ -300,7 +300,7 @@ type ruling struct {
 	// what it restricts does not.
 	what string
 	// parted names the speaker's own thing they sold or gave away ("my old van", "this
-	// van"), nil for none.
+	// van", "has a cabin", "the Hillside Tennis Club"), nil for none.
 	parted *regexp.Regexp
 	// departed are the names of the people or things the candidate says left the
 	// speaker's life (the extractor's "departed" metadata): Latin names as whole words
@@ -326,8 +326,10 @@ type ruling struct {
 func newRuling(c memory.Candidate) ruling {
 	r := ruling{c: c}
 	if p, _ := c.Metadata["parted_with"].(string); p != "" {
-		r.parted = regexp.MustCompile(`(?i)\b(?:my|this|that|our|their|the user's|his|her)\s+(?:old\s+|new\s+)?` +
-			regexp.QuoteMeta(p) + `s?\b`)
+		q := regexp.QuoteMeta(p)
+		r.parted = regexp.MustCompile(`(?i:\b(?:my|this|that|our|their|the user's|his|her)\s+(?:old\s+|new\s+)?` + q + `s?)\b` +
+			// had as one's own, or a named one of its kind
+			`|(?i:\b(?:has|have|owns?|keeps?)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}` + q + `s?)\b|\b(?:\p{Lu}[\p{Ll}'-]+\s+){1,3}(?i:` + q + `)\b`)
 	}
 	for _, n := range departedNames(c) {
 		// As written, capital and all: "Will retired" is not about what the user will do.

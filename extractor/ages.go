@@ -29,10 +29,51 @@ var (
 // part of the body.
 var injuryEN = regexp.MustCompile(`(?i)\b(?:(?:i|i've|i\s+have)\s+(?:just\s+|recently\s+|badly\s+)?(?:tore|torn|broke|broken|sprained|pulled|strained|injured|hurt|twisted|fractured|dislocated|busted|messed\s+up)\s+my|(?:i'm|i\s+am|i've\s+been)\s+(?:still\s+)?(?:recovering|healing|rehabbing)\s+(?:from\s+)?(?:a|an|my)\s+(?:[a-z]+\s+)?(?:torn|broken|sprained|pulled|strained|injured|fractured|dislocated|bad)?\s*)\s*(left\s+|right\s+)?(back|knee|ankle|wrist|shoulder|neck|hip|foot|leg|arm|elbow|hand|hamstring|calf|achilles|spine|toe|finger|rib|acl|meniscus|rotator\s+cuff|groin|quad|shin)s?\b`)
 
+// The speaker's own age: "I'm 52", "just turned 40", "我今年32岁", "上周刚满35".
+var (
+	selfTurnedEN = regexp.MustCompile(`(?i)^(?:(?:so|well|btw|also|and),?\s+)?(?:i\s+)?(?:just\s+|finally\s+|officially\s+|recently\s+)?(?:turned|turn|am\s+turning|'m\s+turning|will\s+be|'ll\s+be)\s+(\d{2}|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b(.{0,12})`)
+	selfAgeEN    = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am)\s+(\d{2}|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)((?:\s+years?\s+old)?(?:\s*[,.;!?]|$|\s+(?:and|but|so|now|this|next|with|going)\b))`)
+	selfAgeZH    = regexp.MustCompile(`(?:^|我)(?:今年|现在|已经|上个?月|去年|刚刚?|下个?月|马上|快|也)*(?:就)?(?:满|到|过了)?(\d{2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)|(?:^|我)(?:今年|上个?月|去年|刚刚?)*(?:刚)?满(\d{2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:[，。！,.]|了|$)`)
+	// notAgeEN follows a number that counts something else: "turned 30 minutes late".
+	notAgeEN = regexp.MustCompile(`(?i)^\s*(?:%|percent|minutes?|mins?|hours?|hrs?|seconds?|days?|weeks?|months?|feet|ft|foot|inches|cm|kg|kgs|lbs?|pounds?|miles?|km|times|degrees|bucks|dollars|euros|k\b)`)
+)
+
+// selfAge is the speaker's age sentence s tells, "" for none.
+func selfAge(s string) string {
+	if hasHan(s) {
+		m := selfAgeZH.FindStringSubmatchIndex(s)
+		if m == nil {
+			return ""
+		}
+		if relAgeZH.MatchString(s) || startsWithRelationZH(strings.TrimPrefix(s, "我")) != "" || strings.ContainsAny(s[:m[0]], "他她") {
+			return "" // a relation's age
+		}
+		for g := 2; g+1 < len(m); g += 2 {
+			if m[g] >= 0 {
+				return s[m[g]:m[g+1]]
+			}
+		}
+		return ""
+	}
+	for _, re := range []*regexp.Regexp{selfTurnedEN, selfAgeEN} {
+		if m := re.FindStringSubmatch(s); m != nil && !notAgeEN.MatchString(m[2]) {
+			return strings.ToLower(m[1])
+		}
+	}
+	return ""
+}
+
 // ageFacts are the relations' ages sentence s states.
 func (o *Offline) ageFacts(s string) []fact {
 	c := o.lex.clauses
 	var out []fact
+	if a := selfAge(s); a != "" {
+		content := "The user is " + a + " years old"
+		if hasHan(s) {
+			content = "用户" + a + "岁"
+		}
+		out = append(out, fact{key: "user.age", content: content, cat: memory.CatProfile})
+	}
 	if hasHan(s) {
 		if m := relAgeZH.FindStringSubmatch(s); m != nil && !strings.ContainsAny(m[0], "他她") {
 			out = append(out, fact{key: "relation." + c.rel(m[1]) + ".age", content: "用户的" + m[1] + "现在" + m[2] + "岁", cat: memory.CatRelationship})

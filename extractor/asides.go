@@ -172,3 +172,46 @@ func withPlainIdioms(sentences []string) []string {
 	}
 	return out
 }
+
+// A self-introduction is often a label and a list: "Quick background: 41, nurse, from
+// Derry, living in Leeds". Each item is a sentence about the speaker, its "I'm" left out.
+var (
+	backgroundLeadEN = regexp.MustCompile(`(?i)^(?:(?:a\s+)?quick\s+|some\s+|brief\s+|a\s+bit\s+of\s+)?(?:background|context|bio|intro|about\s+me|me\s+in\s+brief|tl;?dr)\s*[:\-–—]\s*(.+)$`)
+	itemVerbEN       = regexp.MustCompile(`(?i)^(?:originally|from|living|based|working|a|an|the|currently|now|recently|born|raised)\b|^(?:married|single|divorced|engaged|retired|widowed)$`)
+	itemStatementEN  = regexp.MustCompile(`(?i)^(?:i|i'm|my|we|we're|our)\b`)
+	itemVerbLeadEN   = regexp.MustCompile(`(?i)^(?:have|got|love|like|hate|work|live|run|own|speak|study|teach)\b`)
+	itemCountEN      = regexp.MustCompile(`(?i)^(?:one|two|three|four|five|six|\d)\s+\w+`)
+)
+
+// withBackgroundItems is sentences with a labelled self-introduction told item by item.
+func withBackgroundItems(sentences []string) []string {
+	out := make([]string, 0, len(sentences))
+	for _, s := range sentences {
+		m := backgroundLeadEN.FindStringSubmatch(s)
+		if m == nil || hasHan(s) {
+			out = append(out, s)
+			continue
+		}
+		for _, item := range strings.Split(trimEnd(m[1]), ",") {
+			item = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(item), "and "))
+			switch {
+			case item == "":
+			case regexp.MustCompile(`^\d{2}$`).MatchString(item):
+				out = append(out, "I'm "+item+".")
+			case itemStatementEN.MatchString(item):
+				out = append(out, upperFirst(item)+".")
+			case itemVerbLeadEN.MatchString(item):
+				out = append(out, "I "+item+".")
+			case itemCountEN.MatchString(item):
+				out = append(out, "I have "+item+".") // "two grandkids"
+			case itemVerbEN.MatchString(item):
+				out = append(out, "I'm "+item+".")
+			case len(strings.Fields(item)) <= 3 && strings.ToLower(item) == item:
+				out = append(out, "I'm "+article(item)+item+".") // "civil engineer"
+			default:
+				out = append(out, upperFirst(item)+".")
+			}
+		}
+	}
+	return out
+}

@@ -30,6 +30,8 @@ func TestAsidesAndAntecedents(t *testing.T) {
 			[]string{"My sister and my mum are visiting.", "She loves the beach."}},
 		{"pronoun zh", "我爸下周来住，他不吃香菜，帮我记着。", []string{"我爸下周来住，我爸不吃香菜，帮我记着。"}},
 		{"a request without an aside", "Can you suggest a book, something light?", []string{"Can you suggest a book, something light?"}},
+		{"a labelled introduction", "Background: 29, nurse, married, two kids, live in Dundee.",
+			[]string{"I'm 29.", "I'm a nurse.", "I'm married.", "I have two kids.", "I live in Dundee."}},
 		{"partial to", "I'm partial to a strong builder's tea.", []string{"I like a strong builder's tea."}},
 		{"not big on", "Not really big on musicals, to be fair.", []string{"I don't like musicals, to be fair."}},
 		{"thing first, then disliked", "Raw onion and I don't get along.", []string{"I don't like raw onion."}},

@@ -319,6 +319,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 	for _, f := range o.routineFacts(s) {
 		add(f)
 	}
+	for _, f := range o.workAndHomeFacts(s) {
+		add(f)
+	}
 
 	if !zh {
 		if selfish {
@@ -407,6 +410,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			if m := maritalEN.FindStringSubmatch(s); m != nil {
 				// "I'm married", "we got divorced last year": one status at a time.
 				add(fact{key: "user.marital_status", content: "The user is " + strings.ToLower(m[1]+m[2]), cat: memory.CatProfile, replace: true})
+			}
+			if m := marriedToEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
+				// "married to Lena": whom, in the spouse's name slot.
+				who := map[string]string{"married": "spouse", "engaged": "fiance"}[strings.ToLower(m[1])]
+				add(fact{key: "relation." + who + ".name", content: "The user is " + strings.ToLower(m[1]) + " to " + m[2], cat: memory.CatRelationship})
 			}
 			if m := conditionEN.FindStringSubmatch(s); m != nil && c.healthEN.FindStringSubmatch(s) == nil {
 				// "I have celiac", "I'm asthmatic": a standing condition, in its own slot.
@@ -1190,6 +1198,9 @@ var usesNotJob = map[string]bool{"everything": true, "anything": true, "all": tr
 
 // runAtEN is a unit the speaker runs at an organisation: "I run the soil lab at …".
 var runAtEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:also\s+|now\s+|currently\s+)?(run|manage|lead|head|direct|oversee|coordinate)\s+)((?i:the|a|an)\s+(?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for)\s+` + orgName)
+
+// marriedToEN names the speaker's spouse or fiancé(e): "married to Lena".
+var marriedToEN = regexp.MustCompile(`(?i:(?:^|,\s*|\b(?:i'm|i\s+am|i've\s+been|i\s+got|we\s+got|i\s+just\s+got)\s+)(?:happily\s+|newly\s+|recently\s+|just\s+)?(married|engaged)\s+to\s+)(\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?)`)
 
 // maritalEN and maritalZH are the speaker's marital status.
 var (

@@ -330,7 +330,7 @@ func splitSentences(text string) []string {
 		}
 		out = append(out, p)
 	}
-	return withPlainIdioms(withAntecedents(withAsides(out)))
+	return withPlainIdioms(withAntecedents(withAsides(withBackgroundItems(out))))
 }
 
 func reasonLead(s string) bool {

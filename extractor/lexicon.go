@@ -644,7 +644,7 @@ var presentSelfZH = regexp.MustCompile(`^我(?:们家?|家)?(?:有[一二两三�
 // partedEN is the speaker parting with a thing of theirs: "I sold my old van", "we got
 // rid of our old sofa", "I traded in my bike", or told without a subject ("Gave up on
 // the old laptop"). The group is the thing's noun.
-var partedEN = regexp.MustCompile(`(?i)(?:^\s*|\b(?:i|we)\s+)(?:\w+ly\s+|just\s+|finally\s+)?(?:sold(?:\s+off)?|traded(?:\s+in)?|gave away|gave up on|got rid of|parted with|handed down|passed on|ditched|scrapped|donated|totall?ed|wrecked)\s+(?:the|my|our)\s+(?:old\s+|trusty\s+|beloved\s+)?([a-z]{3,})\b`)
+var partedEN = regexp.MustCompile(`(?i)(?:^\s*|\b(?:i|we)\s+)(?:\w+ly\s+|just\s+|finally\s+)?(?:sold(?:\s+off)?|traded(?:\s+in)?|gave away|gave up on|got rid of|parted with|handed down|passed on|ditched|scrapped|donated|totall?ed|wrecked|quit|dropped\s+out\s+of)\s+(?:the|my|our)\s+(?:old\s+|trusty\s+|beloved\s+)?([a-z]{3,})\b`)
 
 // departedEN is someone named leaving the speaker's life or a role in it: "Dana finally
 // retired", "Dr Osei left the practice", "Priya moved on". The group holds the name and
@@ -691,7 +691,7 @@ var swappedCues = []string{"dropped", "ditched", "dumped", "swapped", "traded", 
 
 // notAnymoreEN is a place of work or a provider the speaker left, told by its absence:
 // "Not at Acme anymore", "I'm not with Chase any longer". The group is the name.
-var notAnymoreEN = regexp.MustCompile(`\b[Nn]ot\s+(?:at|with|using|on)\s+([A-Z][\p{L}-]+)\s+any\s?(?:more|longer)\b`)
+var notAnymoreEN = regexp.MustCompile(`\b[Nn]ot\s+(?:at|with|using|on|seeing|going\s+to|working\s+with|banking\s+with|driving)\s+(?:the\s+|my\s+)?(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][\p{L}-]+)\s+any\s?(?:more|longer)\b|\b(?:don't|do\s+not|no\s+longer)\s+(?:have|own|drive|use|see)\s+(?:the|my|our)\s+(?:old\s+)?([A-Z][\p{L}-]+)(?:\s+any\s?(?:more|longer)|\s*[,.;!]|$)`)
 
 // forgetEN takes back what the speaker said of a thing: "forget what I said about the
 // blue tiles". The group is the thing, a word or two.
@@ -704,14 +704,14 @@ var notReplaced = map[string]bool{"monday": true, "tuesday": true, "wednesday": 
 	"june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
 // replacedZH names who or what the speaker dropped: "换掉了老周", "不再找小何了", "老周不干了".
-var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)` +
+var replacedZH = regexp.MustCompile(`(?:换掉了?|不再找|不找)(\p{Han}{2,4}?)(?:看病了?|看了|了|，|,|。|$)|(?:^|[，,。；;！!？?\s])(\p{Han}{2,4}?)(?:已经|也)?不干了|(?:别|不要)(?:再)?叫(?:我|用户)(\p{Han}{2,4}?|[A-Za-z]+)了|不再(?:跟|和|找)(\p{Han}{2,4}?)(?:练|学|上课|合作|联系|来往|做)|不在(\p{Han}{2,6}?)(?:上班|工作|干)?了|之前说的(\p{Han}{1,6}?)(?:不算了|作废|取消了?|就算了)` +
 	// a partner the speaker parted from: "我和阿哲分手了"
 	`|(?:我|我们)?(?:和|跟|与)(\p{Han}{2,4}?)(?:已经|早就|刚刚?|上个?月|去年|今年|前阵子|也)?(?:分手|离婚|分开|掰了)` +
 	// an activity given up for another: "不让打网球了，改成…", "不跑步了，…改去…"
 	`|(?:不让|不能再|不再|别再|不许|先别|别|不)(?:我)?(?:打|踢|练|跳|去|玩)?(\p{Han}{2,4}?)了[，,][^。！!？?]{0,10}?(?:改成|改为|换成|改去|改学|改到|改练)`)
 
 // nameStop are capitalised words that open a clause without naming anyone.
-var nameStop = map[string]bool{"i": true, "we": true, "he": true, "she": true, "they": true, "it": true,
+var nameStop = map[string]bool{"i": true, "i'm": true, "i've": true, "i'll": true, "i'd": true, "we": true, "he": true, "she": true, "they": true, "it": true,
 	"the": true, "my": true, "our": true, "your": true, "his": true, "her": true, "their": true,
 	"this": true, "that": true, "so": true, "and": true, "but": true, "also": true, "well": true,
 	"oh": true, "ok": true, "okay": true, "anyway": true, "btw": true, "fyi": true, "update": true,
@@ -728,7 +728,7 @@ var kinBefore = regexp.MustCompile(`(?i)\b(?:dad|father|mom|mum|mother|parents?|
 // departedZH is someone leaving: "老周退休了", "郭经理上个月离职了", a transfer away
 // ("老周调去分公司了", "何老师去带高三了"; not "…调到我们组"). The group is the name
 // before the verb, at the start of a clause.
-var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|停了|停掉了|不上了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
+var departedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?、\s]|说|听说|因为|表示|用户偏好|用户)(\p{Han}{2,4}?)(?:那边|那儿|那里|的年卡|的会员卡|的会员|的卡|的课|的账号)?(?:已经|早就|刚刚?|也|都|上个?月|上周|去年|今年|前阵子)?(?:\([0-9-]+(?: to [0-9-]+)?\))?(?:办完|办好)?(?:退休|离职|辞职|调走|调岗|走人|去世|过世|离世|不在了|走了(?:[，,。；;！!]|$)|不去了|不用了|撤了|关门了|倒闭了|换掉了?|停用了?|不练了|不学了|不弹了|不玩了|停了|停掉了|不上了|到期没续|没续|不续了|退卡了|(?:也)?放弃了|销户了?|注销了?|退订了?|不算了|作废了?|` +
 	`(?:的事)?(?:先|暂时)?(?:搁置了|黄了|泡汤了|不搞了|不弄了)|` +
 	`调(?:去|到|往)[^我咱，,。周下上明后今这0-9一二三四五六七八九十]|(?:去|转去|改去)(?:带|教|管)[^我咱，,。]|转(?:去|到)[^我咱，,。周下上明后今这0-9一二三四五六七八九十])`)
 
@@ -738,8 +738,8 @@ var facilityGoneZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s]|用户偏�
 
 // partedZH is the speaker parting with a thing: "那台旧电脑已经送人了", "旧车卖了",
 // "把Kindle转给同事了". The group is the thing, at the start of a clause.
-var partedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s])(?:我|我们|家里)?(?:把)?(?:那|这)?[台辆部个只块把架]?` +
-	`(\p{Han}{2,6}?|[A-Za-z][A-Za-z0-9]*(?:\s[A-Za-z0-9]+)?)(?:已经|早就|刚刚?|也|前几天|上周|上个?月)?` +
+var partedZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s])(?:我|我们|家里)?(?:把)?(?:那|这)?[台辆部个只块把架套间]?` +
+	`(\p{Han}{2,9}?|[A-Za-z][A-Za-z0-9]*(?:\s[A-Za-z0-9]+)?)(?:已经|早就|刚刚?|也|前几天|上周|上个?月)?` +
 	`(?:送人|送给|送我|送了|卖了|卖掉|卖给|转手|转给|转卖|捐了|捐给|出掉|处理掉|退掉|退了)`)
 
 // notAThingZH are the words a clause opens with that are a person or a time, never
@@ -800,12 +800,13 @@ func departedNames(s string) []string {
 		}
 	}
 	for _, re := range []*regexp.Regexp{notAnymoreEN, forgetEN} {
-		if re == notAnymoreEN && !containsAnyOf(lower, []string{"any more", "anymore", "any longer"}) || re == forgetEN && !strings.Contains(lower, "forget") {
+		if re == notAnymoreEN && !containsAnyOf(lower, []string{"any more", "anymore", "any longer", "don't", "do not", "no longer"}) || re == forgetEN && !strings.Contains(lower, "forget") {
 			continue
 		}
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
-			if !slices.Contains(out, m[1]) && !nameStop[strings.ToLower(m[1])] {
-				out = append(out, m[1])
+			name := strings.Join(m[1:], "")
+			if !slices.Contains(out, name) && !nameStop[strings.ToLower(name)] {
+				out = append(out, name)
 			}
 		}
 	}
@@ -816,6 +817,11 @@ func departedNames(s string) []string {
 				x := strings.TrimSpace(strings.Join(m[1:], ""))
 				if i := strings.Index(x, "的"); i > 0 {
 					x = x[:i] // "游泳馆的卡退了": the gym, not its card
+				}
+				for _, d := range []string{"那", "这"} {
+					if i := strings.Index(x, d); i > 0 {
+						x = x[:i] // "莫干山那套民宿卖了": the place the thing is at names it
+					}
 				}
 				if utf8.RuneCountInString(x) >= 2 && !notAThingZH.MatchString(x) && startsWithRelationZH(x) == "" {
 					out = append(out, x)

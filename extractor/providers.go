@@ -91,7 +91,9 @@ var (
 	// titleZH ends a title one is promoted to.
 	titleZH = regexp.MustCompile(`(?:主任|总监|经理|主管|组长|工程师|专家|副总|总裁|店长|科长|处长|校长|教授|讲师|合伙人|架构师|设计师|研究员|负责人|队长|班长|主编|编辑|律师|医师|护士长)$`)
 	// "我又开始吃海鲜了", "不吃素了": a diet given up.
-	dietResumeZH = regexp.MustCompile(`(?:开始|又|重新|恢复)(?:开始)?吃(肉|荤|鱼|海鲜|鸡蛋|鸡肉|牛肉|猪肉|荤菜)|不(?:再)?吃素了|不素食了|不再吃素`)
+	dietResumeZH = regexp.MustCompile(`(?:开始|又|重新|恢复)(?:开始)?吃(肉|荤|鱼|海鲜|鸡蛋|鸡肉|牛肉|猪肉|荤菜)|不(?:再)?吃(?:全)?素了|不素食了|不再吃(?:全)?素`)
+	// "我吃蛋奶素", "我是素食者": the speaker's diet.
+	dietZH       = regexp.MustCompile(`^我(?:现在|一直|已经|目前|平时)?(?:只)?(?:吃全素|吃素|吃纯素|是素食者|是素食主义者|是纯素食者|吃斋|吃蛋奶素)`)
 	dietResumeEN = regexp.MustCompile(`(?i)\b(?:started|began|am|i'm|back\s+to)\s+(?:eating|having)\s+(meat|fish|chicken|seafood|dairy|eggs|pork|beef)\s+again\b|\bno\s+longer\s+(?:a\s+)?(?:vegetarian|vegan)\b|\bnot\s+(?:a\s+)?(?:vegetarian|vegan)\s+any\s?more\b`)
 	// "Pickle eats a salmon kibble", "我家猫吃冻干猫粮": what a pet eats.
 	petFoodEN       = regexp.MustCompile(`(?:\b(?i:my|our)\s+(dog|cat|puppy|kitten|pup)|\b(\p{Lu}[\p{Ll}]+))\s+(?i:eats|is\s+on|gets|is\s+fed|only\s+eats)\s+(?i:a\s+|the\s+)?([^.,;!?]{2,40}?\b(?i:kibble|food|diet|chow|formula|wet\s+food|dry\s+food))\b`)
@@ -117,6 +119,9 @@ func (o *Offline) serviceFacts(s string) []fact {
 		}
 		if m := promotedZH.FindStringSubmatch(s); m != nil && (jobLikeZH.MatchString(m[1]) || titleZH.MatchString(m[1])) && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "user.role", content: "用户现在是" + m[1], cat: memory.CatProfile})
+		}
+		if dietZH.MatchString(s) && !dietResumeZH.MatchString(s) {
+			out = append(out, fact{key: "food.diet", content: o.pronounsOf(trimEnd(s)), cat: memory.CatPreference, imp: impPreference})
 		}
 		if dietResumeZH.MatchString(s) && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "food.diet", content: o.pronounsOf(trimEnd(s)) + "（不再吃素）", cat: memory.CatPreference, imp: impPreference})
@@ -156,5 +161,8 @@ func (o *Offline) serviceFacts(s string) []fact {
 
 // toldOfOtherZH reports a sentence told of someone else (他, 她, a relation first).
 func toldOfOtherZH(s string) bool {
-	return strings.ContainsAny(s, "他她") || startsWithRelationZH(strings.TrimPrefix(s, "我")) != ""
+	return otherPronounZH.MatchString(s) || startsWithRelationZH(strings.TrimPrefix(s, "我")) != ""
 }
+
+// otherPronounZH is 他 or 她 opening a clause (not inside a word: 阿托伐他汀).
+var otherPronounZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s和跟])(?:他|她)`)

@@ -37,6 +37,10 @@ var (
 	nameMoveEN = regexp.MustCompile(`^(?:(?i:so|and|oh|also|btw|fyi|news:?),?\s+)?(\p{Lu}[\p{Ll}'-]+)\s+(?:(?:just|finally|recently|officially)\s+)?(?:moved|relocated|has\s+moved)\s+(?:back\s+|out\s+)?to\s+(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
 	// "我现在汇报给赵总", "我向周经理汇报": the speaker's manager.
 	reportToZH = regexp.MustCompile(`我(?:现在|目前|直接|以后)?(?:汇报给|直接汇报给|向)(\p{Han}{2,3}?)(?:汇报)?(?:了|[，。！,.]|$)`)
+	// "originally from Cork but living in Galway": where the speaker is from, and where
+	// they live now, in one breath.
+	originFromEN = regexp.MustCompile(`(?i:\b(?:i'm\s+|i\s+am\s+)?originally\s+from\s+)(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
+	butLivingEN  = regexp.MustCompile(`(?i:\b(?:but|and|now)\s+(?:now\s+|currently\s+)?(?:living|based|settled|live)\s+in\s+)(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
 	// "我弟弟搬到厦门定居了"
 	relMoveZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `|哥|姐|弟|妹)(?:已经|上个?月|去年|今年|刚刚?|也|最近)?(?:搬去|搬到|搬回|调到|调去|去了)(\p{Han}{2,4}?)(?:工作|住|定居|上学|读书|生活|发展|了|[，。！,.]|$)`)
 )
@@ -87,6 +91,12 @@ func (o *Offline) routineFacts(s string) []fact {
 			out = append(out, fact{key: "relation." + c.rel(who) + ".location", content: "用户的" + who + "现在住在" + m[2], cat: memory.CatRelationship})
 		}
 		return out
+	}
+	if m := originFromEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
+		out = append(out, fact{key: "user.origin", content: "The user is originally from " + m[1], cat: memory.CatProfile})
+		if l := butLivingEN.FindStringSubmatch(s); l != nil && !c.notName[l[1]] {
+			out = append(out, fact{key: "user.location", content: "The user lives in " + l[1], cat: memory.CatProfile})
+		}
 	}
 	if m := perDayEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
 		out = append(out, fact{key: "drink." + drinkSlotEN(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference, replace: true})
@@ -144,4 +154,53 @@ func drinkSlotZH(w string) string {
 		return "alcohol"
 	}
 	return w
+}
+
+var (
+	// "I'm on Lexapro, 10mg a day", "taking metformin twice a day": a medication and its dose.
+	medicationEN = regexp.MustCompile(`(?i:\b(?:i'm|i\s+am|i've\s+been|i\s+take|i'm\s+taking|i\s+am\s+taking)\s+(?:now\s+|still\s+|currently\s+)?(?:on\s+|taking\s+)?)(\p{Lu}[\p{L}-]+|[a-z]+(?:in|ol|ide|ine|pam|lam|cin|one|ate|zole|pril|sartan|statin|mab|xetine|pine|done))(?i:,?\s+(?:\d+(?:\.\d+)?\s*(?:mg|mcg|ml|iu|units?)|once|twice|three\s+times|\d\s*x)\b)`)
+	doseEN       = regexp.MustCompile(`(?i)\b\d+(?:\.\d+)?\s*(?:mg|mcg|ml|iu|units?)\b|\b(?:once|twice|three\s+times)\s+a\s+day\b`)
+	// "我在吃降压药，每天一次", "医生把降压药减到一天一次了"
+	medicationZH = regexp.MustCompile(`(?:^|我)(?:一直|现在|每天|目前)?(?:在)?吃(\p{Han}{2,6}?)(?:片|胶囊)?[，,]\s*(?:一天|每天|每日|一日)`)
+	doseMovedZH  = regexp.MustCompile(`把(\p{Han}{2,6}?)(?:加到|减到|改到|调到|增加到|减少到|加量到|减量到)(?:一天|每天|每日|一日|\d+(?:毫克|mg|片|粒|次|单位))`)
+	// "We rent a one-bed in Clapham", "我们在大望路租了个一居": where the speaker lives.
+	rentInEN = regexp.MustCompile(`(?i:\b(?:i|we)\s+(?:rent|own|share|have|bought|are\s+renting|am\s+renting)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:flat|apartment|place|house|two-bed|one-bed|three-bed|studio|condo|room|bedroom|townhouse)\s+in\s+)(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
+	rentInZH = regexp.MustCompile(`^我们?(?:现在)?在(\p{Han}{2,4}?)(?:租了|买了|租的|买的)(?:个|套|间|一套|一间)?`)
+	// "I'm on the growth team", "moved over to the fraud team": the speaker's team.
+	teamEN     = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am|i\s+work|i'm\s+now|i\s+now\s+work)\s+(?:now\s+)?(?:on|in|with|for)\s+the\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(team|squad|group|department|org)\b`)
+	teamMoveEN = regexp.MustCompile(`(?i)^(?:i\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|switched|transferred|moving|rotated|got\s+moved)\s+(?:over\s+)?to\s+the\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(team|squad|group|department|org)\b`)
+	teamZH     = regexp.MustCompile(`(?:^我(?:现在|目前)?在|(?:^|我)(?:上个?月|上周|去年|今年|年初|月初|最近|刚刚?|已经)?(?:转到|调到|换到|去了|转去|调去)了?)(\p{Han}{2,4}?)(组|部门|团队|事业部|小组)`)
+)
+
+// workAndHomeFacts are a medication's dose, a rented or bought home, and the team, told of
+// the speaker.
+func (o *Offline) workAndHomeFacts(s string) []fact {
+	var out []fact
+	if hasHan(s) {
+		if m := medicationZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "medication." + m[1], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact})
+		} else if m := doseMovedZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "medication." + m[1], content: "用户的" + strings.TrimPrefix(o.pronounsOf(trimEnd(s)), "用户"), cat: memory.CatFact})
+		}
+		if m := rentInZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
+			out = append(out, fact{key: "user.location", content: "用户住在" + m[1] + "（" + o.pronounsOf(trimEnd(s)) + "）", cat: memory.CatProfile})
+		}
+		if m := teamZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "user.team", content: "用户现在在" + m[1] + m[2], cat: memory.CatProfile})
+		}
+		return out
+	}
+	if m := medicationEN.FindStringSubmatch(s); m != nil && !o.lex.clauses.notName[m[1]] {
+		out = append(out, fact{key: "medication." + slugify(strings.ToLower(m[1])), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact})
+	}
+	if m := rentInEN.FindStringSubmatch(s); m != nil && !o.lex.clauses.notName[m[1]] {
+		out = append(out, fact{key: "user.location", content: "The user lives in " + m[1] + " (" + trimEnd(o.pronounsEN(s, false)) + ")", cat: memory.CatProfile})
+	}
+	for _, re := range []*regexp.Regexp{teamEN, teamMoveEN} {
+		if m := re.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
+			out = append(out, fact{key: "user.team", content: "The user is on the " + strings.ToLower(m[1]) + " " + strings.ToLower(m[2]), cat: memory.CatProfile})
+			break
+		}
+	}
+	return out
 }

@@ -244,6 +244,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if k := planSlotEN(slug); k != "" {
 			return k, false
 		}
+		if !strings.Contains(slug, "_") && doseEN.MatchString(s) {
+			return "medication." + slug, false // "bumped my Lexapro up to 15mg"
+		}
 		if slug == "" || notTopicsEN.MatchString(slug) {
 			continue
 		}

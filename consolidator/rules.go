@@ -94,6 +94,10 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		// beside their memories: merged into one slot it would keep the other slots' values
 		// there when they change. It is retired when it retells a value that changed.
 		return ruleMatch{relUnrelated, why("a sentence told together with slot values, kept beside the slot %s", cmp.Or(c.Key, n.mem.Key))}
+	case !sameKey && topicChange(c, cf, n.mem, nf):
+		// "these days I catch the 6:55" after "takes the 7:20 bus": a change told of
+		// the same thing in other words, whatever rule told each.
+		return ruleMatch{relContradiction, why("a change told of the same thing (%s)", strings.Join(topicWords(cf, nf), ", "))}
 	case diffKey && sim < cfg.DuplicateSim:
 		// Keys name single-valued slots: two different slots never replace each other.
 		return ruleMatch{relUnrelated, why("different keys %s and %s", c.Key, n.mem.Key)}
@@ -140,6 +144,81 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 		return ruleMatch{relContradiction, why("same key %s with a different value", c.Key)}
 	}
 	return ruleMatch{relUnrelated, why("different fact")}
+}
+
+// strongChange is a change cue that says a standing thing is now otherwise: "these days",
+// "now", "instead", "switched", 现在都, 改成 (not "started", which also opens news).
+var strongChange = regexp.MustCompile(`(?i)\b(?:now|these\s+days|nowadays|instead|switched|changed|moved|anymore|any\s+more|no\s+longer|lately|replaced|finished|ended)\b|现在|如今|改成|改坐|改用|改去|改在|换成|换到|换了|不再|都在|迁到|搬到|读完|看完|追完|用完`)
+
+// topicGeneric are shared words that say nothing of what a memory is about.
+var topicGeneric = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`user usually take takes get gets go goes do does make use uses like likes love want need start started
+		stop new old also still late lately these day days time week weeks month year thing way now just really back each every around
+		about their they them said say told tell has have had is are was were been being one two usual prefer prefers current always
+		现在 最近 一般 都在 每天 开始 改成 平时 已经 以后 用户 的是 一个 时候 今天 这个`) {
+		m[ruleStem(w)] = true
+		m[w] = true
+	}
+	return m
+}()
+
+// topicWords are the words two memories share that name what they are about: not a
+// number, not one CJK character, not a generic word.
+func topicWords(cf, nf textFeatures) []string {
+	var out []string
+	for t := range cf.tokens {
+		if _, ok := nf.tokens[t]; !ok || topicGeneric[t] {
+			continue
+		}
+		if _, num := cf.numbers[t]; num {
+			continue
+		}
+		if hasHan(t) && utf8.RuneCountInString(t) < 2 || !hasHan(t) && len(t) < 3 {
+			continue
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keyFamily is who a key's slot belongs to: "relation", "person", "pet" or "" for the
+// speaker's own.
+func keyFamily(k string) string {
+	for _, f := range []string{"relation.", "person.", "pet."} {
+		if strings.HasPrefix(k, f) {
+			return strings.TrimSuffix(f, ".")
+		}
+	}
+	return ""
+}
+
+// topicChange reports candidate c telling, with a strong change cue, a new value of what
+// the older standing memory m is about: they share a word that names the thing, each
+// holds words the other does not (the old value, the new one), and both are the
+// speaker's.
+func topicChange(c memory.Candidate, cf textFeatures, m memory.Memory, nf textFeatures) bool {
+	if m.Type != memory.Semantic || c.Source != memory.SourceUser || m.Source != memory.SourceUser ||
+		c.ValidFrom.IsZero() || !m.ValidFrom.Before(c.ValidFrom) || !strongChange.MatchString(c.Content) ||
+		m.Category == memory.CatProfile && c.Key == "" || keyFamily(m.Key) != keyFamily(c.Key) || strings.HasPrefix(c.Key, "person.") {
+		return false
+	}
+	if len(topicWords(cf, nf)) == 0 {
+		return false
+	}
+	newOnly, oldOnly := 0, 0
+	for t := range cf.tokens {
+		if _, ok := nf.tokens[t]; !ok {
+			newOnly++
+		}
+	}
+	for t := range nf.tokens {
+		if _, ok := cf.tokens[t]; !ok {
+			oldOnly++
+		}
+	}
+	return newOnly > 0 && oldOnly > 0
 }
 
 func ratio(a, b int) float64 {
@@ -635,7 +714,8 @@ func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, rule
 	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
-		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) && !corrects(c, n.mem) {
+		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) && !corrects(c, n.mem) &&
+			!topicChange(c, cf, n.mem, features(n.mem.Content)) {
 			continue
 		}
 		m := cfg.relate(c, cf, n, features(n.mem.Content))

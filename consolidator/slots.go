@@ -150,6 +150,15 @@ func tasteSlot(k string) bool {
 // dietRulesOut reports that candidate c, a plant diet taken up, rules out memory m, a
 // liking of meat (or, for a vegan diet, of animal products).
 func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
+	if who := relationDiet(c.Key); who != "" {
+		// A relation's diet rules out that relation's tastes ("my partner is vegetarian
+		// now", once "my partner loves steak"), never the speaker's.
+		if !strings.HasPrefix(m.Key, who+"taste.") && !strings.HasPrefix(m.Key, who+"food.") || !dietPlant.MatchString(c.Content) || dietNoNeg.MatchString(c.Content) {
+			return false
+		}
+		what := strings.ReplaceAll(strings.TrimPrefix(m.Key, who), "_", " ") + " " + m.Content
+		return meatWords.MatchString(what) || dietVegan.MatchString(c.Content) && animalProducts.MatchString(what)
+	}
 	if c.Key != "food.diet" || !tasteSlot(m.Key) && !likingOf(m) && !habitOf(m) || !dietPlant.MatchString(c.Content) || dietNoNeg.MatchString(c.Content) {
 		return false
 	}
@@ -158,6 +167,20 @@ func dietRulesOut(c memory.Candidate, m memory.Memory) bool {
 		return true
 	}
 	return dietVegan.MatchString(c.Content) && animalProducts.MatchString(what)
+}
+
+// relationDiet is "relation.<who>." for a relation's diet slot (relation.<who>.diet or
+// relation.<who>.food.diet), "" for any other key.
+func relationDiet(k string) string {
+	if !strings.HasPrefix(k, "relation.") {
+		return ""
+	}
+	for _, suf := range []string{".food.diet", ".diet"} {
+		if rest, ok := strings.CutSuffix(k, suf); ok && strings.Count(rest, ".") == 1 {
+			return rest + "."
+		}
+	}
+	return ""
 }
 
 // A restriction on something to eat or drink ("can't eat spicy food anymore", "对花生过敏",
@@ -355,7 +378,13 @@ func newRuling(c memory.Candidate) ruling {
 		r.aged = append(r.aged, wordPattern(n, ""))
 	}
 	if loc := sportChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
-		if sp := sportPattern.FindString(c.Content[loc[0]:]); sp != "" {
+		from := loc[0]
+		if strings.Contains(strings.ToLower(c.Content[loc[0]:loc[1]]), "from") {
+			if i := strings.Index(c.Content[loc[1]:], " to "); i >= 0 {
+				from = loc[1] + i // "switched from piano to drums": the new one is after "to"
+			}
+		}
+		if sp := sportPattern.FindString(c.Content[from:]); sp != "" {
 			r.sport = sportOf(sp)
 		}
 	}
@@ -477,8 +506,8 @@ func (r ruling) rulesOut(m memory.Memory) bool {
 // name. sportPattern names them, sportChangeCue the change; sportOf folds a sport's forms
 // into one name.
 var (
-	sportPattern   = regexp.MustCompile(`(?i)\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
-	sportChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
+	sportPattern   = regexp.MustCompile(`(?i)\b(?:piano|guitar|violin|cello|drums|flute|saxophone|sax|trumpet|ukulele|clarinet|bass)\b|钢琴|吉他|小提琴|大提琴|架子鼓|长笛|萨克斯|小号|尤克里里|古筝|二胡|琵琶|\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
+	sportChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|改学|改弹|\bswitched\s+from\b|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
 )
 
 // sportOf is the name of sport word w: its forms, and both languages, as one.
@@ -494,6 +523,8 @@ func sportOf(w string) string {
 		{"yoga", "瑜伽"}, {"pilates", "普拉提"}, {"rowing", "划船"}, {"boxing", "拳击"}, {"tennis", "网球"},
 		{"badminton", "羽毛球"}, {"basketball", "篮球"}, {"soccer", "足球"}, {"golf", "高尔夫"}, {"skiing", "滑雪"},
 		{"skating", "滑冰"}, {"dancing", "跳舞"}, {"tai chi", "太极"},
+		{"piano", "钢琴"}, {"guitar", "吉他"}, {"violin", "小提琴"}, {"cello", "大提琴"}, {"drums", "架子鼓"}, {"flute", "长笛"},
+		{"saxophone", "sax", "萨克斯"}, {"trumpet", "小号"}, {"ukulele", "尤克里里"}, {"clarinet"}, {"bass"}, {"古筝"}, {"二胡"}, {"琵琶"},
 	} {
 		if slices.Contains(g, w) {
 			return g[0]
@@ -511,6 +542,9 @@ func (r ruling) switchedSport(m memory.Memory) bool {
 	if m.Category != memory.CatPreference && m.Category != memory.CatFact && !strings.HasPrefix(m.Key, "habit.") {
 		return false
 	}
+	if whoseOf(r.c.Content) != whoseOf(m.Content) {
+		return false // the son's lessons are not the speaker's
+	}
 	other := false
 	for _, w := range sportPattern.FindAllString(m.Content, -1) {
 		if sportOf(w) == r.sport {
@@ -520,6 +554,17 @@ func (r ruling) switchedSport(m memory.Memory) bool {
 	}
 	return other && !watchingSport.MatchString(m.Content)
 }
+
+// whoseOf is the relation a memory is told of ("the user's son …", "用户的女儿…"), "" for
+// the speaker.
+func whoseOf(content string) string {
+	if m := whoseRel.FindStringSubmatch(content); m != nil {
+		return strings.ToLower(m[1] + m[2])
+	}
+	return ""
+}
+
+var whoseRel = regexp.MustCompile(`(?i)\bthe user's\s+(?:older\s+|younger\s+|little\s+)?(son|daughter|kids?|child|children|wife|husband|partner|spouse|mom|mother|mum|dad|father|brother|sister|girlfriend|boyfriend|friend)\b|用户的?(儿子|女儿|孩子|老公|老婆|妻子|丈夫|对象|爸爸|妈妈|爸|妈|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|闺女)`)
 
 // watchingSport is a sport followed, not done: "loves watching tennis", 看球.
 var watchingSport = regexp.MustCompile(`(?i)\b(?:watch|watches|watching|fan\s+of|follows?)\b|看\p{Han}{0,4}(?:比赛|球)|球迷`)
@@ -660,6 +705,8 @@ func correctedID(c memory.Candidate, content string) (string, bool) {
 // relatedPrefixes are the key prefixes whose memories c may rule out beyond its own slot.
 func relatedPrefixes(c memory.Candidate) []string {
 	switch {
+	case relationDiet(c.Key) != "":
+		return []string{relationDiet(c.Key) + "taste.", relationDiet(c.Key) + "food."}
 	case c.Key == "food.diet":
 		return []string{"taste.", "food.cuisine.", "food.ingredient."}
 	case (c.Category == memory.CatConstraint || c.Category == memory.CatPreference) && restricted(c.Content) != "":

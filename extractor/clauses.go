@@ -168,12 +168,13 @@ func newClauseRules() *clauseRules {
 		// work, one slot, so that a new way replaces the old.
 		commuteEN: re(`(?i:\b(?:i|we)\s+(?:usually\s+|just\s+|always\s+|now\s+|mostly\s+|normally\s+|still\s+|typically\s+|actually\s+|generally\s+)*` +
 			`(?:(?:take|catch|ride|get|hop on)\s+the\s+(?:[\d:.]+\s*(?:am|pm)?\s+)?(?:[a-z]+\s+){0,2}(?:train|bus|subway|metro|tube|tram|ferry|shuttle|light rail)\b[^,.;!?]{0,30}?\b(?:to|into)\s+(?:work|the office|the city|town|campus)` +
-			`|(?:take|catch)\s+the\s+\d{1,2}[:.]\d{2}\s*(?:am|pm)?\s+(?:[a-z]+\s+)?(?:train|bus|ferry|tram|shuttle)\b` +
+			`|(?:take|catch)\s+the\s+\d{1,2}[:.]\d{2}\s*(?:am|pm)?(?:\s+(?:[a-z]+\s+)?(?:train|bus|ferry|tram|shuttle)\b|\s*(?:[,.;!]|$)|\s+(?:most|every|each|on|these|now|daily)\b)` +
+			`|work\s+(?:from\s+home|remotely)\s+(?:full[- ]time|every\s+day|all\s+week|now)` +
 			`|(?:bike|cycle|walk|drive|carpool|scooter|skate|run)\s+(?:in(?:\s*$|\s*[,.;!]|\s+(?:now|these|every|most|daily|each|on)\b)|(?:to|into)\s+(?:work|the office|the city|town|campus))` +
 			`|commute\s+(?:by|on|via)\s+[a-z]+)` +
-			`|\bmy\s+(?:daily\s+)?commute\s+is\b)`),
+			`|\bmy\s+(?:daily\s+)?commute\s+is\b|\bno\s+(?:more\s+)?commute\b|\bworking\s+from\s+home\s+full[- ]time\b)`),
 		// "每天坐地铁上班", "现在骑车上班": how the speaker gets to work.
-		commuteZH: re(`(?:坐|乘|搭|骑|开车|走路|步行|打车|蹬)[^，。；,;！!？?]{0,10}?(?:上班|上学|通勤|去公司|去单位)|通勤`),
+		commuteZH: re(`(?:坐|乘|搭|骑|开车|走路|步行|打车|蹬)[^，。；,;！!？?]{0,10}?(?:上班|上学|通勤|去公司|去单位)|通勤|(?:坐|改坐|赶)(?:\d{1,2}[:：]\d{2}|\d{1,2}点(?:\d{1,2}分?|半)?)的(?:地铁|公交|班车|车|火车|轮渡)?`),
 		// "no more sweets for me": the end of a taste, told without a verb.
 		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
 		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),

@@ -48,6 +48,22 @@ var (
 // forNowEN bounds an arrangement in time: "until the 20th", "for the next two weeks".
 var forNowEN = regexp.MustCompile(`(?i)\b(?:until|till|through\s+the|for\s+now|for\s+the\s+(?:next|rest)|this\s+week|for\s+a\s+(?:few|couple)|temporarily)\b`)
 
+var (
+	// "I normally turn in around midnight", "going to bed by 10:30 these days": the speaker's
+	// bedtime, the slot the sleep schedule has.
+	selfBedtimeEN = regexp.MustCompile(`(?i)^(?:i\s+|i've\s+|we\s+)?(?:usually\s+|normally\s+|mostly\s+|now\s+|been\s+)?(?:go(?:ing)?|went|get(?:ting)?)\s+to\s+(?:bed|sleep)\s+(?:at|by|around|before)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|midnight)`)
+	selfBedtimeZH = regexp.MustCompile(`^我?(?:一般|平时|每天|最近|现在|通常)?(?:都)?(?:晚上)?(\d{1,2}点|[一二三四五六七八九十]{1,3}点)(?:半)?(?:以后|前|左右)?(?:就|才)?(?:睡|上床|睡觉)`)
+	// "I'm reading Wolf Hall", "now rereading Persuasion", "在读《三体》": what the
+	// speaker is reading or watching, one at a time.
+	readingEN  = regexp.MustCompile(`(?:\b(?i:i'm|i\s+am|now|currently|been|started)\s+(?i:currently\s+)?)(?i:reading|re-reading|rereading)\s+(\p{Lu}[\p{L}'’-]*(?:\s+(?:\p{Lu}[\p{L}'’-]*|of|the|and|in|a))*)`)
+	watchingEN = regexp.MustCompile(`(?:\b(?i:i'm|i\s+am|we're|we\s+are|now|currently|been|we've|i've)\s+(?i:(?:currently|just|finally)\s+)?)(?i:watching|started\s+watching|started|bingeing|binging)\s+(\p{Lu}[\p{L}'’-]*(?:\s+(?:\p{Lu}[\p{L}'’-]*|of|the|and|in))*)`)
+	readingZH  = regexp.MustCompile(`(?:在|开始)(?:读|看)《([^》]{1,20})》`)
+	watchingZH = regexp.MustCompile(`(?:在追|开始追|开始看|在看|追)《([^》]{1,20})》`)
+	// "saving up for a campervan", "the holiday money is going toward the boiler"
+	savingEN = regexp.MustCompile(`(?i)\b(?:saving|saving\s+up|putting\s+money\s+(?:aside|away))\s+(?:for|towards?)\b|\b(?:fund|savings|nest\s+egg|money)\s+(?:is|are)\s+(?:now\s+)?going\s+(?:toward|towards|to|into)\b`)
+	savingZH = regexp.MustCompile(`攒钱|存钱|攒的钱|存的钱`)
+)
+
 // workplaceEN is a value that names a workplace, not a home: "the Lisbon office".
 var workplaceEN = regexp.MustCompile(`(?i)\b(?:office|branch|site|campus|hq|headquarters|plant|warehouse|store|lab|studio)$`)
 
@@ -61,6 +77,17 @@ func (o *Offline) routineFacts(s string) []fact {
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
+		if selfBedtimeZH.MatchString(s) && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "schedule.sleep", content: o.pronounsOf(trimEnd(s)), cat: memory.CatPreference, imp: impPreference})
+		}
+		if m := watchingZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "user.watching", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+		} else if m := readingZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "user.reading", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+		}
+		if savingZH.MatchString(s) && !toldOfOtherZH(s) {
+			out = append(out, fact{key: "user.savings_goal", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+		}
 		if m := perDayZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "drink." + drinkSlotZH(m[1]), content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference, replace: true})
 		}
@@ -84,10 +111,7 @@ func (o *Offline) routineFacts(s string) []fact {
 			out = append(out, fact{key: "relation.manager.name", content: "用户现在向" + m[1] + "汇报，" + m[1] + "是用户的领导", cat: memory.CatRelationship})
 		}
 		if m := relMoveZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[2]) && isPlace(m[2]) {
-			who := m[1]
-			if strings.ContainsAny(who, "哥姐弟妹") && len([]rune(who)) == 1 {
-				who += who // 我哥 is 我哥哥
-			}
+			who := fullKinZH(m[1]) // 我哥 is 我哥哥
 			out = append(out, fact{key: "relation." + c.rel(who) + ".location", content: "用户的" + who + "现在住在" + m[2], cat: memory.CatRelationship})
 		}
 		return out
@@ -97,6 +121,17 @@ func (o *Offline) routineFacts(s string) []fact {
 		if l := butLivingEN.FindStringSubmatch(s); l != nil && !c.notName[l[1]] {
 			out = append(out, fact{key: "user.location", content: "The user lives in " + l[1], cat: memory.CatProfile})
 		}
+	}
+	if m := selfBedtimeEN.FindStringSubmatch(s); m != nil {
+		out = append(out, fact{key: "schedule.sleep", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatPreference, imp: impPreference})
+	}
+	if m := readingEN.FindStringSubmatch(s); m != nil && !nameStop[strings.ToLower(m[1])] {
+		out = append(out, fact{key: "user.reading", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+	} else if m := watchingEN.FindStringSubmatch(s); m != nil && !nameStop[strings.ToLower(m[1])] && !c.notName[m[1]] {
+		out = append(out, fact{key: "user.watching", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+	}
+	if savingEN.MatchString(s) && !otherSubject.MatchString(s) {
+		out = append(out, fact{key: "user.savings_goal", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
 	}
 	if m := perDayEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
 		out = append(out, fact{key: "drink." + drinkSlotEN(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference, replace: true})
@@ -123,6 +158,14 @@ func (o *Offline) routineFacts(s string) []fact {
 		out = append(out, fact{key: "person." + slugify(m[1]) + ".location", content: m[1] + " lives in " + m[2] + " now", cat: memory.CatRelationship})
 	}
 	return out
+}
+
+// fullKinZH is a one-character sibling word said in full: 哥 is 哥哥.
+func fullKinZH(w string) string {
+	if w == "哥" || w == "姐" || w == "弟" || w == "妹" {
+		return w + w
+	}
+	return w
 }
 
 // drinkSlotEN and drinkSlotZH name the thing counted per day, in the drink slots'
@@ -172,6 +215,19 @@ var (
 	teamZH     = regexp.MustCompile(`(?:^我(?:现在|目前)?在|(?:^|我)(?:上个?月|上周|去年|今年|年初|月初|最近|刚刚?|已经)?(?:转到|调到|换到|去了|转去|调去)了?)(\p{Han}{2,4}?)(组|部门|团队|事业部|小组)`)
 )
 
+var (
+	// "Our girl has violin lessons on Mondays", "our twins do swim classes": a relation's
+	// lessons, one slot per relation, so that a switch replaces them.
+	relLessonsEN = regexp.MustCompile(`(?i:\b(?:my|our)\s+(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?:takes|has|does|goes\s+to|is\s+taking|started)\s+)([a-z][a-z-]*(?:\s+[a-z][a-z-]*)?)\s+(?i:lessons|classes|class|practice|club)\b` +
+		`|(?i:\b(?:my|our)\s+(` + relEN + `)(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?:switched|moved|changed|went)\s+from\s+([a-z]+)\s+to\s+[a-z]+)`)
+	// "我婆婆生日是8月12号": a relation's birthday.
+	relBirthdayZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `|哥|姐|弟|妹)(?:的)?生日(?:是|在)(\d{1,2}月\d{1,2}[号日]?|[一二三四五六七八九十]+月[一二三四五六七八九十]+[号日]?|农历\p{Han}{2,6})`)
+	// "my partner started at Monzo", "my dad's new job is at the council"
+	relNewJobEN = regexp.MustCompile(`(?i:\b(?:my|our)\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+,?)?(?:'s|’s)?\s+(?:just\s+|recently\s+|finally\s+)?(?:started\s+(?:a\s+new\s+job\s+)?(?:at|with)|starts\s+at|is\s+starting\s+at|joined|new\s+job\s+is\s+(?:at|with)|got\s+a\s+job\s+(?:at|with)|is\s+now\s+(?:at|with))\s+(?:the\s+)?)([A-Za-z][\w&'.-]*(?:\s+[A-Za-z][\w&'.-]*){0,3}?)(?:\s+(?:this|last|next|in|on|as|and|but|so)\b|\s*[,.;!]|$)`)
+	// "我弟下周开始去京东上班", "我老公换工作了，现在在区医院"
+	relNewJobZH = regexp.MustCompile(`我(?:的|家)?(` + relZH + `|哥|姐|弟|妹)(?:这周|下周|上周|下个?月|上个?月|明天|今天|最近|刚刚?|已经)*(?:开始)?(?:去|到|进了?)(\S{2,10}?)(?:上班|工作|入职)|我(?:的|家)?(` + relZH + `|哥|姐|弟|妹)换工作了[，,](?:现在)?(?:在|去了)(\S{2,10}?)(?:上班|工作)?(?:了)?(?:[，。！,.]|$)`)
+)
+
 // workAndHomeFacts are a medication's dose, a rented or bought home, and the team, told of
 // the speaker.
 func (o *Offline) workAndHomeFacts(s string) []fact {
@@ -182,6 +238,13 @@ func (o *Offline) workAndHomeFacts(s string) []fact {
 		} else if m := doseMovedZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "medication." + m[1], content: "用户的" + strings.TrimPrefix(o.pronounsOf(trimEnd(s)), "用户"), cat: memory.CatFact})
 		}
+		if m := relBirthdayZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "relation." + o.lex.clauses.rel(fullKinZH(m[1])) + ".birthday", content: "用户的" + m[1] + "生日是" + m[2], cat: memory.CatRelationship})
+		}
+		if m := relNewJobZH.FindStringSubmatch(s); m != nil {
+			who, where := m[1]+m[3], m[2]+m[4]
+			out = append(out, fact{key: "relation." + o.lex.clauses.rel(fullKinZH(who)) + ".employer", content: "用户的" + who + "现在在" + where + "工作", cat: memory.CatRelationship})
+		}
 		if m := rentInZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
 			out = append(out, fact{key: "user.location", content: "用户住在" + m[1] + "（" + o.pronounsOf(trimEnd(s)) + "）", cat: memory.CatProfile})
 		}
@@ -189,6 +252,12 @@ func (o *Offline) workAndHomeFacts(s string) []fact {
 			out = append(out, fact{key: "user.team", content: "用户现在在" + m[1] + m[2], cat: memory.CatProfile})
 		}
 		return out
+	}
+	if m := relLessonsEN.FindStringSubmatch(s); m != nil {
+		out = append(out, fact{key: "relation." + slugify(o.lex.clauses.rel(strings.ToLower(m[1]+m[3]))) + ".lessons", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship})
+	}
+	if m := relNewJobEN.FindStringSubmatch(s); m != nil {
+		out = append(out, fact{key: "relation." + slugify(o.lex.clauses.rel(strings.ToLower(m[1]))) + ".employer", content: "The user's " + strings.ToLower(m[1]) + " now works at " + m[2], cat: memory.CatRelationship})
 	}
 	if m := medicationEN.FindStringSubmatch(s); m != nil && !o.lex.clauses.notName[m[1]] {
 		out = append(out, fact{key: "medication." + slugify(strings.ToLower(m[1])), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact})

@@ -85,6 +85,9 @@ var thingSlots = map[string]string{
 	"current account": "user.attr.bank", "banking": "user.attr.bank", "bank": "user.attr.bank",
 }
 
+// kinLeadZH opens a sentence about a relation: "我哥是…", "我老婆…".
+var kinLeadZH = regexp.MustCompile(`^我(?:的|家)?(?:` + relZH + `|哥|姐|弟|妹)`)
+
 // everyZH is how often an amount or a meeting recurs, told before the noun ("每个月房贷").
 var everyZH = regexp.MustCompile(`^(?:每个?月|每年|每周|每天|每星期)`)
 
@@ -148,6 +151,9 @@ func topicSlug(np string) string {
 			break
 		}
 	}
+	for n := len(out); n > 1 && strings.HasSuffix(out[n-1], "ed") && !topicVerbs[out[n-1]]; n = len(out) {
+		out = out[:n-1] // "groceries delivered": the groceries
+	}
 	for n := len(out); n > 1 && (out[n-1] == "shopping" || out[n-1] == "run" || out[n-1] == "over" || out[n-1] == "across" ||
 		out[n-1] == "up" || out[n-1] == "down" || out[n-1] == "back"); n = len(out) {
 		out = out[:n-1]
@@ -162,7 +168,7 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	t := o.slots
 	if hasHan(s) {
 		body := strings.TrimSpace(s)
-		if t.shiftZH.MatchString(body) {
+		if t.shiftZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
 		if t.landlordZH.MatchString(body) {

@@ -194,17 +194,29 @@ func keyFamily(k string) string {
 	return ""
 }
 
-// topicChange reports candidate c telling, with a strong change cue, a new value of what
-// the older standing memory m is about: they share a word that names the thing, each
+// topicChange reports candidate c, a slot's value told with a strong change cue, telling
+// a new value of what the older standing memory m is about: they share a word that names the thing, each
 // holds words the other does not (the old value, the new one), and both are the
 // speaker's.
 func topicChange(c memory.Candidate, cf textFeatures, m memory.Memory, nf textFeatures) bool {
-	if m.Type != memory.Semantic || c.Source != memory.SourceUser || m.Source != memory.SourceUser ||
+	if m.Type != memory.Semantic || c.Key == "" || c.Source != memory.SourceUser || m.Source != memory.SourceUser ||
 		c.ValidFrom.IsZero() || !m.ValidFrom.Before(c.ValidFrom) || !strongChange.MatchString(c.Content) ||
 		m.Category == memory.CatProfile && c.Key == "" || keyFamily(m.Key) != keyFamily(c.Key) || strings.HasPrefix(c.Key, "person.") {
 		return false
 	}
-	if len(topicWords(cf, nf)) == 0 {
+	subject := map[string]bool{}
+	for _, t := range []string{c.Content, m.Content} {
+		if f := strings.Fields(strings.ToLower(t)); len(f) > 0 {
+			subject[ruleStem(strings.Trim(f[0], ",.:;!?'’s"))] = true // "Gina …": whom it is told of
+		}
+	}
+	if !slices.ContainsFunc(topicWords(cf, nf), func(w string) bool {
+		_, cn := cf.names[w]
+		_, nn := nf.names[w]
+		// A name shared is who the memories are told of ("Gina …"), unless a slot is named
+		// by it (habit.watch.<show>).
+		return !subject[w] && (!cn && !nn || strings.Contains(c.Key+" "+m.Key, w))
+	}) {
 		return false
 	}
 	newOnly, oldOnly := 0, 0

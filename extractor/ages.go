@@ -65,6 +65,9 @@ func selfAge(s string) string {
 
 // ageFacts are the relations' ages sentence s states.
 func (o *Offline) ageFacts(s string) []fact {
+	if len(s) > maxAsideBytes {
+		return nil // told in short sentences; a long one would cost every pattern its length
+	}
 	c := o.lex.clauses
 	var out []fact
 	if a := selfAge(s); a != "" {

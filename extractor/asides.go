@@ -24,11 +24,19 @@ var (
 	premiseEN = regexp.MustCompile(`(?i)^(?:since|as|because|given\s+that|now\s+that|seeing\s+as)\s+((?:i'm|i am|i've|i have|i|my\s+[a-z]+|we're|we)\b[^,?]{3,80}),\s*[^,]+\?$`)
 )
 
+// maxAsideBytes bounds a sentence read for an aside, an idiom or a pronoun: they are told
+// in short sentences, and a pathological long one costs every pattern its whole length.
+const maxAsideBytes = 600
+
 // withAsides is sentences with the speaker's asides told as sentences of their own, after
 // (or, for a premise, before) the request they were told in.
 func withAsides(sentences []string) []string {
 	out := make([]string, 0, len(sentences))
 	for _, s := range sentences {
+		if len(s) > maxAsideBytes {
+			out = append(out, s)
+			continue
+		}
 		if m := premiseEN.FindStringSubmatch(s); m != nil {
 			out = append(out, upperFirst(m[1])+".", s)
 			continue
@@ -75,6 +83,9 @@ func withAntecedents(sentences []string) []string {
 	out := make([]string, len(sentences))
 	copy(out, sentences)
 	for i, s := range out {
+		if len(s) > maxAsideBytes {
+			continue
+		}
 		if hasHan(s) {
 			re := femaleZH
 			m := re.FindStringSubmatch(s)
@@ -154,6 +165,9 @@ func withPlainIdioms(sentences []string) []string {
 	out := make([]string, len(sentences))
 	for i, s := range sentences {
 		out[i] = s
+		if len(s) > maxAsideBytes {
+			continue
+		}
 		if hasHan(s) {
 			if m := dislikedAsZH.FindStringSubmatch(s); m != nil {
 				out[i] = "我讨厌" + m[1] + m[2] + m[3] + "。"
@@ -187,6 +201,10 @@ var (
 func withBackgroundItems(sentences []string) []string {
 	out := make([]string, 0, len(sentences))
 	for _, s := range sentences {
+		if len(s) > maxAsideBytes {
+			out = append(out, s)
+			continue
+		}
 		m := backgroundLeadEN.FindStringSubmatch(s)
 		if m == nil || hasHan(s) {
 			out = append(out, s)

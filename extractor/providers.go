@@ -105,6 +105,9 @@ var (
 // serviceFacts are the facts of sentence s about the speaker's routines and their pets'
 // food that have a slot of their own.
 func (o *Offline) serviceFacts(s string) []fact {
+	if len(s) > maxAsideBytes {
+		return nil // told in short sentences; a long one would cost every pattern its length
+	}
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {

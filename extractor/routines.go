@@ -74,6 +74,9 @@ var toolPurposeZH = map[string]string{"记笔记": "note", "做笔记": "note", 
 
 // routineFacts are the facts of sentence s about the speaker's routines and arrangements.
 func (o *Offline) routineFacts(s string) []fact {
+	if len(s) > maxAsideBytes {
+		return nil // told in short sentences; a long one would cost every pattern its length
+	}
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
@@ -231,6 +234,9 @@ var (
 // workAndHomeFacts are a medication's dose, a rented or bought home, and the team, told of
 // the speaker.
 func (o *Offline) workAndHomeFacts(s string) []fact {
+	if len(s) > maxAsideBytes {
+		return nil // told in short sentences; a long one would cost every pattern its length
+	}
 	var out []fact
 	if hasHan(s) {
 		if m := medicationZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {

@@ -559,7 +559,7 @@ func oldValues(old, new string) slotValue {
 		delete(v.names, n)
 	}
 	for n := range v.names {
-		if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(n)).MatchString(new) {
+		if containsWord(new, n, true) {
 			delete(v.names, n) // a name the new statement opens with is no old value
 		}
 	}
@@ -726,11 +726,12 @@ func (cfg ResolverConfig) chooseRule(c memory.Candidate, ns []scored) (int, rule
 	best, bestMatch := -1, ruleMatch{rel: relUnrelated, reason: "no similar memory"}
 	bestScore := -1.0
 	for i, n := range ns {
+		nf := features(n.mem.Content)
 		if n.sim < cfg.NeighbourFloor && !n.sameKey && !n.related && !revises(cf, c, n.mem) && !corrects(c, n.mem) &&
-			!topicChange(c, cf, n.mem, features(n.mem.Content)) {
+			!topicChange(c, cf, n.mem, nf) {
 			continue
 		}
-		m := cfg.relate(c, cf, n, features(n.mem.Content))
+		m := cfg.relate(c, cf, n, nf)
 		if m.rel == relUnrelated {
 			if best < 0 {
 				bestMatch = m

@@ -88,6 +88,30 @@ func personOf(k string) string {
 	return name
 }
 
+// containsWord reports text holding w as a word, case folded: whole, or at the start of a
+// word when prefix is set (a stem: "lott" in "Lotte"). It runs per neighbour, where
+// compiling a pattern per call would cost more than the check.
+func containsWord(text, w string, prefix bool) bool {
+	text, w = strings.ToLower(text), strings.ToLower(w)
+	if w == "" {
+		return false
+	}
+	wordRune := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	for from := 0; ; {
+		i := strings.Index(text[from:], w)
+		if i < 0 {
+			return false
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(w):])
+		if (i == 0 || !wordRune(before)) && (prefix || i+len(w) == len(text) || !wordRune(after)) {
+			return true
+		}
+		from = i + len(w)
+	}
+}
+
 // meets reports m in candidate c's slot: the same key (sameSlot), or a relation's slot
 // and the slot of the same thing of someone named in it ("my daughter Maya is in 3rd
 // grade", relation.daughter.school, and "Maya started 4th grade", person.maya.school).
@@ -102,7 +126,7 @@ func meets(c memory.Candidate, m memory.Memory) bool {
 		}
 		_, what, _ := strings.Cut(strings.TrimPrefix(personKey, "person."), ".")
 		rel := strings.Split(relKey, ".")
-		return len(rel) == 3 && rel[2] == what && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(name)+`\b`).MatchString(content)
+		return len(rel) == 3 && rel[2] == what && containsWord(content, name, false)
 	}
 	return namedIn(c.Key, m.Key, m.Content) || namedIn(m.Key, c.Key, c.Content)
 }
@@ -341,9 +365,9 @@ type ruling struct {
 	// aged are the names whose new age the candidate tells ("Mira turned 8"), as
 	// patterns.
 	aged []*regexp.Regexp
-	// sport is the exercise the candidate says the speaker changed to ("switched to
+	// activity is the sport or instrument the candidate says the speaker changed to ("switched to
 	// swimming", 改成打羽毛球了), "" for none.
-	sport string
+	activity string
 }
 
 func newRuling(c memory.Candidate) ruling {
@@ -377,15 +401,15 @@ func newRuling(c memory.Candidate) ruling {
 	for _, n := range metaNames(c, "aged") {
 		r.aged = append(r.aged, wordPattern(n, ""))
 	}
-	if loc := sportChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
+	if loc := activityChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
 		from := loc[0]
 		if strings.Contains(strings.ToLower(c.Content[loc[0]:loc[1]]), "from") {
 			if i := strings.Index(c.Content[loc[1]:], " to "); i >= 0 {
 				from = loc[1] + i // "switched from piano to drums": the new one is after "to"
 			}
 		}
-		if sp := sportPattern.FindString(c.Content[from:]); sp != "" {
-			r.sport = sportOf(sp)
+		if sp := activityPattern.FindString(c.Content[from:]); sp != "" {
+			r.activity = activityOf(sp)
 		}
 	}
 	r.warmedTo = warmedTo(c.Content)
@@ -498,20 +522,20 @@ var toldLeaving = regexp.MustCompile(`^(?:\S*\s+){0,3}?(?:retired|resigned|quit|
 // restriction excluding what m likes, a thing the speaker parted with, or someone or
 // something named that left.
 func (r ruling) rulesOut(m memory.Memory) bool {
-	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m) || r.gaveUpFor(m) || r.warmedUp(m) || r.recoveredFrom(m) || r.agedOut(m) || r.switchedSport(m)
+	return dietRulesOut(r.c, m) || r.restriction(m) || r.partedWith(m) || r.departedFrom(m) || r.gaveUpFor(m) || r.warmedUp(m) || r.recoveredFrom(m) || r.agedOut(m) || r.switchedActivity(m)
 }
 
-// The exercise a speaker does is one of a few sports, and a change to another ("改成打羽毛球了",
+// What a speaker does is often one of a few sports or instruments, and a change to another ("改成打羽毛球了",
 // "switched to swimming") ends the habit of the one before, which the change need not
-// name. sportPattern names them, sportChangeCue the change; sportOf folds a sport's forms
+// name. activityPattern names them, activityChangeCue the change; activityOf folds an activity's forms
 // into one name.
 var (
-	sportPattern   = regexp.MustCompile(`(?i)\b(?:piano|guitar|violin|cello|drums|flute|saxophone|sax|trumpet|ukulele|clarinet|bass)\b|钢琴|吉他|小提琴|大提琴|架子鼓|长笛|萨克斯|小号|尤克里里|古筝|二胡|琵琶|\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
-	sportChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|改学|改弹|\bswitched\s+from\b|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
+	activityPattern   = regexp.MustCompile(`(?i)\b(?:piano|guitar|violin|cello|drums|flute|saxophone|sax|trumpet|ukulele|clarinet|bass)\b|钢琴|吉他|小提琴|大提琴|架子鼓|长笛|萨克斯|小号|尤克里里|古筝|二胡|琵琶|\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
+	activityChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|改学|改弹|\bswitched\s+from\b|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
 )
 
-// sportOf is the name of sport word w: its forms, and both languages, as one.
-func sportOf(w string) string {
+// activityOf is the name of activity word w: its forms, and both languages, as one.
+func activityOf(w string) string {
 	w = strings.ToLower(w)
 	for _, g := range [][]string{
 		{"run", "runs", "running", "ran", "jog", "jogs", "jogging", "跑步", "慢跑", "夜跑", "晨跑"},
@@ -533,10 +557,10 @@ func sportOf(w string) string {
 	return w
 }
 
-// switchedSport reports m, an earlier standing memory of doing another sport, once the
-// candidate says the speaker changed to its sport ("每天早上跑步", once "改成打羽毛球了").
-func (r ruling) switchedSport(m memory.Memory) bool {
-	if r.sport == "" || m.Type != memory.Semantic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
+// switchedActivity reports m, an earlier standing memory of doing another activity, once
+// the candidate says the speaker changed to its activity ("每天早上跑步", once "改成打羽毛球了").
+func (r ruling) switchedActivity(m memory.Memory) bool {
+	if r.activity == "" || m.Type != memory.Semantic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
 		return false
 	}
 	if m.Category != memory.CatPreference && m.Category != memory.CatFact && !strings.HasPrefix(m.Key, "habit.") {
@@ -546,9 +570,9 @@ func (r ruling) switchedSport(m memory.Memory) bool {
 		return false // the son's lessons are not the speaker's
 	}
 	other := false
-	for _, w := range sportPattern.FindAllString(m.Content, -1) {
-		if sportOf(w) == r.sport {
-			return false // the new sport's own memory, or one of both
+	for _, w := range activityPattern.FindAllString(m.Content, -1) {
+		if activityOf(w) == r.activity {
+			return false // the new activity's own memory, or one of both
 		}
 		other = true
 	}

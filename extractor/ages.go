@@ -65,9 +65,6 @@ func selfAge(s string) string {
 
 // ageFacts are the relations' ages sentence s states.
 func (o *Offline) ageFacts(s string) []fact {
-	if len(s) > maxAsideBytes {
-		return nil // told in short sentences; a long one would cost every pattern its length
-	}
 	c := o.lex.clauses
 	var out []fact
 	if a := selfAge(s); a != "" {
@@ -86,7 +83,7 @@ func (o *Offline) ageFacts(s string) []fact {
 	if m := injuryEN.FindStringSubmatch(s); m != nil {
 		// In the slot of the part of the body, so that "it's fully healed" ends it.
 		part := strings.ToLower(strings.Join(strings.Fields(m[2]), "_"))
-		out = append(out, fact{key: "user.health.injury." + part, content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact})
+		out = append(out, fact{key: "user.health.injury." + part, content: o.toldWhole(s), cat: memory.CatFact})
 	}
 	if m := relAgeEN.FindStringSubmatch(s); m != nil && (m[2] == "" || !c.notName[m[2]]) {
 		who := strings.ToLower(m[1])

@@ -420,13 +420,19 @@ var (
 // youToI turns a statement of the listener's into the speaker's: "your lease ends" → "my
 // lease ends", "you're on nights" → "I'm on nights".
 func youToI(s string) string {
-	s = regexp.MustCompile(`(?i)\byou're\b`).ReplaceAllString(s, "I'm")
-	s = regexp.MustCompile(`(?i)\byou\s+are\b`).ReplaceAllString(s, "I am")
-	s = regexp.MustCompile(`(?i)\byou've\b`).ReplaceAllString(s, "I've")
+	s = youAreEN.ReplaceAllString(s, "I'm")
+	s = youAreLongEN.ReplaceAllString(s, "I am")
+	s = youHaveEN.ReplaceAllString(s, "I've")
 	s = yourToMy(s)
-	s = regexp.MustCompile(`(?i)\byou\b`).ReplaceAllString(s, "I")
-	return upperFirst(s)
+	return upperFirst(youEN.ReplaceAllString(s, "I"))
 }
+
+var (
+	youAreEN     = regexp.MustCompile(`(?i)\byou're\b`)
+	youAreLongEN = regexp.MustCompile(`(?i)\byou\s+are\b`)
+	youHaveEN    = regexp.MustCompile(`(?i)\byou've\b`)
+	youEN        = regexp.MustCompile(`(?i)\byou\b`)
+)
 
 // yourToMy turns the listener's possessive of a question into the speaker's.
 func yourToMy(s string) string {

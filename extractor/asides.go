@@ -195,6 +195,7 @@ var (
 	itemStatementEN  = regexp.MustCompile(`(?i)^(?:i|i'm|my|we|we're|our)\b`)
 	itemVerbLeadEN   = regexp.MustCompile(`(?i)^(?:have|got|love|like|hate|work|live|run|own|speak|study|teach)\b`)
 	itemCountEN      = regexp.MustCompile(`(?i)^(?:one|two|three|four|five|six|\d)\s+\w+`)
+	itemAgeEN        = regexp.MustCompile(`^\d{2}$`)
 )
 
 // withBackgroundItems is sentences with a labelled self-introduction told item by item.
@@ -214,7 +215,7 @@ func withBackgroundItems(sentences []string) []string {
 			item = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(item), "and "))
 			switch {
 			case item == "":
-			case regexp.MustCompile(`^\d{2}$`).MatchString(item):
+			case itemAgeEN.MatchString(item):
 				out = append(out, "I'm "+item+".")
 			case itemStatementEN.MatchString(item):
 				out = append(out, upperFirst(item)+".")

@@ -311,16 +311,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 	// A user's sentence that opens with its verb ("Switched to …", "Moved to …") dropped
 	// its subject, the speaker.
 	selfish := c.selfStart.MatchString(s) || droppedSubjectEN.MatchString(s)
-	for _, f := range o.ageFacts(s) {
-		add(f)
-	}
-	for _, f := range o.serviceFacts(s) {
-		add(f)
-	}
-	for _, f := range o.routineFacts(s) {
-		add(f)
-	}
-	for _, f := range o.workAndHomeFacts(s) {
+	for _, f := range o.shortSentenceFacts(s) {
 		add(f)
 	}
 

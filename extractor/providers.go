@@ -105,9 +105,6 @@ var (
 // serviceFacts are the facts of sentence s about the speaker's routines and their pets'
 // food that have a slot of their own.
 func (o *Offline) serviceFacts(s string) []fact {
-	if len(s) > maxAsideBytes {
-		return nil // told in short sentences; a long one would cost every pattern its length
-	}
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
@@ -118,46 +115,42 @@ func (o *Offline) serviceFacts(s string) []fact {
 			out = append(out, fact{key: "habit." + m[2], content: "用户" + strings.TrimPrefix(trimEnd(s), "我"), cat: memory.CatFact, imp: impPreference})
 		}
 		if workHoursZH.MatchString(s) && strings.Contains(s, "我") {
-			out = append(out, fact{key: "user.attr.work_hours", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "user.attr.work_hours", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		}
 		if m := promotedZH.FindStringSubmatch(s); m != nil && (jobLikeZH.MatchString(m[1]) || titleZH.MatchString(m[1])) && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "user.role", content: "用户现在是" + m[1], cat: memory.CatProfile})
 		}
 		if dietZH.MatchString(s) && !dietResumeZH.MatchString(s) {
-			out = append(out, fact{key: "food.diet", content: o.pronounsOf(trimEnd(s)), cat: memory.CatPreference, imp: impPreference})
+			out = append(out, fact{key: "food.diet", content: o.toldWhole(s), cat: memory.CatPreference, imp: impPreference})
 		}
 		if dietResumeZH.MatchString(s) && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "food.diet", content: o.pronounsOf(trimEnd(s)) + "（不再吃素）", cat: memory.CatPreference, imp: impPreference})
+			out = append(out, fact{key: "food.diet", content: o.toldWhole(s) + "（不再吃素）", cat: memory.CatPreference, imp: impPreference})
 		}
 		if m := petFoodZH.FindStringSubmatch(s); m != nil {
 			out = append(out, fact{key: "pet." + c.pet(m[1]) + ".food", content: "用户的" + m[1] + "吃" + m[2], cat: memory.CatFact, imp: impPreference})
 		} else if m := petFoodSwitchZH.FindStringSubmatch(s); m != nil && (strings.Contains(m[1], "粮") || strings.Contains(s, "兽医")) {
-			out = append(out, fact{key: "pet.food", content: "用户的宠物现在吃" + m[1] + "（" + o.pronounsOf(trimEnd(s)) + "）", cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "pet.food", content: "用户的宠物现在吃" + m[1] + "（" + o.toldWhole(s) + "）", cat: memory.CatFact, imp: impPreference})
 		}
 		return out
 	}
 	if m := workHoursEN.FindStringSubmatch(s); m != nil && workCtxEN.MatchString(s) && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
-		out = append(out, fact{key: "user.attr.work_hours", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "user.attr.work_hours", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	}
 	if dietResumeEN.MatchString(s) && !otherSubject.MatchString(s) {
-		out = append(out, fact{key: "food.diet", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatPreference, imp: impPreference})
+		out = append(out, fact{key: "food.diet", content: o.toldWhole(s), cat: memory.CatPreference, imp: impPreference})
 	}
-	if m := petFoodEN.FindStringSubmatch(s); m != nil && (m[1] != "" || !c.notName[m[2]] && !nameStop[strings.ToLower(m[2])]) {
-		who := strings.ToLower(m[1])
-		if who == "" {
-			who = strings.ToLower(m[2])
-		} else {
-			who = c.pet(who)
+	// The pet by its kind ("our cat") or its name ("Biscuit"), as told or as switched.
+	for _, re := range []*regexp.Regexp{petFoodEN, petFoodSwitchEN} {
+		m := re.FindStringSubmatch(s)
+		if m == nil || m[1] == "" && (c.notName[m[2]] || nameStop[strings.ToLower(m[2])]) {
+			continue
 		}
-		out = append(out, fact{key: "pet." + slugify(who) + ".food", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
-	} else if m := petFoodSwitchEN.FindStringSubmatch(s); m != nil && (m[1] != "" || !c.notName[m[2]] && !nameStop[strings.ToLower(m[2])]) {
-		who := strings.ToLower(m[1])
-		if who == "" {
-			who = strings.ToLower(m[2])
-		} else {
-			who = c.pet(who)
+		who := strings.ToLower(m[2])
+		if m[1] != "" {
+			who = c.pet(strings.ToLower(m[1]))
 		}
-		out = append(out, fact{key: "pet." + slugify(who) + ".food", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "pet." + slugify(who) + ".food", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
+		break
 	}
 	return out
 }

@@ -72,27 +72,45 @@ var toolPurposeZH = map[string]string{"记笔记": "note", "做笔记": "note", 
 	"写代码": "code", "代码": "code", "剪视频": "video", "修图": "photo", "存照片": "photo", "照片": "photo", "管理任务": "todo",
 	"记待办": "todo", "待办": "todo", "听歌": "music", "音乐": "music", "歌单": "music", "听书": "audiobook", "看书": "ebook"}
 
+// shortSentenceFacts are the facts of sentence s with slots of their own that the age,
+// service, routine and home readings take. They are told in short sentences: a long one is
+// skipped, since it would cost every pattern its whole length.
+func (o *Offline) shortSentenceFacts(s string) []fact {
+	if len(s) > maxAsideBytes {
+		return nil
+	}
+	out := o.ageFacts(s)
+	out = append(out, o.serviceFacts(s)...)
+	out = append(out, o.routineFacts(s)...)
+	return append(out, o.workAndHomeFacts(s)...)
+}
+
+// toldWhole is sentence s in the third person, as told, in its script.
+func (o *Offline) toldWhole(s string) string {
+	if hasHan(s) {
+		return o.pronounsOf(trimEnd(s))
+	}
+	return upperFirst(trimEnd(o.pronounsEN(s, false)))
+}
+
 // routineFacts are the facts of sentence s about the speaker's routines and arrangements.
 func (o *Offline) routineFacts(s string) []fact {
-	if len(s) > maxAsideBytes {
-		return nil // told in short sentences; a long one would cost every pattern its length
-	}
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
 		if selfBedtimeZH.MatchString(s) && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "schedule.sleep", content: o.pronounsOf(trimEnd(s)), cat: memory.CatPreference, imp: impPreference})
+			out = append(out, fact{key: "schedule.sleep", content: o.toldWhole(s), cat: memory.CatPreference, imp: impPreference})
 		}
 		if m := watchingZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "user.watching", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "user.watching", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		} else if m := readingZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "user.reading", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "user.reading", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		}
 		if savingZH.MatchString(s) && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "user.savings_goal", content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "user.savings_goal", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		}
 		if m := perDayZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "drink." + drinkSlotZH(m[1]), content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference, replace: true})
+			out = append(out, fact{key: "drink." + drinkSlotZH(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference, replace: true})
 		}
 		if m := bedtimeZH.FindStringSubmatch(s); m != nil {
 			out = append(out, fact{key: "relation." + c.rel(m[1]) + ".bedtime", content: "用户的" + m[1] + "晚上" + m[2] + "睡觉", cat: memory.CatRelationship, replace: true})
@@ -106,9 +124,9 @@ func (o *Offline) routineFacts(s string) []fact {
 			out = append(out, fact{key: "tool." + toolPurposeZH[m[1]], content: "用户的" + m[1] + "现在用" + m[2], cat: memory.CatFact, imp: impPreference})
 		}
 		if m := planObjectZH.FindStringSubmatch(s); m != nil {
-			out = append(out, fact{key: "plan.renovation." + m[1] + m[2], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "plan.renovation." + m[1] + m[2], content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		} else if m := planPausedZH.FindStringSubmatch(s); m != nil {
-			out = append(out, fact{key: "plan.renovation." + m[1], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "plan.renovation." + m[1], content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		}
 		if m := reportToZH.FindStringSubmatch(s); m != nil && !badNameZH(m[1]) {
 			out = append(out, fact{key: "relation.manager.name", content: "用户现在向" + m[1] + "汇报，" + m[1] + "是用户的领导", cat: memory.CatRelationship})
@@ -126,18 +144,18 @@ func (o *Offline) routineFacts(s string) []fact {
 		}
 	}
 	if m := selfBedtimeEN.FindStringSubmatch(s); m != nil {
-		out = append(out, fact{key: "schedule.sleep", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatPreference, imp: impPreference})
+		out = append(out, fact{key: "schedule.sleep", content: o.toldWhole(s), cat: memory.CatPreference, imp: impPreference})
 	}
 	if m := readingEN.FindStringSubmatch(s); m != nil && !nameStop[strings.ToLower(m[1])] {
-		out = append(out, fact{key: "user.reading", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "user.reading", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	} else if m := watchingEN.FindStringSubmatch(s); m != nil && !nameStop[strings.ToLower(m[1])] && !c.notName[m[1]] {
-		out = append(out, fact{key: "user.watching", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "user.watching", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	}
 	if savingEN.MatchString(s) && !otherSubject.MatchString(s) {
-		out = append(out, fact{key: "user.savings_goal", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "user.savings_goal", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	}
 	if m := perDayEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
-		out = append(out, fact{key: "drink." + drinkSlotEN(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference, replace: true})
+		out = append(out, fact{key: "drink." + drinkSlotEN(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference, replace: true})
 	}
 	if m := bedtimeEN.FindStringSubmatch(s); m != nil {
 		who := "child"
@@ -147,15 +165,15 @@ func (o *Offline) routineFacts(s string) []fact {
 				who = "child"
 			}
 		}
-		out = append(out, fact{key: "relation." + slugify(who) + ".bedtime", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship, replace: true})
+		out = append(out, fact{key: "relation." + slugify(who) + ".bedtime", content: o.toldWhole(s), cat: memory.CatRelationship, replace: true})
 	}
 	if m := officeEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) && !forNowEN.MatchString(s) {
 		out = append(out, fact{key: "user.work_location", content: "The user works from the " + m[1] + " " + strings.ToLower(m[2]), cat: memory.CatProfile, replace: true})
 	}
 	if m := planObjectEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
-		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	} else if m := planPausedEN.FindStringSubmatch(s); m != nil {
-		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	}
 	if m := nameMoveEN.FindStringSubmatch(s); m != nil && !c.notName[m[1]] && !nameStop[strings.ToLower(m[1])] && !c.notName[m[2]] {
 		out = append(out, fact{key: "person." + slugify(m[1]) + ".location", content: m[1] + " lives in " + m[2] + " now", cat: memory.CatRelationship})
@@ -234,15 +252,12 @@ var (
 // workAndHomeFacts are a medication's dose, a rented or bought home, and the team, told of
 // the speaker.
 func (o *Offline) workAndHomeFacts(s string) []fact {
-	if len(s) > maxAsideBytes {
-		return nil // told in short sentences; a long one would cost every pattern its length
-	}
 	var out []fact
 	if hasHan(s) {
 		if m := medicationZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "medication." + m[1], content: o.pronounsOf(trimEnd(s)), cat: memory.CatFact})
+			out = append(out, fact{key: "medication." + m[1], content: o.toldWhole(s), cat: memory.CatFact})
 		} else if m := doseMovedZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
-			out = append(out, fact{key: "medication." + m[1], content: "用户的" + strings.TrimPrefix(o.pronounsOf(trimEnd(s)), "用户"), cat: memory.CatFact})
+			out = append(out, fact{key: "medication." + m[1], content: "用户的" + strings.TrimPrefix(o.toldWhole(s), "用户"), cat: memory.CatFact})
 		}
 		if m := relBirthdayZH.FindStringSubmatch(s); m != nil {
 			out = append(out, fact{key: "relation." + o.lex.clauses.rel(fullKinZH(m[1])) + ".birthday", content: "用户的" + m[1] + "生日是" + m[2], cat: memory.CatRelationship})
@@ -252,7 +267,7 @@ func (o *Offline) workAndHomeFacts(s string) []fact {
 			out = append(out, fact{key: "relation." + o.lex.clauses.rel(fullKinZH(who)) + ".employer", content: "用户的" + who + "现在在" + where + "工作", cat: memory.CatRelationship})
 		}
 		if m := rentInZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
-			out = append(out, fact{key: "user.location", content: "用户住在" + m[1] + "（" + o.pronounsOf(trimEnd(s)) + "）", cat: memory.CatProfile})
+			out = append(out, fact{key: "user.location", content: "用户住在" + m[1] + "（" + o.toldWhole(s) + "）", cat: memory.CatProfile})
 		}
 		if m := teamZH.FindStringSubmatch(s); m != nil && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "user.team", content: "用户现在在" + m[1] + m[2], cat: memory.CatProfile})
@@ -260,13 +275,13 @@ func (o *Offline) workAndHomeFacts(s string) []fact {
 		return out
 	}
 	if m := relLessonsEN.FindStringSubmatch(s); m != nil {
-		out = append(out, fact{key: "relation." + slugify(o.lex.clauses.rel(strings.ToLower(m[1]+m[3]))) + ".lessons", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship})
+		out = append(out, fact{key: "relation." + slugify(o.lex.clauses.rel(strings.ToLower(m[1]+m[3]))) + ".lessons", content: o.toldWhole(s), cat: memory.CatRelationship})
 	}
 	if m := relNewJobEN.FindStringSubmatch(s); m != nil {
 		out = append(out, fact{key: "relation." + slugify(o.lex.clauses.rel(strings.ToLower(m[1]))) + ".employer", content: "The user's " + strings.ToLower(m[1]) + " now works at " + m[2], cat: memory.CatRelationship})
 	}
 	if m := medicationEN.FindStringSubmatch(s); m != nil && !o.lex.clauses.notName[m[1]] {
-		out = append(out, fact{key: "medication." + slugify(strings.ToLower(m[1])), content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatFact})
+		out = append(out, fact{key: "medication." + slugify(strings.ToLower(m[1])), content: o.toldWhole(s), cat: memory.CatFact})
 	}
 	if m := rentInEN.FindStringSubmatch(s); m != nil && !o.lex.clauses.notName[m[1]] {
 		out = append(out, fact{key: "user.location", content: "The user lives in " + m[1] + " (" + trimEnd(o.pronounsEN(s, false)) + ")", cat: memory.CatProfile})

@@ -534,6 +534,11 @@ var (
 	activityChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|改学|改弹|\bswitched\s+from\b|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
 )
 
+// instrument are the activities that are instruments (activityOf's names); the others are
+// sports. A switch ends an activity of its own kind only.
+var instrument = map[string]bool{"piano": true, "guitar": true, "violin": true, "cello": true, "drums": true, "flute": true,
+	"saxophone": true, "trumpet": true, "ukulele": true, "clarinet": true, "bass": true, "古筝": true, "二胡": true, "琵琶": true}
+
 // activityOf is the name of activity word w: its forms, and both languages, as one.
 func activityOf(w string) string {
 	w = strings.ToLower(w)
@@ -571,6 +576,9 @@ func (r ruling) switchedActivity(m memory.Memory) bool {
 	}
 	other := false
 	for _, w := range activityPattern.FindAllString(m.Content, -1) {
+		if instrument[activityOf(w)] != instrument[r.activity] {
+			continue // taking up the guitar ends no run, nor the reverse
+		}
 		if activityOf(w) == r.activity {
 			return false // the new activity's own memory, or one of both
 		}

@@ -401,7 +401,12 @@ func newRuling(c memory.Candidate) ruling {
 	for _, n := range metaNames(c, "aged") {
 		r.aged = append(r.aged, wordPattern(n, ""))
 	}
-	if loc := activityChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
+	if loc := quitThenCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser && nowCue.MatchString(c.Content[loc[1]:]) {
+		// "gave up rugby, she fences now": the activity after the stop is the new one.
+		if sp := activityPattern.FindString(c.Content[loc[1]:]); sp != "" {
+			r.activity = activityOf(sp)
+		}
+	} else if loc := activityChangeCue.FindStringIndex(c.Content); loc != nil && c.Source == memory.SourceUser {
 		from := loc[0]
 		if strings.Contains(strings.ToLower(c.Content[loc[0]:loc[1]]), "from") {
 			if i := strings.Index(c.Content[loc[1]:], " to "); i >= 0 {
@@ -530,8 +535,15 @@ func (r ruling) rulesOut(m memory.Memory) bool {
 // name. activityPattern names them, activityChangeCue the change; activityOf folds an activity's forms
 // into one name.
 var (
-	activityPattern   = regexp.MustCompile(`(?i)\b(?:piano|guitar|violin|cello|drums|flute|saxophone|sax|trumpet|ukulele|clarinet|bass)\b|钢琴|吉他|小提琴|大提琴|架子鼓|长笛|萨克斯|小号|尤克里里|古筝|二胡|琵琶|\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
+	activityPattern   = regexp.MustCompile(`(?i)\b(?:piano|guitar|violin|cello|drums|flute|saxophone|sax|trumpet|ukulele|clarinet|bass)\b|钢琴|吉他|小提琴|大提琴|架子鼓|长笛|萨克斯|小号|尤克里里|古筝|二胡|琵琶|\b(?:run|runs|running|ran|jog|jogs|jogging|swim|swims|swimming|cycle|cycles|cycling|bike|bikes|biking|lift|lifts|lifting|weightlifting|yoga|pilates|climb|climbs|climbing|bouldering|hike|hikes|hiking|rowing|boxing|spin|spinning|crossfit|tennis|squash|badminton|basketball|soccer|football|rugby|cricket|hockey|volleyball|baseball|netball|fencing|fences|taekwondo|gymnastics|surfing|sailing|archery|golf|skiing|skating|dancing|karate|judo|tai chi)\b|跑步|慢跑|夜跑|晨跑|游泳|骑车|骑行|健身|撸铁|举铁|瑜伽|普拉提|攀岩|徒步|爬山|划船|拳击|动感单车|网球|羽毛球|乒乓球|篮球|足球|排球|跆拳道|击剑|柔道|空手道|高尔夫|滑雪|滑冰|跳舞|跳绳|太极`)
 	activityChangeCue = regexp.MustCompile(`(?i)改成|换成|改为|改去|改练|改打|改跑|改学|改弹|\bswitched\s+from\b|\bswitched\s+(?:over\s+)?to\b|\bchanged\s+to\b|\bmoved\s+(?:over\s+)?to\b|\btook\s+up\b|\bstarted\b[^.;]*\binstead\b|\binstead\b`)
+)
+
+// quitThenCue is a stop of an activity and the clause after it; nowCue marks that clause
+// as what is done now ("gave up rugby, she fences now", "不踢球了，现在练跆拳道").
+var (
+	quitThenCue = regexp.MustCompile(`(?i)\b(?:quit|dropped|gave\s+up|stopped)\b[^.;。；]*?[,，;；]\s*|(?:不练|不学|不打|不踢|不弹|不跑)了?[,，;；]\s*`)
+	nowCue      = regexp.MustCompile(`(?i)\b(?:now|instead|these days)\b|现在|改|换成`)
 )
 
 // instrument are the activities that are instruments (activityOf's names); the others are
@@ -550,7 +562,8 @@ func activityOf(w string) string {
 		{"climb", "climbs", "climbing", "bouldering", "攀岩"},
 		{"hike", "hikes", "hiking", "徒步", "爬山"},
 		{"yoga", "瑜伽"}, {"pilates", "普拉提"}, {"rowing", "划船"}, {"boxing", "拳击"}, {"tennis", "网球"},
-		{"badminton", "羽毛球"}, {"basketball", "篮球"}, {"soccer", "足球"}, {"golf", "高尔夫"}, {"skiing", "滑雪"},
+		{"badminton", "羽毛球"}, {"basketball", "篮球"}, {"soccer", "football", "足球"}, {"volleyball", "排球"}, {"taekwondo", "跆拳道"},
+		{"fencing", "fences", "击剑"}, {"judo", "柔道"}, {"karate", "空手道"}, {"golf", "高尔夫"}, {"skiing", "滑雪"},
 		{"skating", "滑冰"}, {"dancing", "跳舞"}, {"tai chi", "太极"},
 		{"piano", "钢琴"}, {"guitar", "吉他"}, {"violin", "小提琴"}, {"cello", "大提琴"}, {"drums", "架子鼓"}, {"flute", "长笛"},
 		{"saxophone", "sax", "萨克斯"}, {"trumpet", "小号"}, {"ukulele", "尤克里里"}, {"clarinet"}, {"bass"}, {"古筝"}, {"二胡"}, {"琵琶"},

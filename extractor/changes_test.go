@@ -27,6 +27,10 @@ func TestExpiryOfLastingAndSpanningStatements(t *testing.T) {
 		{"an event spanning days", "I fly to Madrid this Friday for three days.", "2026-04-13"},
 		{"an event of one day", "I have a dentist appointment this Friday.", "2026-04-11"},
 		{"a week on call", "I'm on call this week.", "2026-04-13"},
+		{"a span's last day", "I'm working from the Lisbon office from the 14th to the 17th.", "2026-04-18"},
+		{"a start on a day", "Our daughter starts swimming lessons on the 20th.", ""},
+		{"sober as of a week", "Three months sober as of this week.", ""},
+		{"a leave from a day zh", "下周三开始我休年假。", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +125,8 @@ func TestStepsToldAsSuch(t *testing.T) {
 			"month-end close happens on the last Friday"},
 		{"This is my routine for flaky tests: rerun them twice, tag the owner, and open a ticket if they still fail.", "for flaky tests"},
 		{"装修报价的流程是：先量房，再出图纸，最后让你确认预算。", "装修报价"},
+		{"Step one is always a fresh branch off develop, then you run the linters.", "fresh branch"},
+		{"If the nightly import stalls, page Rahim before restarting it.", "page Rahim"},
 	}
 	for _, tt := range tests {
 		got := extractOne(t, memory.Turn{Content: tt.text})

@@ -136,7 +136,7 @@ func newClauseRules() *clauseRules {
 		asJobEN:   re(`^(?i:(?:being|as)\s+(?:an?\s+|the\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|with)\s+` + orgName + `(?i:[^.!?]*\b(?:i|i'm|i've|i am|me|my)\b)`),
 		roleTheEN: re(`(?i:\b(?:i'm|i am)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?the\s+(?:new\s+)?)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?))\s+(?i:at|for|of)\s+` + orgName),
 		// "I teach piano at a music school": a profession told by its verb.
-		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+(?i:at|in|for)\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
+		teachEN: re(`(?i:\b(?:i|i've|i have)\s+(?:now\s+|currently\s+|still\s+)?(?:teach|taught|coach|lecture in|tutor)\s+)((?i:[a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?))(?:\s+((?i:at|in|for))\s+` + orgName + `)?(?:[,.;!]|$|\s+(?i:and|but|since|to)\b)`),
 		// "we own a bike shop in Utrecht": a business of the speaker's.
 		businessEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|also\s+)?)((?i:run|own|manage|founded|co-founded))\s+((?i:an?|my own|our own|my|our)\s+(?i:[a-z][a-z'-]+(?:\s[a-z][a-z'-]+){0,3}?)(?:\s+(?:in|on|at)\s+\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})?)(?:[,.;!]|$|\s+(?i:and|but|since|with|for|that|which)\b)`),
 		// "my mom lives in Osaka" / "我爸妈住在大连": where a relation lives.
@@ -337,10 +337,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 				profile("user.employer", "The user works at "+m[2])
 			}
 			if m := c.teachEN.FindStringSubmatch(s); m != nil && validJob(m[1]) {
-				if m[2] != "" && !c.notName[m[2]] {
-					profile("user.role", "The user teaches "+m[1]+" at "+m[2])
-					profile("user.employer", "The user works at "+m[2])
-				} else {
+				switch {
+				case m[3] != "" && strings.EqualFold(m[2], "in") && !orgWordEN.MatchString(m[3]) && !c.notName[m[3]]:
+					// "I teach chemistry in Tucson": a place, not a school.
+					profile("user.role", "The user teaches "+m[1]+" in "+m[3])
+					profile("user.location", "The user works in "+m[3])
+				case m[3] != "" && !c.notName[m[3]]:
+					profile("user.role", "The user teaches "+m[1]+" at "+m[3])
+					profile("user.employer", "The user works at "+m[3])
+				default:
 					profile("user.role", "The user teaches "+m[1])
 				}
 			}
@@ -462,7 +467,15 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if m := joinedOrgEN.FindStringSubmatch(s); m != nil && workCueEN.MatchString(s) && !c.notName[strings.Fields(m[1])[0]] && !isPlace(m[1]) {
 			add(fact{key: "user.employer", content: "The user now works at " + m[1], cat: memory.CatProfile, replace: true})
 		}
-		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] {
+		if m := c.moveEN.FindStringSubmatch(s); m != nil && !c.notName[m[2]] && o.moveAhead(s, strings.Index(s, m[0]), ref) {
+			// "We're moving to Denver in March": the move is a plan; where the speaker
+			// lives stays as it is until they tell it happened.
+			told := s
+			if droppedMoveEN.MatchString(told) {
+				told = "I'm " + lowerFirst(told) // "Moving to Denver in March": the speaker is
+			}
+			add(fact{key: "plan.move", content: o.finish(upperFirst(trimEnd(o.pronounsEN(told, false))), ref), cat: memory.CatEvent, imp: impState})
+		} else if m != nil && !c.notName[m[2]] {
 			content := "The user moved to " + m[2] + " and lives there now"
 			if m[1] != "" {
 				content = "The user moved from " + m[1] + " to " + m[2] + " and lives there now"
@@ -575,7 +588,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			// "报销现在归小吴管": who to go to for a thing, one holder at a time.
 			add(fact{key: "contact." + m[1], content: "用户的" + m[1] + "现在由" + m[2] + "负责", cat: memory.CatRelationship})
 		}
-		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) && speakerMovesZH(c, s, strings.Index(s, m[0])) {
+		if m := c.moveZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) && speakerMovesZH(c, s, strings.Index(s, m[0])) &&
+			o.moveAhead(s, strings.Index(s, m[0]), ref) {
+			// "我们下个月搬去杭州": a plan, not yet where the speaker lives.
+			add(fact{key: "plan.move", content: o.finish(o.thirdPersonZH(trimEnd(s), memory.CatEvent, "plan"), ref), cat: memory.CatEvent, imp: impState})
+		} else if m != nil && strings.Contains(s, "我") && !badPlaceZH(m[2]) && speakerMovesZH(c, s, strings.Index(s, m[0])) {
 			content := "用户搬到了" + m[2] + "，现在住在" + m[2]
 			if m[1] != "" {
 				content = "用户从" + m[1] + "搬到了" + m[2] + "，现在住在" + m[2]
@@ -682,7 +699,8 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(strings.TrimPrefix(m[1], "小")) + ".name", content: "用户养了一只" + m[1] + "，叫" + name, cat: memory.CatRelationship})
 		}
-		if m := gotNewZH.FindStringSubmatch(s); m != nil && (strings.Contains(s, "我") || strings.Contains(s, "换") || strings.Contains(s, "旧")) {
+		if m := gotNewZH.FindStringSubmatch(s); m != nil && (strings.Contains(s, "我") || strings.Contains(s, "换") || strings.Contains(s, "旧")) &&
+			ownClauseZH(c, s, strings.Index(s, m[0])) {
 			// "换了台…": what the speaker uses now, in the slot of its kind, so that it
 			// replaces the one before.
 			what := strings.TrimSpace(m[2])
@@ -694,6 +712,11 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 					kind = deviceKind(what)
 				}
 				add(fact{key: "user.device." + kind, content: "用户现在用的是" + what, cat: memory.CatFact, imp: impPreference})
+			}
+		} else if m := usedBeforeZH.FindStringSubmatch(s); m != nil && !kinLeadZH.MatchString(s) {
+			// "之前用安卓，现在改用iPhone了": the device used now, in the slot of its kind.
+			if kind := deviceOfEither(m[1], m[2]); kind != "" {
+				add(fact{key: "user.device." + kind, content: "用户以前用" + m[1] + "，现在用" + trimEnd(m[2]), cat: memory.CatFact, imp: impPreference, replace: true})
 			}
 		} else if m := ownDeviceZH.FindStringSubmatch(s); m != nil && deviceTalkZH.MatchString(s) {
 			// "我那台…用了好几年，屏幕都黄了": a device of the speaker's, told by what
@@ -1068,6 +1091,17 @@ func speakerBeforeZH(c *clauseRules, s string, at int) bool {
 	return !strings.ContainsAny(s[me:at], "他她")
 }
 
+// ownClauseZH reports that the clause holding byte at of s is the speaker's: in a clause
+// of its own the dropped subject is the speaker ("小新送我表弟了，咬咬牙入了台…"), and
+// "我哥哥刚买了一辆…" is the brother's.
+func ownClauseZH(c *clauseRules, s string, at int) bool {
+	if at < 0 {
+		return false
+	}
+	start := strings.LastIndexAny(s[:at], "，,；;。！？!?") + 1
+	return speakerBeforeZH(c, s[start:], at-start)
+}
+
 // speakerMovesZH reports that the move told at byte at of s is the speaker's: the clause
 // before the verb names the speaker, or no one (then the sentence's subject goes on).
 // "张总调去深圳了" is a colleague's transfer, "我们公司搬到了望京" the office's move.
@@ -1376,7 +1410,10 @@ func badNameZH(v string) bool {
 		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
 		"调", "搬", "换", "回", "到", "来", "辞", "退", "升", "转", "跳", "离", "上",
 		// A day or a part of one ("老大周日下午学跳舞").
-		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天"} {
+		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天",
+		// A time or a manner adverb ("我妈下个月要来", "我哥上次说").
+		"下个", "上个", "这个", "这周", "这两", "这几", "那天", "前几", "过几", "本周", "本月", "年底", "月底", "年初", "月初", "春节", "国庆", "暑假", "寒假",
+		"平时", "经常", "偶尔", "一般", "天天", "刚才", "突然", "终于", "居然", "其实", "真的", "特别", "非常", "比较", "这次", "上次", "下次", "第一", "好像", "可能", "应该"} {
 		if strings.HasPrefix(v, w) {
 			return true
 		}
@@ -1392,6 +1429,9 @@ func badNameZH(v string) bool {
 	}
 	return false
 }
+
+// orgWordEN is in the name of a school or another organisation, not of a place.
+var orgWordEN = regexp.MustCompile(`(?i)\b(?:school|high|academy|college|university|institute|elementary|primary|secondary|prep|montessori|inc|ltd|llc|corp|company|center|centre|hospital|clinic)\b`)
 
 // orgUnitZH ends the name of a shift or a unit of an organisation (not 东部, 西部).
 var orgUnitZH = regexp.MustCompile(`(?:班|部门|[^东西南北中]部|组|科室|科|岗位?|团队|项目|处|室)(?:了|工作|上班)?$`)
@@ -1505,6 +1545,9 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 	if !dated {
 		return ""
 	}
+	if k := o.visitKey(s); k != "" {
+		return k
+	}
 	loc := c.planZH.FindStringSubmatchIndex(s)
 	if loc == nil {
 		loc = planGoZH.FindStringSubmatchIndex(s)
@@ -1540,6 +1583,17 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 		}
 		return "plan." + slugify(head) + "." + slugify(qual)
 	}
+	if m := planIsOnEN.FindStringSubmatch(s); m != nil && !planNotThing[strings.ToLower(m[1])] {
+		// "Sports day is on the 23rd": whatever is dated, named by its noun.
+		f := strings.Fields(strings.ToLower(strings.ReplaceAll(m[1], "-", " ")))
+		head := f[len(f)-1]
+		if !notEventHeadEN[head] && !kinLeadEN.MatchString("my "+head) {
+			if len(f) > 1 {
+				return "plan." + slugify(head) + "." + slugify(strings.Join(f[:len(f)-1], " "))
+			}
+			return "plan." + slugify(head)
+		}
+	}
 	if m := planArriveEN.FindStringSubmatch(s); m != nil {
 		// "My new couch is supposed to arrive on Friday": the delivery of the thing, the
 		// slot "the couch delivery got pushed to …" fills too.
@@ -1548,6 +1602,16 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 	}
 	return ""
 }
+
+// planIsOnEN is a thing told with its day, at the head of the sentence ("Parent-teacher
+// evening is on the 19th", "Our street party's next Saturday").
+var planIsOnEN = regexp.MustCompile(`^(?i:(?:the|our|my)\s+)?((?:[\p{L}-]+\s+){0,2}[\p{L}-]{3,})(?i:\s+is|\s+are|'s)\s+(?i:now\s+|still\s+|actually\s+)?(?i:on|this|next|tomorrow|today|tonight)\b`)
+
+// notEventHeadEN are heads of a sentence that name no event ("it's on Friday", "she is
+// on the 3rd").
+var notEventHeadEN = map[string]bool{"it": true, "that": true, "this": true, "he": true, "she": true, "they": true,
+	"we": true, "i": true, "there": true, "what": true, "which": true, "who": true, "everything": true, "nothing": true,
+	"weather": true, "forecast": true, "heating": true, "light": true, "tv": true}
 
 // planArriveEN is a thing the speaker awaits, told by its arrival.
 var planArriveEN = regexp.MustCompile(`(?i:\b(?:my|our|the)\s+)((?i:[a-z-]+\s+)?(?i:[a-z-]{3,}))\s+(?i:is\s+supposed\s+to\s+(?:arrive|be\s+delivered|ship)|should\s+(?:arrive|ship|be\s+delivered)|is\s+(?:arriving|shipping|coming)|arrives|will\s+(?:arrive|ship|be\s+delivered)|is\s+due\s+to\s+arrive|is\s+being\s+delivered|gets\s+delivered|is\s+getting\s+delivered|ships)\b`)
@@ -2089,6 +2153,13 @@ func (o *Offline) narrative(story []string, ref time.Time) (draft, bool) {
 		// What the speaker does as a rule is a standing fact: a later change can replace it.
 		d.typ, d.cat, d.rule, d.importance = memory.Semantic, memory.CatFact, "self", impState
 	}
+	if len(story) == 1 {
+		if rel, key := o.relationStanding(o.clean(story[0])); rel != "" {
+			// What a relation does as a rule is theirs and lasts: a later change of it can
+			// replace it where it has a slot.
+			d.typ, d.cat, d.rule, d.importance, d.key = memory.Semantic, memory.CatRelationship, "relation", impState, key
+		}
+	}
 	if whole := lowerText(strings.Join(story, " ")); recurring.MatchString(whole) && !pastTense.MatchString(whole) {
 		// A timetable ("lessons are on Tuesdays at 5", "每周三晚上练琴") is a standing fact:
 		// when it moves, the new one replaces it, where an event would stand beside it.
@@ -2104,6 +2175,9 @@ func (o *Offline) newsworthy(story []string, ref time.Time) bool {
 	s := strings.Join(story, " ")
 	if o.lex.event.MatchString(lowerText(s)) || len(o.lex.temporal.Find(s, ref)) > 0 ||
 		(len(story) == 1 && (presentSelfEN.MatchString(o.clean(s)) || presentSelfZH.MatchString(restoreSubjectZH(o.clean(s))))) {
+		return true
+	}
+	if rel, _ := o.relationStanding(o.clean(s)); len(story) == 1 && rel != "" {
 		return true
 	}
 	han := 0

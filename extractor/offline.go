@@ -87,7 +87,7 @@ func NewOffline() *Offline {
 		permanent: re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b` +
 			// Giving something up lasts ("no more X", 不再), and a date a state holds since
 			// ("since last month") is not when it ends.
-			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|不再|再也不|再也没|戒了|戒掉` +
+			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|\bas of\b|\bfrom here on\b|\bhenceforth\b|\bsober\b|\bteetotal\b|\ballerg|过敏|开始|\bstarts?\b|\bbegins?\b|\bjoins?\b|不再|再也不|再也没|戒了|戒掉|戒酒|戒烟` +
 			// A timetable moved for a term holds for the term, not the day it names.
 			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
 		rememberZH:    re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
@@ -339,8 +339,8 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		if s == "" {
 			continue
 		}
-		if o.lex.aboutListener(o.clean(s)) {
-			continue
+		if o.lex.aboutListener(o.clean(s)) && !containsString(o.lex.sentenceSignals(s), SignalProcedure) {
+			continue // a step of a procedure says "you" of whoever follows it
 		}
 		if m := partedEN.FindStringSubmatch(s); m != nil && parted == "" {
 			parted = singular(strings.ToLower(m[1]))
@@ -794,7 +794,24 @@ func (o *Offline) classify(s string, ref time.Time, allowRemember bool) []draft 
 		return ids
 	}
 	if has(SignalChange) && !has(SignalPlan) {
-		if key := o.topics.key(lower); key != "" {
+		key := o.topics.key(lower)
+		if loc := usedToEN.FindStringSubmatchIndex(s); loc != nil {
+			// "Used to be really into jazz fusion, can't listen to it now": the thing
+			// liked before names the slot, not what the rest of the sentence mentions.
+			before := s[loc[0]:]
+			if i := strings.IndexAny(before, ",;.!?"); i >= 0 {
+				before = before[:i]
+			}
+			if i := strings.Index(strings.ToLower(before), " but "); i >= 0 {
+				before = before[:i]
+			}
+			if k := o.topics.key(strings.ToLower(before)); k != "" {
+				key = k
+			} else if k := o.objectKey("I love " + quantityLead.ReplaceAllString(s[loc[2]:loc[3]], "")); k != "" {
+				key = k
+			}
+		}
+		if key != "" {
 			cat := memory.CatPreference
 			if o.topics.meeting.MatchString(lower) && o.topics.timeWord.MatchString(lower) && !o.topics.meetingRoom.MatchString(lower) &&
 				o.lex.relax.MatchString(lower) {
@@ -870,7 +887,15 @@ func (o *Offline) expiry(s string, ref time.Time) *time.Time {
 	if ref.IsZero() || o.permanent.MatchString(lowerText(s)) {
 		return nil
 	}
-	for _, m := range o.lex.temporal.Find(s, ref) {
+	ms := o.lex.temporal.Find(s, ref)
+	for i := 1; i < len(ms); i++ {
+		if spanJoin.MatchString(s[ms[i-1].End:ms[i].Start]) {
+			// "from the 10th to the 20th", "10号到20号": the span ends with its last day.
+			ms = append([]TimeMatch{ms[i]}, ms...)
+			break
+		}
+	}
+	for _, m := range ms {
 		u := m.Until
 		// An event that lasts ("report for jury duty on Monday … it could run the whole
 		// week") holds until its span ends, not at the end of its first day.
@@ -1753,8 +1778,10 @@ func newTopicLexicon() topicLexicon {
 		drinks: slugRules([][2]string{
 			{`奶茶|\bbubble tea\b|\bboba\b`, "milk_tea"},
 			{`咖啡|拿铁|美式|\bcoffee\b|\blattes?\b|\bespressos?\b|\bcappuccinos?\b|\bflat whites?\b|\bamericanos?\b|\bmacchiatos?\b|\bcortados?\b`, "coffee"},
+			// Before tea: "戒酒以后只喝茶" is about drinking alcohol.
+			{`啤酒|红酒|白酒|喝酒|葡萄酒|精酿|戒酒|喝两杯|小酌|\bbeers?\b|\bwines?\b|\balcohol\b|\bcocktails?\b|\bpints?\b|\bales?\b|\blagers?\b|\bwhisk(?:e)?y\b|\bbooze\b|\bsober\b|\bsobriety\b|\bteetotal\b|\bdrinks at the pub\b|\bpub\b`, "alcohol"},
 			{`茶|\btea\b`, "tea"},
-			{`啤酒|红酒|白酒|喝酒|葡萄酒|\bbeer\b|\bwine\b|\balcohol\b|\bcocktails?\b`, "alcohol"},
+			{`可乐|汽水|碳酸饮料|\bcolas?\b|\bsodas?\b|\bpop\b|\bsoft drinks?\b|\bfizzy drinks?\b|\bcoke\b|\bpepsi\b`, "soda"},
 		}),
 		ingredients: slugRules([][2]string{
 			{`香菜|\bcilantro\b|\bcoriander\b`, "cilantro"},

@@ -3,6 +3,7 @@ package extractor
 import (
 	"regexp"
 	"strings"
+	"time"
 )
 
 // A plan is told again when it changes, in other words than the first time: "the cleaning
@@ -143,3 +144,30 @@ func planKey(s string) string {
 	}
 	return ""
 }
+
+// A relation's visit, stay or trip to the speaker, and its end ("Mom's visiting from the
+// 10th to the 20th", "her trip got shortened", "我妈15号就回去了"): one plan per relation,
+// plan.visit.<who>, so that a change of its days replaces the days told before.
+var (
+	visitEN = regexp.MustCompile(`(?i)^(?:(?:so|and|also|oh|btw),?\s+)?(?:my\s+|our\s+)?(` + relEN + `|parents|in-laws|folks)(?:'s|\s+is|\s+are|'re)?\s+(?:(?:visiting|coming\s+(?:over|to\s+stay|to\s+visit|to\s+see\s+us)|staying\s+with\s+(?:us|me)|arriving|flying\s+in|in\s+town|here)\b|(?:trip|visit|stay)\b)`)
+	visitZH = regexp.MustCompile(`^我(?:的|家)?(` + relZH + `)[^，。,！!？?]{0,10}?(?:来住|过来住|来玩|来看我|来家里|来我家|过来|回去|回老家|走)`)
+)
+
+// visitKey is the plan slot of a relation's visit told in s, "" for none.
+func (o *Offline) visitKey(s string) string {
+	c := o.lex.clauses
+	if m := visitEN.FindStringSubmatch(s); m != nil {
+		who := strings.ToLower(m[1])
+		if who != "parents" && who != "in-laws" && who != "folks" {
+			who = c.rel(who)
+		}
+		return "plan.visit." + slugify(who)
+	}
+	if m := visitZH.FindStringSubmatch(s); m != nil && len(o.lex.temporal.Find(s, time.Time{})) > 0 || m != nil && absDayZH.MatchString(s) {
+		return "plan.visit." + relSlot(c, m[1])
+	}
+	return ""
+}
+
+// absDayZH is a day told by its number ("15号", "3月8日").
+var absDayZH = regexp.MustCompile(`\d{1,2}[号日]`)

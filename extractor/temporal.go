@@ -63,6 +63,10 @@ type timeRule struct {
 	// that a rewrite annotates the date and not the preposition.
 	group   int
 	resolve func(m []string, ref time.Time) (period, bool)
+	// tensed resolves an expression that names a day without saying which one ("on
+	// Saturday", "on the 14th", "14号"): the sentence's tense picks the last one or the
+	// next one. Used instead of resolve when set.
+	tensed func(m []string, ref time.Time, t tense) (period, bool)
 	// notAfter rejects a match preceded by one of these (每周五前 is every Friday, not one).
 	notAfter []string
 }
@@ -181,6 +185,24 @@ func NewTemporal() *Temporal {
 		{re: re(`((?:周|星期|礼拜)([一二三四五六日天]))(?:之前|以前|前|为止)`), group: 1, notAfter: []string{"每", "每个"}, resolve: func(m []string, ref time.Time) (period, bool) {
 			return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
 		}},
+		// A weekday alone ("on Saturday"; "on Saturdays" is a habit, not a day).
+		{re: re(`(?i)\bon\s+(` + enDays + `)\b(,?\s+(?:the\s+)?\d)?`), group: 1, tensed: func(m []string, ref time.Time, t tense) (period, bool) {
+			if m[2] != "" {
+				return period{}, false // "on Friday the 12th": the day of the month says which
+			}
+			return period{at: nearestWeekday(ref, enWeekday(m[1]), t), unit: UnitDay}, true
+		}},
+		{re: re(`(?i)\b(?:` + enDays + `),?\s+(the\s+(\d{1,2})(?:st|nd|rd|th))\b(\s+(?:of\s+)?(?:` + enMonths + `)\b)?`), group: 1, tensed: func(m []string, ref time.Time, t tense) (period, bool) {
+			return dayOfMonth(ref, m[2], m[3] != "", t)
+		}},
+		// A day of the month alone ("on the 14th"); with its month it is a date already.
+		{re: re(`(?i)\b(?:on|by|until|till|to|before|after|from|since|for)\s+(the\s+(\d{1,2})(?:st|nd|rd|th))\b(\s+(?:of\s+)?(?:` + enMonths + `)\b)?`), group: 1, tensed: func(m []string, ref time.Time, t tense) (period, bool) {
+			return dayOfMonth(ref, m[2], m[3] != "", t)
+		}},
+		// 14号 / 14日 without a month (3月14日 is a date already; 5号线, 3号楼 are not days).
+		{re: re(`(?:^|[^\d月./-])((\d{1,2})[号日])([线楼房床门位机车球店馆院厅桌座])?`), group: 1, tensed: func(m []string, ref time.Time, t tense) (period, bool) {
+			return dayOfMonth(ref, m[2], m[3] != "", t)
+		}},
 	}}
 }
 
@@ -200,7 +222,17 @@ func (tp *Temporal) Find(text string, ref time.Time) []TimeMatch {
 			if precededBy(text[:start], r.notAfter) {
 				continue
 			}
-			p, ok := r.resolve(m, ref)
+			var p period
+			var ok bool
+			if r.tensed != nil {
+				t := tenseAround(text, start)
+				if t == tenseHabit {
+					continue // "no meetings on Fridays", "never on the 1st": a rule, not a day
+				}
+				p, ok = r.tensed(m, ref, t)
+			} else {
+				p, ok = r.resolve(m, ref)
+			}
 			if !ok {
 				continue
 			}
@@ -225,8 +257,28 @@ func (tp *Temporal) Find(text string, ref time.Time) []TimeMatch {
 			end = m.End
 		}
 	}
+	for i := 1; i < len(out); i++ {
+		// "from the 23rd until the 2nd", "周五到下周一": a span ends after it starts.
+		prev, m := out[i-1], &out[i]
+		if m.Unit != UnitDay || !m.At.Before(prev.At) || !spanJoin.MatchString(text[prev.End:m.Start]) {
+			continue
+		}
+		if dayOfMonthText.MatchString(m.Text) {
+			m.At = m.At.AddDate(0, 1, 0)
+		} else {
+			m.At = m.At.AddDate(0, 0, 7)
+		}
+		m.Until = dayOf(m.At, 1)
+	}
 	return out
 }
+
+// spanJoin is what joins the first and the last day of a span; dayOfMonthText is a day
+// told by its number alone.
+var (
+	spanJoin       = regexp.MustCompile(`^\s*(?:\(\S+\)\s*)?(?:to|until|till|through|thru|-|–|到|至)\s*(?:the\s+)?$`)
+	dayOfMonthText = regexp.MustCompile(`(?i)^the\s+\d|\d[号日]$`)
+)
 
 // Resolve returns the absolute time of the first relative expression of text.
 func (tp *Temporal) Resolve(text string, ref time.Time) (time.Time, bool) {
@@ -365,6 +417,103 @@ func nMonths(ref time.Time, num, unit string, sign int) (period, bool) {
 	}
 	return period{at: monthStart(ref, sign*n), unit: UnitMonth}, true
 }
+
+// nearestWeekday is the weekday idx (0 = Monday) nearest ref on the side the tense
+// says: the last one on or before ref for the past, else the next one on or after it.
+func nearestWeekday(ref time.Time, idx int, t tense) time.Time {
+	if t == tensePast || t == tenseRecent {
+		return dayOf(ref, -((mondayIndex(ref) - idx + 7) % 7))
+	}
+	return dayOf(ref, (idx-mondayIndex(ref)+7)%7)
+}
+
+// dayOfMonth resolves a day of the month told without its month: this month's if the
+// tense allows it, else the month before (past) or after (future). named rejects a day
+// whose month or use follows it ("the 14th of May", 5号线).
+func dayOfMonth(ref time.Time, day string, named bool, t tense) (period, bool) {
+	d, err := strconv.Atoi(day)
+	if err != nil || named || d < 1 || d > 31 {
+		return period{}, false
+	}
+	at := time.Date(ref.Year(), ref.Month(), d, 0, 0, 0, 0, ref.Location())
+	today := dayOf(ref, 0)
+	past := t == tensePast
+	if t == tenseRecent {
+		// Done if the day was in the week before, else ahead.
+		last := at
+		if last.After(today) {
+			last = time.Date(ref.Year(), ref.Month()-1, d, 0, 0, 0, 0, ref.Location())
+		}
+		past = !last.Before(today.AddDate(0, 0, -7))
+	}
+	switch {
+	case past && at.After(today):
+		at = time.Date(ref.Year(), ref.Month()-1, d, 0, 0, 0, 0, ref.Location())
+	case !past && at.Before(today):
+		at = time.Date(ref.Year(), ref.Month()+1, d, 0, 0, 0, 0, ref.Location())
+	}
+	if at.Day() != d {
+		return period{}, false // no 31st in that month
+	}
+	return period{at: at, unit: UnitDay}, true
+}
+
+// tense is what the clause of a day named alone tells of it.
+type tense int
+
+const (
+	tenseAhead  tense = iota
+	tensePast         // a verb of the past
+	tenseRecent       // 了 alone: done if lately, else about to be
+	tenseHabit        // a rule or a habit: any such day, none to resolve
+)
+
+// tenseAround reads the sentence around byte at of text: whether it tells the past, and
+// whether it tells a habit or a rule ("every", "never", "don't", "usually", 每), in which
+// a day named alone is any such day.
+func tenseAround(text string, at int) tense {
+	// The clause the day is told in: "the trip got shortened, she flies home on the
+	// 15th" is a day ahead.
+	start := strings.LastIndexAny(text[:at], ".!?;,。！？；，") + 1
+	end := len(text)
+	if i := strings.IndexAny(text[at:], ".!?;,。！？；，"); i >= 0 {
+		end = at + i
+	}
+	s := strings.ToLower(text[start:end])
+	if habitWords.MatchString(s) {
+		return tenseHabit
+	}
+	if futureWords.MatchString(s) {
+		return tenseAhead
+	}
+	for _, w := range pastWords.FindAllString(s, -1) {
+		if !arrangingWords[w] {
+			return tensePast
+		}
+	}
+	if recentZH.MatchString(s) {
+		return tenseRecent
+	}
+	return tenseAhead
+}
+
+// arrangingWords are past verbs of arranging or reporting ("booked", "moved it to",
+// "the user asked to …"): what they date is as often ahead as behind.
+var arrangingWords = map[string]bool{"asked": true, "reported": true, "noted": true, "mentioned": true, "stated": true,
+	"changed": true, "moved": true, "rescheduled": true, "pushed": true, "postponed": true, "booked": true,
+	"scheduled": true, "planned": true, "confirmed": true, "arranged": true, "delayed": true, "shortened": true,
+	"extended": true, "updated": true, "corrected": true, "decided": true, "agreed": true, "invited": true}
+
+var (
+	habitWords = regexp.MustCompile(`\b(?:every|each|never|don't|do not|doesn't|does not|no|not|always|usually|normally|generally|typically|often|sometimes|mornings|afternoons|evenings|nights)\b|每|从不|别|不要|不能|总是|一般|通常|平时` +
+		// Pay days come back every month ("I get paid on the 25th", "rent is due on the 1st").
+		`|\b(?:get|gets|getting)\s+paid\b|\bpayday\b|\b(?:is|are)\s+due\b|发工资|交房租|还款日|账单日`)
+	futureWords = regexp.MustCompile(`\b(?:will|'ll|shall|going to|gonna|plan(?:ning)? to|about to|due|scheduled|booked for|is on|are on|'s on|is coming|next|upcoming|tomorrow)\b|要|会|打算|准备|计划|将|下周|下个|明天|后天`)
+	pastWords   = regexp.MustCompile(`\b(?:was|were|went|did|had|got|came|ran|saw|met|made|took|left|bought|paid|sent|spent|told|said|gave|found|ate|flew|drove|last|ago|yesterday|[a-z]{3,}ed)\b|过|上周|上个月|昨天|前天|已经|刚`)
+	// recentZH is 了 alone: done, or about to be ("15号就回去了"); a day within the week
+	// before is done, one further back is ahead.
+	recentZH = regexp.MustCompile(`了`)
+)
 
 // weekOffset maps next/下 to +1, last/上 to -1 and this/这/本 to 0.
 func weekOffset(mode string) int {

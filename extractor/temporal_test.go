@@ -83,6 +83,15 @@ func TestResolveTime(t *testing.T) {
 		{"两周后", day(2026, 1, 19)},
 		{"直到周五", day(2026, 1, 9)},
 		{"周三之前", day(2026, 1, 7)},
+		// A day named alone: the tense picks the one before or the one ahead.
+		{"the vet visit is on the 20th", day(2026, 1, 20)},
+		{"we're meeting on the 3rd", day(2026, 2, 3)},
+		{"I paid the deposit on the 2nd", day(2026, 1, 2)},
+		{"we met on Saturday", day(2026, 1, 3)},
+		{"the recital is on Saturday", day(2026, 1, 10)},
+		{"I'm off on Monday", day(2026, 1, 5)},
+		{"我12号去面试", day(2026, 1, 12)},
+		{"我2号交了押金", day(2026, 1, 2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -97,7 +106,8 @@ func TestResolveTime(t *testing.T) {
 
 func TestResolveTimeNone(t *testing.T) {
 	t.Parallel()
-	for _, text := range []string{"", "hello", "每周五前交周报", "I like Fridays", "我们下次再聊", "every Friday"} {
+	for _, text := range []string{"", "hello", "每周五前交周报", "I like Fridays", "我们下次再聊", "every Friday",
+		"no calls on Sundays please", "never book me on Friday", "坐3号线过去", "on the 14th of June", "I'm free on Saturday mornings", "I get paid on the 25th"} {
 		if got, ok := ResolveTime(text, refMonday); ok {
 			t.Errorf("ResolveTime(%q) = %v, want no match", text, got)
 		}

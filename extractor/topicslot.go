@@ -86,6 +86,10 @@ var thingSlots = map[string]string{
 }
 
 // kinLeadZH opens a sentence about a relation: "我哥是…", "我老婆…".
+// kinLeadEN opens a sentence about a relation of the speaker ("My partner works nights"):
+// what it tells is the relation's, not the speaker's slot.
+var kinLeadEN = regexp.MustCompile(`(?i)^(?:(?:and|but|so|also|oh|well)[,]?\s+)*(?:my|our)\s+(?:(?:older|younger|big|little|eldest|oldest|youngest|twin)\s+)?(?:` + relEN + `)s?\b`)
+
 var kinLeadZH = regexp.MustCompile(`^我(?:的|家)?(?:` + relZH + `|哥|姐|弟|妹)`)
 
 // everyZH is how often an amount or a meeting recurs, told before the noun ("每个月房贷").
@@ -174,6 +178,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.landlordZH.MatchString(body) {
 			return "user.attr.房租", false
 		}
+		if k := o.visitKey(body); k != "" {
+			return k, false
+		}
 		if k := planKey(body); k != "" {
 			return k, false
 		}
@@ -211,10 +218,13 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		}
 		return "", false
 	}
-	if t.shiftEN.MatchString(s) {
+	if t.shiftEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.attr.shift", true
 	}
 	if k := providerKey(s, ""); k != "" {
+		return k, false
+	}
+	if k := o.visitKey(s); k != "" {
 		return k, false
 	}
 	if k := planKey(s); k != "" {
@@ -334,8 +344,13 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 		if o.lex.aboutListener(clean) {
 			return ds
 		}
-		return []draft{{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
-			importance: impPreference, confidence: confExplicit, rule: "topic", meta: map[string]any{}}}
+		d := draft{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
+			importance: impPreference, confidence: confExplicit, rule: "topic", meta: map[string]any{}}
+		if strings.HasPrefix(key, "plan.visit.") {
+			// A visit is over with its last day.
+			d.cat, d.expire = memory.CatEvent, o.expiry(clean, ref)
+		}
+		return []draft{d}
 	}
 	standing := !oneOffTime.MatchString(clean)
 	for i := range ds {
@@ -353,6 +368,10 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 			continue
 		}
 		ds[i].key = key
+		if strings.HasPrefix(key, "plan.visit.") {
+			ds[i].typ, ds[i].cat, ds[i].expire = memory.Semantic, memory.CatEvent, o.expiry(clean, ref)
+			continue
+		}
 		if ds[i].cat == memory.CatEvent && ds[i].typ == memory.Episodic && !pastEN.MatchString(clean) {
 			// "女儿的舞蹈课在周五晚上" states what holds, the value of its topic.
 			ds[i].typ, ds[i].cat = memory.Semantic, memory.CatFact

@@ -1,0 +1,68 @@
+package extractor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/engramhq/engram/memory"
+)
+
+// A sentence that names a relation tells more than the name: what the relation did or
+// does is a memory of its own, of the kind the tense says.
+func TestWhatNamedRelationsDo(t *testing.T) {
+	tests := []struct {
+		name, text string
+		typ        memory.Type
+		holds      string
+	}{
+		{"a named relation's deed", "My cousin Bram restored a 1970s motorbike.", memory.Episodic, "motorbike"},
+		{"a relation lending", "Our neighbour Ilse lent us her pressure washer.", memory.Episodic, "pressure washer"},
+		{"a relation's standing habit", "My uncle Dev coaches a youth cricket team.", memory.Semantic, "cricket"},
+		{"a relation's instrument", "My daughter plays the oboe.", memory.Semantic, "oboe"},
+		{"a relation's work zh", "我妹妹在苏州做室内设计。", memory.Semantic, "室内设计"},
+		{"a relation's purchase zh", "我弟弟上周买了一辆摩托车。", memory.Episodic, "摩托车"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cands := extractOne(t, memory.Turn{Content: tt.text})
+			for _, c := range cands {
+				if strings.Contains(c.Content, tt.holds) {
+					if c.Type != tt.typ {
+						t.Errorf("%q: %q is %s, want %s", tt.text, c.Content, c.Type, tt.typ)
+					}
+					return
+				}
+			}
+			t.Fatalf("%q: no candidate holds %q in %+v", tt.text, tt.holds, cands)
+		})
+	}
+}
+
+// Rules and decisions told in the words of a team at work, and an aside that is neither.
+func TestRulesAndDecisionsInPassing(t *testing.T) {
+	tests := []struct {
+		name, text string
+		cat        memory.Category // "" means: no procedure may be extracted
+	}{
+		{"a decision with let's", "Let's freeze the schema at v3 until the audit is done.", memory.CatDecision},
+		{"a rule from here on", "From here on, every release note gets a changelog link.", memory.CatPreference},
+		{"a step by a condition", "If the staging deploy hangs, ping Wren and roll back.", memory.CatSkill},
+		{"an offer is no procedure", "If you get a chance, have a look at the new cafe by the station.", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cands := extractOne(t, memory.Turn{Content: tt.text})
+			for _, c := range cands {
+				if tt.cat == "" && c.Type == memory.Procedural {
+					t.Fatalf("%q: a procedure %q", tt.text, c.Content)
+				}
+				if tt.cat != "" && c.Category == tt.cat {
+					return
+				}
+			}
+			if tt.cat != "" {
+				t.Fatalf("%q: no %s candidate in %+v", tt.text, tt.cat, cands)
+			}
+		})
+	}
+}

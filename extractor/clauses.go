@@ -60,7 +60,7 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor|kiddos?|hubby|wifey|missus|toddler|little one`
-	relZH   = `房东|邻居|保姆|教练|合伙人|大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈`
+	relZH   = `房东|邻居|保姆|教练|合伙人|大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈|哥|姐|弟|妹`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret|` + dogBreedsEN + `|` + catBreedsEN
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟|` + dogBreedsZH + `|` + catBreedsZH
 	// Breeds name the kind of pet they are: "our beagle Luna" is a dog named Luna.
@@ -203,7 +203,7 @@ func newClauseRules() *clauseRules {
 		"上级": "manager", "导师": "mentor", "邻居": "neighbor", "合伙人": "partner_business", "教练": "coach",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
 		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner",
-		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother"}
+		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother", "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
 		"tomcat": "cat", "布偶猫": "cat", "布偶": "cat", "英短": "cat", "美短": "cat", "橘猫": "cat", "狸花猫": "cat", "暹罗猫": "cat", "加菲猫": "cat",
 		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
@@ -753,6 +753,10 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		for _, m := range c.relJobZH.FindAllStringSubmatch(s, 4) {
 			add(fact{key: "relation." + c.rel(m[1]) + ".job", content: "用户的" + m[1] + "是" + m[2], cat: memory.CatRelationship})
 		}
+		if m := relJobChangeZH.FindStringSubmatch(s); m != nil {
+			// "我哥辞了…的工作，自己开了个…": the relation's work now, in the job slot.
+			add(fact{key: "relation." + relSlot(c, m[1]) + ".job", content: o.pronounsOf(trimEnd(s)), cat: memory.CatRelationship, replace: true})
+		}
 		for _, m := range c.petZH.FindAllStringSubmatch(s, 4) {
 			name := cutAt(m[2], "是在住今来从的，,了也")
 			add(fact{key: "pet." + c.pet(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
@@ -827,6 +831,21 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		} else if n := namedGradeEN.FindStringSubmatch(s); n != nil && !zh && !c.notName[n[1]] && !nameStop[strings.ToLower(n[1])] {
 			// "Maya started 4th grade": a child known by name; the slot is the name's.
 			add(fact{key: "person." + slugify(n[1]) + ".school", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship})
+		}
+	}
+	if !zh {
+		if m := jobChangeEN.FindStringSubmatch(s); m != nil {
+			// "Ines left the bank and opened a bakery", "my brother quit teaching and now
+			// drives a cab": someone's work now, in the slot of their job.
+			who, key := strings.TrimSpace(m[1]), ""
+			if r := kinLeadEN.FindString(who); r != "" {
+				key = "relation." + slugify(c.rel(strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(r), "my "), "our ")))) + ".job"
+			} else if !c.notName[who] && !nameStop[strings.ToLower(who)] {
+				key = "person." + slugify(who) + ".job"
+			}
+			if key != "" {
+				add(fact{key: key, content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship, replace: true})
+			}
 		}
 	}
 	if !zh {
@@ -920,13 +939,21 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		}
 		if m := workWeekEN.FindStringSubmatch(s); m != nil && !someoneElseEN.MatchString(s) {
 			// "I work Monday through Thursday now", "a three-day week": the speaker's working week.
-			add(fact{key: "schedule.work_week", content: upperFirst(o.pronounsEN(trimEnd(o.clean(s)), false)), cat: memory.CatFact, replace: true})
+			told := trimEnd(o.clean(s))
+			if backToEN.MatchString(told) {
+				told = "I'm " + lowerFirst(told) // "Back to five days a week"
+			}
+			add(fact{key: "schedule.work_week", content: upperFirst(o.pronounsEN(told, false)), cat: memory.CatFact, replace: true})
 		}
 		if m := favoriteLabelEN.FindStringSubmatch(s); m != nil {
 			// "New favourite café: Dishoom" tells a favourite by its label.
 			add(fact{key: "favorite." + slugify(strings.ToLower(m[1])), content: "The user's favourite " + strings.ToLower(m[1]) + " is " + trimEnd(m[2]), cat: memory.CatPreference, replace: true})
 		}
-		if m := schoolNameEN.FindStringSubmatch(s); m != nil {
+		if m := childMovedEN.FindStringSubmatch(s); m != nil {
+			// "We moved our son to St Anne's": a child changes school.
+			who := strings.ToLower(m[1])
+			add(fact{key: "relation." + c.rel(who) + ".school", content: upperFirst(trimEnd(o.pronounsEN(s, false))), cat: memory.CatRelationship, replace: true})
+		} else if m := schoolNameEN.FindStringSubmatch(s); m != nil {
 			// "my son goes to Elm Primary": the relation's school, one at a time.
 			who := strings.ToLower(m[1])
 			add(fact{key: "relation." + c.rel(who) + ".school", content: "The user's " + who + " goes to " + m[2], cat: memory.CatRelationship, replace: true})
@@ -2422,13 +2449,15 @@ var setupEN = regexp.MustCompile(`(?i:\bmy\s+(?:whole\s+|entire\s+|main\s+|work\
 // Measures and arrangements that change: the speaker's weight, working week and
 // favourites by label, and where a relation studies or works.
 var (
-	weightEN        = regexp.MustCompile(`(?i)(?:\bi\s+(?:now\s+)?weigh\s+(?:about\s+|around\s+|just\s+)?|\b(?:i'm|i\s+am|i've\s+got|i\s+got|i'm\s+now|now)?\s*(?:down|up)\s+to\s+)(\d{2,3}(?:[.,]\d)?)\s*(kg|kgs|kilos|kilograms|lbs|pounds|stone)\b`)
-	weightZH        = regexp.MustCompile(`(?:体重(?:是|有|现在|已经)?|瘦到了?|胖到了?|减到了?|涨到了?)(\d{2,3}(?:\.\d)?\s*(?:公斤|斤|kg|千克))`)
-	workWeekEN      = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?work\s+(?:from\s+)?(?:monday|mon)\s+(?:to|through|thru|till|-|–)\s+(?:thursday|friday|saturday|thu|fri|sat)\b|\b(?:four|4|three|3|five|5|six|6)[- ]day\s+(?:work\s*)?week\b|\b(?:i'm|i\s+am|i\s+work|i'm\s+now|working)\s+(?:now\s+)?(?:part[- ]time|full[- ]time)\b`)
-	workWeekZH      = regexp.MustCompile(`做五休二|做六休一|单休|双休|大小周|一周(?:上|工作)[一二三四五六两\d]天班?|每周(?:上|工作)[一二三四五六两\d]天班?`)
+	weightEN   = regexp.MustCompile(`(?i)(?:\bi\s+(?:now\s+)?weigh\s+(?:about\s+|around\s+|just\s+)?|\b(?:i'm|i\s+am|i've\s+got|i\s+got|i'm\s+now|now)?\s*(?:down|up)\s+to\s+)(\d{2,3}(?:[.,]\d)?)\s*(kg|kgs|kilos|kilograms|lbs|pounds|stone)\b`)
+	weightZH   = regexp.MustCompile(`(?:体重(?:是|有|现在|已经)?|瘦到了?|胖到了?|减到了?|涨到了?)(\d{2,3}(?:\.\d)?\s*(?:公斤|斤|kg|千克))`)
+	workWeekEN = regexp.MustCompile(`(?i)\b(?:i|we)\s+(?:now\s+)?work\s+(?:from\s+)?(?:monday|mon)\s+(?:to|through|thru|till|-|–)\s+(?:thursday|friday|saturday|thu|fri|sat)\b|\b(?:four|4|three|3|five|5|six|6)[- ]day\s+(?:work\s*)?week\b|\b(?:i'm|i\s+am|i\s+work|i'm\s+now|working)\s+(?:now\s+)?(?:part[- ]time|full[- ]time)\b` +
+		// "we only do three days a week", "back to four days after the merger"
+		`|\b(?:i|we)\s+(?:now\s+|only\s+)?(?:work|do)\s+(?:four|five|three|two|six|4|5|3|2|6)\s+days?\s+(?:a|per|each|every)\s+week\b|^(?:(?:and|so|now)\s+)?(?:back|down|up)\s+to\s+(?:four|five|three|two|six|4|5|3|2|6)\s+days\b`)
+	workWeekZH      = regexp.MustCompile(`做五休二|做六休一|单休|双休|大小周|一周(?:上|工作)[一二三四五六两\d]天班?|每周(?:上|工作)[一二三四五六两\d]天班?|(?:改回|改成|恢复)(?:了)?(?:一周|每周)[一二三四五六两\d]天(?:班|工作制)?`)
 	favoriteLabelEN = regexp.MustCompile(`(?i)^(?:(?:my\s+)?new\s+)?favou?rite\s+([a-z]+(?:\s[a-z]+)?)\s*[:：-]\s*(.{2,60})$`)
 	favoriteZH      = regexp.MustCompile(`最喜欢的(\p{Han}{1,4}?)(?:现在)?(?:是|变成了?|换成了?|改成了?|成了)([^，。,！!？?]{1,20})`)
-	schoolNameEN    = regexp.MustCompile(`(?i:\bmy\s+)(` + relEN + `)(?i:\s+(?:now\s+|just\s+)?(?:goes\s+to|attends|is\s+at|started\s+at|starts\s+at|moved\s+to|switched\s+to|transferred\s+to|is\s+starting\s+at|will\s+go\s+to|got\s+into))\s+((?:[A-Z][\p{L}'-]*\s+){0,3}(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b)`)
+	schoolNameEN    = regexp.MustCompile(`(?i:\b(?:my|our)\s+)(` + relEN + `)(?i:\s+(?:now\s+|just\s+)?(?:goes\s+to|attends|is\s+at|started\s+at|starts\s+at|moved\s+to|switched\s+to|transferred\s+to|is\s+starting\s+at|will\s+go\s+to|got\s+into))\s+((?:[A-Z][\p{L}'-]*\s+){0,3}(?:School|Primary|Academy|High|College|University|Elementary|Kindergarten|Nursery|Montessori|Prep|Preschool|Daycare)\b)`)
 	relEmployerZH   = regexp.MustCompile(`(` + relZH + `)(?:现在|目前|已经|刚|上个月|上周|去年|今年|前段时间|最近)*(?:在([^，。,]{2,10}?)(上班|工作)|(?:跳槽去了|跳槽到了?|跳到了?|入职了?|调到了?|调去了?|外派到了?)([A-Za-z][\w&]{1,15}|\p{Han}{2,8}?)(?:了|$|[，。,]))`)
 	// relLeftWorkZH and relLeftWorkEN are a relation leaving work: "我妈去年退休了",
 	// "姐姐离职了", "my mum retired", "my husband quit his job".

@@ -433,7 +433,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 				continue
 			}
 		}
-		if !trip && !o.lex.aboutOthers(o.clean(s)) {
+		if rel, _ := o.relationStanding(o.clean(s)); !trip && (!o.lex.aboutOthers(o.clean(s)) || rel != "") {
+			// A neighbour or a colleague who does something for the speaker as a rule
+			// ("our neighbour waters the plants when we travel") is worth keeping.
 			switch {
 			case parts && replacedInTurn:
 			case leave:
@@ -492,6 +494,9 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		}
 		out = append(out, o.draft(told, t.OccurredAt, memory.Episodic, memory.CatEvent, "event", impEvent, confEvent))
 	}
+	// A plan called off is its slot's news, not a thing gone from the speaker's life: a
+	// liking of the activity stays ("loves fishing" once "钓鱼泡汤了").
+	departed = slices.DeleteFunc(departed, namesAPlan)
 	if len(departed) > 0 {
 		// Who or what left the speaker's life, by name: the resolver retires what was
 		// said of them before ("Gary does my taxes" once "Gary retired").
@@ -560,7 +565,8 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int, departed []str
 			continue
 		}
 		if rest := withoutLeaving(out[i].content); rest != out[i].content {
-			if rest == "" && out[i].key != "" {
+			if rest == "" && out[i].key != "" || strings.HasPrefix(out[i].key, "subscription.") || strings.HasPrefix(out[i].key, "plan.") {
+				// A subscription ended or a plan called off is the news its slot holds.
 				continue // a slot's value told with the one it replaces ("moved from X to Y")
 			}
 			if rest == "" {

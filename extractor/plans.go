@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A plan is told again when it changes, in other words than the first time: "the cleaning
@@ -25,7 +26,7 @@ var eventNounsEN = map[string]bool{"appointment": true, "cleaning": true, "check
 
 // eventSuffixZH ends a Chinese noun that names something planned; the part before it says
 // which ("护照预约": the appointment, for the passport).
-var eventSuffixZH = regexp.MustCompile(`(预约|晚餐|午餐|早餐|聚餐|饭局|航班|机票|高铁|火车|团建|保养|维修|年检|体检|复查|复诊|面试|聚会|派对|婚礼|婚宴|旅行|旅游|康复|理疗|洗牙|拔牙|补牙|家长会|读书会|例会|周会|年会|发布会|演唱会|音乐会|比赛|考试|手术|会议|会|课)$`)
+var eventSuffixZH = regexp.MustCompile(`(露营|徒步|野餐|烧烤|自驾游|滑雪|预约|晚餐|午餐|早餐|聚餐|饭局|航班|机票|高铁|火车|团建|保养|维修|年检|体检|复查|复诊|面试|聚会|派对|婚礼|婚宴|旅行|旅游|康复|理疗|洗牙|拔牙|补牙|家长会|读书会|例会|周会|年会|发布会|演唱会|音乐会|比赛|考试|手术|会议|会|课)$`)
 
 // planSlotEN is the plan slot of a topic slug whose head names an event ("" for another
 // topic): "passport_renewal_appointment" → plan.appointment.passport.
@@ -113,6 +114,10 @@ func planKey(s string) string {
 		if m := carServiceZH.FindStringSubmatch(s); m != nil {
 			return "plan.保养.车"
 		}
+		if m := outingZH.FindStringSubmatch(s); m != nil {
+			// "周六去千岛湖钓鱼", "烧烤泡汤了": the outing, by its activity.
+			return "plan." + m[1] + m[2]
+		}
 		for _, re := range []*regexp.Regexp{eventMovedZH, goToEventZH, eventPlaceZH} {
 			if m := re.FindStringSubmatch(s); m != nil {
 				np := m[1]
@@ -128,6 +133,19 @@ func planKey(s string) string {
 	}
 	if m := flyEN.FindStringSubmatch(s); m != nil {
 		return "plan.flight." + slugify(m[1])
+	}
+	if m := outingEN.FindStringSubmatch(s); m != nil && (dayName.MatchString(s) || len(NewTemporal().Find(s, time.Time{})) > 0 || offEN.MatchString(s)) {
+		// "We're going camping next weekend": the outing, by its activity.
+		return "plan." + outingSlug(m[1])
+	}
+	if m := offEN.FindStringSubmatch(s); m != nil {
+		// "Camping's off", "the picnic got called off": the plan it ends.
+		if k := planSlotEN(topicSlug(m[1])); k != "" {
+			return k
+		}
+		if o := outingWordEN.FindString(strings.ToLower(m[1])); o != "" {
+			return "plan." + outingSlug(o)
+		}
 	}
 	if flightChangeEN.MatchString(s) {
 		return "plan.flight"
@@ -171,3 +189,33 @@ func (o *Offline) visitKey(s string) string {
 
 // absDayZH is a day told by its number ("15号", "3月8日").
 var absDayZH = regexp.MustCompile(`\d{1,2}[号日]`)
+
+// Outings told by their activity: "going camping next weekend", "camping's off",
+// "周六去千岛湖钓鱼", "烧烤泡汤了".
+var (
+	outingWordEN = regexp.MustCompile(`\b(?:camping|glamping|hiking|hike|skiing|ski\s+trip|fishing|sailing|kayaking|canoeing|snowboarding|surfing|picnic|barbecue|bbq|road\s+trip|day\s+trip|beach\s+day)\b`)
+	outingEN     = regexp.MustCompile(`(?i)\b(?:going|go|heading|off)\s+(?:on\s+(?:a|our)\s+)?(camping|glamping|hiking|skiing|fishing|sailing|kayaking|canoeing|snowboarding|surfing|picnic|road\s+trip|day\s+trip)\b`)
+	offEN        = regexp.MustCompile(`(?i)^(?:so\s+|well\s+|ugh,?\s+)?(?:the\s+|our\s+|my\s+)?([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2}?)(?:'s|\s+is|\s+has\s+been|\s+got|\s+was)\s+(?:off|cancell?ed|called\s+off|scrapped|postponed|a\s+no-go|not\s+happening)\b`)
+	outingWordZH = regexp.MustCompile(`^(?:露营|徒步|野餐|烧烤|自驾游|滑雪|钓鱼)$`)
+	outingZH     = regexp.MustCompile(`(露营|徒步|野餐|烧烤|自驾游|滑雪|钓鱼)(?:[^，。！？,.!?]{0,6}?)?(?:取消|泡汤|不去了|黄了|改期|延期|推迟)|(?:去|到)\p{Han}{0,6}?(露营|徒步|野餐|烧烤|自驾游|滑雪|钓鱼)`)
+)
+
+// outingSlug is the name of an outing's plan slot: "hike" and "hiking" are one.
+func outingSlug(w string) string {
+	w = strings.ToLower(strings.TrimSpace(w))
+	switch w {
+	case "hike":
+		return "hiking"
+	case "bbq":
+		return "barbecue"
+	case "ski trip":
+		return "skiing"
+	}
+	return slugify(w)
+}
+
+// namesAPlan reports a word that names a plan or an outing ("picnic", "露营", "面试").
+func namesAPlan(w string) bool {
+	l := strings.ToLower(strings.TrimSpace(w))
+	return eventNounsEN[l] || outingWordZH.MatchString(l) || outingWordEN.MatchString(l) && outingWordEN.FindString(l) == l || eventSuffixZH.MatchString(l) && utf8.RuneCountInString(l) <= 4
+}

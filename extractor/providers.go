@@ -41,9 +41,9 @@ const providerWordsEN = `primary care doctor|physical therapist|personal trainer
 var (
 	// "found a new stylist, Amira", "my new dentist is …", "switched pharmacies to …",
 	// "started seeing a new therapist"
-	newProviderEN = regexp.MustCompile(`(?i)\b(?:new|different|another)\s+(` + providerWordsEN + `)s?\b|\bswitched\s+(` + providerWordsEN + `)(?:s|es)?\b|\b(?:` + providerWordsEN + `)s?\s+(?:changed|switched)\b`)
+	newProviderEN = regexp.MustCompile(`(?i)\b(?:new|different|another)\s+(` + providerWordsEN + `)s?\b|\b(?:get|gets|getting|have|had|got)\s+(?:my\s+|our\s+)?(hair)\s+(?:cut|done|coloured|colored|trimmed|styled)\s+(?:at|by|with)\b|\bswitched\s+(` + providerWordsEN + `)(?:s|es)?\b|\b(?:` + providerWordsEN + `)s?\s+(?:changed|switched)\b`)
 	// "我的牙医换成了…", "换了个牙医", "新的理发师是…"
-	newProviderZH = regexp.MustCompile(`(?:换了个|换了一个|换了家|换了一家|新的|新找的|新换的|现在的)(药店|药房|理发师|发型师|理发店|牙医|牙科|家庭医生|心理医生|心理咨询师|咨询师|兽医|宠物医院|修车师傅|修车行|会计|私教|健身教练|家教|保洁)`)
+	newProviderZH = regexp.MustCompile(`(?:换了?(?:个|一个|家|一家)?|新的|新找的|新换的|现在的|找到(?:了)?(?:个|一个|家|一家)?新的?)(药店|药房|理发师|发型师|理发店|牙医|牙科|家庭医生|心理医生|心理咨询师|咨询师|兽医|宠物医院|修车师傅|修车行|会计|私教|健身教练|家教|保洁)`)
 )
 
 // providerKey is the slot of the service a sentence's topic or wording names, "" for
@@ -56,7 +56,10 @@ func providerKey(s, topic string) string {
 		return "user.provider." + svc
 	}
 	if m := newProviderEN.FindStringSubmatch(s); m != nil {
-		w := strings.ToLower(m[1] + m[2])
+		w := strings.ToLower(m[1] + m[2] + m[3])
+		if w == "hair" {
+			w = "haircut"
+		}
 		if w == "" {
 			w = strings.ToLower(strings.Fields(m[0])[0])
 		}
@@ -79,9 +82,9 @@ var (
 	// after the day.
 	scheduleVerbZH = regexp.MustCompile(`^(?:我们?|咱们?|我家)(?:每周|每个|每)?(周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天])(?:上午|下午|晚上|早上|中午)?(?:\d{1,2}点(?:半)?)?(?:开|上|有|去|做|练)(\p{Han}{2,4})(?:[，。！!,.]|$)`)
 	// "我在奥森跑步", "我平时在社区医院拿药": where the speaker does a thing as a rule.
-	doAtZH = regexp.MustCompile(`^我(?:平时|一般|现在|目前|每周|周末|经常|一直)?(?:都)?在(\p{Han}{2,8}?|[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*)?)(健身|锻炼|练瑜伽|上瑜伽课|游泳|撸铁|剪头发?|理发|做头发|看牙|拿药|取药|买药|买菜)(?:[，。！!,.]|$)`)
+	doAtZH = regexp.MustCompile(`^我(?:平时|一般|现在|目前|每周|周末|经常|一直)?(?:都)?(?:是)?在(\p{Han}{2,8}?|[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*)?)(健身|锻炼|练瑜伽|上瑜伽课|游泳|撸铁|剪头发?|理发|做头发|看牙|拿药|取药|买药|买菜)(?:[，。！!,.]|$)`)
 	// "我外甥在育英小学读书", "女儿转学到育才小学了": a child's school.
-	relSchoolZH = regexp.MustCompile(`(?:^|我|我家|[，,])(?:的)?(` + relZH + `)(?:现在|目前|今年|已经|下学期|明年)?(?:在|转学到|转到|转学去|转去|考上了?|考进了?|进了|上了)(\p{Han}{2,10}?(?:小学|中学|初中|高中|幼儿园|大学|学校|学院|附小|附中|[一二三四五六七八九十]中|[一二三四五六七八九十]小|实小|外国语))(?:上学|读书|念书|上|读|了|[，。！!,.]|$)`)
+	relSchoolZH = regexp.MustCompile(`(?:^|我|我家|[，,给把])(?:的)?(` + relZH + `)(?:现在|目前|今年|已经|下学期|明年)?(?:在|转学到了?|转到了?|转学去|转去|考上了?|考进了?|进了|上了)(\p{Han}{2,10}?(?:小学|中学|初中|高中|幼儿园|大学|学校|学院|附小|附中|[一二三四五六七八九十]中|[一二三四五六七八九十]小|实小|外国语))(?:上学|读书|念书|上|读|了|[，。！!,.]|$)`)
 	// "I work 9 to 5", "doing 7 to 3 now", "my shift is 10-6": working hours.
 	workHoursEN = regexp.MustCompile(`(?i)\b(?:work|working|works|doing|do|on|hours\s+are|shift\s+is)\s+(?:from\s+)?(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|nine|eight|seven|ten)\s*(?:to|-|–|till|until)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|five|six|four|three|seven)\b`)
 	workCtxEN   = regexp.MustCompile(`(?i)\b(?:work|working|works|hours|shift|office|job)\b`)
@@ -112,7 +115,11 @@ func (o *Offline) serviceFacts(s string) []fact {
 			out = append(out, fact{key: "relation." + c.rel(m[1]) + ".school", content: "用户的" + m[1] + "在" + m[2] + "上学", cat: memory.CatRelationship})
 		}
 		if m := doAtZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
-			out = append(out, fact{key: "habit." + m[2], content: "用户" + strings.TrimPrefix(trimEnd(s), "我"), cat: memory.CatFact, imp: impPreference})
+			key := "habit." + m[2]
+			if svc, ok := serviceOfZH[m[2]]; ok {
+				key = "user.provider." + svc // "在…剪头发": who cuts the speaker's hair
+			}
+			out = append(out, fact{key: key, content: "用户" + strings.TrimPrefix(trimEnd(s), "我"), cat: memory.CatFact, imp: impPreference})
 		}
 		if workHoursZH.MatchString(s) && strings.Contains(s, "我") {
 			out = append(out, fact{key: "user.attr.work_hours", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
@@ -162,3 +169,8 @@ func toldOfOtherZH(s string) bool {
 
 // otherPronounZH is 他 or 她 opening a clause (not inside a word: 阿托伐他汀).
 var otherPronounZH = regexp.MustCompile(`(?:^|[，,。；;！!？?\s和跟])(?:他|她)`)
+
+// serviceOfZH maps what is done for the speaker at a place to the service whose giver
+// the place is: "在楼下那家剪头发" names the hairdresser.
+var serviceOfZH = map[string]string{"剪头发": "hair", "剪头": "hair", "理发": "hair", "做头发": "hair", "看牙": "dentist",
+	"拿药": "pharmacy", "取药": "pharmacy", "买药": "pharmacy"}

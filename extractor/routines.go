@@ -222,7 +222,7 @@ func drinkSlotZH(w string) string {
 
 var (
 	// "I'm on Lexapro, 10mg a day", "taking metformin twice a day": a medication and its dose.
-	medicationEN = regexp.MustCompile(`(?i:\b(?:i'm|i\s+am|i've\s+been|i\s+take|i'm\s+taking|i\s+am\s+taking)\s+(?:now\s+|still\s+|currently\s+)?(?:on\s+|taking\s+)?)(\p{Lu}[\p{L}-]+|[a-z]+(?:in|ol|ide|ine|pam|lam|cin|one|ate|zole|pril|sartan|statin|mab|xetine|pine|done))(?i:,?\s+(?:\d+(?:\.\d+)?\s*(?:mg|mcg|ml|iu|units?)|once|twice|three\s+times|\d\s*x)\b)`)
+	medicationEN = regexp.MustCompile(`(?i:\b(?:i'm|i\s+am|i've\s+been|i\s+take|i'm\s+taking|i\s+am\s+taking|(?:put|started|switched|moved)\s+me|i\s+(?:started|switched\s+to)|started\s+(?:taking|on))\s+(?:now\s+|still\s+|currently\s+)?(?:on\s+|taking\s+|to\s+)?)(\p{Lu}[\p{L}-]+|[a-z]+(?:in|ol|ide|ine|pam|lam|cin|one|ate|zole|pril|sartan|statin|mab|xetine|pine|done))(?i:,?\s+(?:\d+(?:\.\d+)?\s*(?:mg|mcg|ml|iu|units?)|once|twice|three\s+times|\d\s*x)\b)`)
 	doseEN       = regexp.MustCompile(`(?i)\b\d+(?:\.\d+)?\s*(?:mg|mcg|ml|iu|units?)\b|\b(?:once|twice|three\s+times)\s+a\s+day\b`)
 	// "我在吃降压药，每天一次", "医生把降压药减到一天一次了"
 	medicationZH = regexp.MustCompile(`(?:^|我)(?:一直|现在|每天|目前)?(?:在)?吃(\p{Han}{2,6}?)(?:片|胶囊)?[，,]\s*(?:一天|每天|每日|一日)`)

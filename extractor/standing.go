@@ -9,7 +9,7 @@ import (
 // A relation's standing fact, told in the present ("My mom works at a bakery downtown",
 // "我妹妹在深圳做设计"): no rule of a named slot took it, and it is not an event of a day.
 var (
-	relStandingEN = regexp.MustCompile(`^(?i:(?:and|but|so|also|oh|well)[,]?\s+)*(?i:my|our)\s+(?i:(?:older|younger|big|little|eldest|oldest|youngest|twin)\s+)?((?i:` + relEN + `|eldest|oldest|youngest|middle one|middle child|twins|boys|girls))(?i:s)?(?:\s+\p{Lu}[\p{L}'-]+)?,?\s+(?i:(?:still|now|also|usually|mostly|really|actually|currently|basically)\s+)?(?i:(works|pulls|plays|teaches|lives|runs|owns|studies|coaches|drives|speaks|volunteers|snores|goes\s+to|attends|manages|writes|sings|paints|knits|cooks|bakes|collects|trains|races|rides|sells|builds|fixes|designs|does))\b`)
+	relStandingEN = regexp.MustCompile(`^(?i:(?:and|but|so|also|oh|well)[,]?\s+)*(?i:my|our)\s+(?i:(?:older|younger|big|little|eldest|oldest|youngest|twin)\s+)?((?i:` + relEN + `|eldest|oldest|youngest|middle one|middle child|twins|boys|girls))(?i:s)?(?:\s+\p{Lu}[\p{L}'-]+)?,?\s+(?i:(?:still|now|also|usually|mostly|really|actually|currently|basically)\s+)?(?i:(works|pulls|plays|teaches|lives|runs|owns|waters|feeds|walks|minds|watches|babysits|helps|drives|picks\s+up|looks\s+after|takes\s+care\s+of|studies|coaches|drives|speaks|volunteers|snores|goes\s+to|attends|manages|writes|sings|paints|knits|cooks|bakes|collects|trains|races|rides|sells|builds|fixes|designs|does))\b`)
 	relStandingZH = regexp.MustCompile(`^我(?:的|家)?(` + relZH + `)(?:\p{Han}{0,3}?)(?:现在|目前|平时|一直|还)?(?:在[^，。,.！!？?]{1,12}?(?:上班|工作|做|教|读书|读|上学|当|开|上夜班|上白班)|(?:每天|每周|经常|常常|总是|老是))`)
 	// worksAtEN is a workplace told after "works": the relation's employer slot.
 	worksAtEN = regexp.MustCompile(`(?i)\bworks\s+(?:at|for)\s+`)
@@ -102,3 +102,48 @@ var usedToEN = regexp.MustCompile(`(?i)\bused\s+to\s+(?:be\s+(?:(?:really|so|ver
 
 // quantityLead is "lots of", "loads of", "a lot of" before a thing.
 var quantityLead = regexp.MustCompile(`(?i)^(?:a\s+lot\s+of|lots\s+of|loads\s+of|tons\s+of|so\s+much|so\s+many)\s+`)
+
+// The speaker's weight goal, one slot: "trying to lose 4 kg", "hit my goal weight", "想减掉
+// 三公斤", "体重目标达到了".
+var (
+	weightGoalEN = regexp.MustCompile(`(?i)\b(?:lose|lost|losing|drop|dropping|shed|shedding|gain|gaining|put\s+on)\s+(?:another\s+|about\s+|around\s+)?(?:\d+(?:\.\d+)?|a\s+few|some|one|two|three|four|five|six|seven|eight|nine|ten)\s*(?:kg|kgs|kilos?|lbs?|pounds|stone)\b|\b(?:weight|weight-loss|weight\s+loss)\s+(?:goal|target)\b|\bgoal\s+weight\b|\btarget\s+weight\b`)
+	weightGoalZH = regexp.MustCompile(`减(?:掉|肥|重)?[^，。,！!]{0,4}?(?:\d+|[一二两三四五六七八九十]+)(?:公斤|斤|kg)|体重目标|减肥目标|目标体重|增重[^，。]{0,4}(?:公斤|斤)`)
+)
+
+// backToEN opens a sentence whose subject, the speaker, was dropped: "Back to five days a week".
+var backToEN = regexp.MustCompile(`(?i)^(?:back|down|up)\s+to\b`)
+
+// relJobChangeZH is a relation leaving a job for another line of work: "我哥辞了原来的工作，
+// 自己开了个面馆", "我妈退休以后去社区当志愿者".
+var relJobChangeZH = regexp.MustCompile(`^我(?:的|家)?(` + relZH + `)[^，。,！!？?]{0,8}?(?:辞了|辞掉了|辞职|不干了|离开了|退休|离职|被裁)[^。！？!?]{0,14}?[，,]?\s*(?:以后|之后)?[，,]?\s*(?:自己|现在|如今|改)?(?:开了(?:个|一个|家|一家)|去(?:了)?[^，。]{1,8}(?:当|做)|在[^，。]{1,8}(?:当|做)|当起了|做起了|改行)`)
+
+// jobChangeEN is someone leaving a job for other work: "Ines left the bank and opened a
+// bakery", "My brother quit teaching and now drives a cab". Group 1 is who.
+var jobChangeEN = regexp.MustCompile(`^((?i:(?:my|our)\s+(?:older\s+|younger\s+|big\s+|little\s+)?(?:` + relEN + `))|\p{Lu}[\p{Ll}'-]+)(?:\s+\p{Lu}[\p{Ll}'-]+)?\s+(?i:just\s+|finally\s+|recently\s+)?(?i:left|quit|retired\s+from|gave\s+up)\s+[^,.;!?]{2,40}?\s+(?i:and|to)\s+(?i:now\s+|has\s+|just\s+)?(?i:opened|started|set\s+up|launched|became|is\s+now|now\s+works|works|joined|went\s+into|drives|teaches|runs|took\s+over|bought)\b`)
+
+// A subscription or membership the speaker has or ended, one slot per service:
+// "we subscribe to Crunchyroll", "cancelled Audible", "开了B站大会员", "爱奇艺会员没续".
+var (
+	subscriptionEN = regexp.MustCompile(`(?i:\b(?:subscribe(?:d)?\s+to|(?:a|my|our)\s+subscription\s+to|signed\s+up\s+for|cancell?ed|unsubscribed\s+from|dropped|ended|let)\s+(?:my\s+|our\s+|the\s+)?)(\p{Lu}[\p{L}\d&'-]*(?:\s\p{Lu}[\p{L}\d&'-]*)?\+?)(?:\s+(?i:lapse|membership|subscription|premium|plus))?`)
+	subscriptionZH = regexp.MustCompile(`(?:订了|开了|开通了|买了|续了|办了|充了|退订了|取消了)?(?:个|一个)?([A-Za-z+]*)(\p{Han}{0,6}?)(?:大会员|会员|VIP|年卡|月卡|订阅)(?:[，。,！!]|$|没续|到期|退订|取消|不续|没再续|停了)`)
+)
+
+// carOwnedZH tells whether the speaker has a car: "家里没车", "上个月提了车", "把车卖了".
+var carOwnedZH = regexp.MustCompile(`没有车|没车|不开车|买(?:了)?(?:辆|台)?(?:新|二手)?车|提(?:了)?(?:新)?车|卖(?:了)?车|把车卖`)
+
+// childMovedEN is a child moved to another school: "we moved our son to St Anne's",
+// "switched my daughter to Hillside Academy". Group 1 is the child.
+var childMovedEN = regexp.MustCompile(`(?i:\b(?:moved|switched|transferred|enrolled|put)\s+(?:my|our)\s+)((?i:son|daughter|kid|kids|child|children|boy|girl|eldest|youngest|twins|little one))(?i:\s+(?:to|at|in|into))\s+((?:St\.?\s+)?\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*){0,3})`)
+
+// The airline the speaker flies, one slot: "always fly KLM", "I book Lufthansa now",
+// "lost my Delta status", "出差坐东航". The names are a gazetteer of the large carriers.
+const airlinesEN = `KLM|Lufthansa|Delta|United|American\s+Airlines|British\s+Airways|BA|Emirates|Qatar(?:\s+Airways)?|Ryanair|easyJet|Southwest|JetBlue|Alaska(?:\s+Airlines)?|Air\s+France|Iberia|SAS|Finnair|Cathay(?:\s+Pacific)?|Singapore\s+Airlines|ANA|JAL|Qantas|Air\s+Canada|WestJet|Turkish(?:\s+Airlines)?|Etihad|Wizz(?:\s+Air)?|Vueling|TAP|Aer\s+Lingus|Virgin(?:\s+Atlantic|\s+Australia)?|Swiss|Austrian|Air\s+New\s+Zealand|Korean\s+Air|EVA(?:\s+Air)?|Frontier|Spirit`
+
+var (
+	airlineEN = regexp.MustCompile(`\b(?i:fly|flies|flying|flew|book|books|booking|booked|stick\s+with|sticking\s+with|loyal\s+to|status\s+with|switched\s+to|go\s+with|going\s+with|always\s+take|take)\s+(?i:with\s+)?(?:` + airlinesEN + `)\b|\b(?:` + airlinesEN + `)\s+(?i:status|miles|points|gold|silver|elite|frequent\s+flyer)\b`)
+	airlineZH = regexp.MustCompile(`(?:坐|飞|订|选|改坐|改飞|换成|只坐|一般坐)(?:的是)?(?:国航|东航|南航|海航|川航|厦航|深航|春秋|吉祥|山航|华夏航空|首都航空|长龙)|(?:国航|东航|南航|海航|川航|厦航|深航)(?:的)?(?:金卡|银卡|会员|里程)`)
+)
+
+// projectZH is the project the speaker works on, one at a time: "这个季度我负责…迁移",
+// "…交给小唐了，我转去做…".
+var projectZH = regexp.MustCompile(`^(?:这个季度|今年|最近|目前|现在)?我(?:现在|目前|这个季度|今年|最近)?(?:主要)?(?:负责|牵头|主导|接手了?)[^，。,！!？?]{0,12}(?:项目|迁移|改版|重构|开发|上线|系统)|(?:交给|交接给|移交给)[\p{Han}A-Za-z]{1,8}?(?:了)?[，,]\s*我(?:转去|去|改去|开始|调去)(?:做|负责|跟)`)

@@ -144,7 +144,7 @@ func splitClausesZH(s string) []string {
 
 // droppedSubjectEN opens a sentence with a past verb and no subject: in a user's chat turn
 // ("Sold my bike last week.", "Traded it in for …") the dropped subject is the speaker.
-var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also|then)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up|switched|moved|relocated|quit|left|traded|gave away|got rid of|ditched|replaced|upgraded|swapped|ordered|lost|broke)\b`)
+var droppedSubjectEN = regexp.MustCompile(`(?i)^(?:(?:just|finally|recently|also|then)\s+)?(?:got back|came back|went|got|spent|finished|started|made|bought|took|tried|visited|joined|signed up|booked|met|won|adopted|sold|picked up|switched|moved|relocated|quit|left|traded|gave away|got rid of|ditched|replaced|upgraded|swapped|ordered|lost|broke|hit|reached|smashed|nailed|passed|cancelled|canceled|booked|finished|found|gave up)\b`)
 
 // droppedProgressiveEN opens a sentence with what the speaker is busy with and no subject
 // ("Juggling pickups again: …").

@@ -175,6 +175,21 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.shiftZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
+		if m := subscriptionZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
+			return "subscription." + strings.ToLower(m[1]+m[2]), false
+		}
+		if projectZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "user.project", false
+		}
+		if airlineZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "travel.airline", false
+		}
+		if carOwnedZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "user.vehicle", false
+		}
+		if weightGoalZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "user.goal.weight", false
+		}
 		if t.landlordZH.MatchString(body) {
 			return "user.attr.房租", false
 		}
@@ -220,6 +235,15 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	}
 	if t.shiftEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.attr.shift", true
+	}
+	if airlineEN.MatchString(s) && !kinLeadEN.MatchString(s) {
+		return "travel.airline", false
+	}
+	if m := subscriptionEN.FindStringSubmatch(s); m != nil && !kinLeadEN.MatchString(s) {
+		return "subscription." + slugify(strings.TrimSuffix(m[1], "+")+map[bool]string{true: "_plus"}[strings.HasSuffix(m[1], "+")]), false
+	}
+	if weightGoalEN.MatchString(s) && !kinLeadEN.MatchString(s) {
+		return "user.goal.weight", false
 	}
 	if k := providerKey(s, ""); k != "" {
 		return k, false
@@ -289,10 +313,16 @@ var pastEN = regexp.MustCompile(`(?i)\b(?:was|were|had|did|went|got|yesterday|la
 // user's choir practice.
 func (o *Offline) topicContent(s string) string {
 	if hasHan(s) {
-		if strings.HasPrefix(s, "我") {
-			return o.pronounsOf(s)
+		if strings.Contains(s, "我") {
+			return o.pronounsOf(s) // the speaker is named in it
 		}
-		return "用户的" + s
+		if verbLeadZH.MatchString(s) {
+			return "用户" + o.pronounsOf(s) // "换理发师了，…": the subject dropped is the speaker
+		}
+		return "用户的" + o.pronounsOf(s)
+	}
+	if droppedSubjectEN.MatchString(s) {
+		s = "I " + lowerFirst(s) // "Reached my target weight": the subject dropped is the speaker
 	}
 	if o.pronounEN.MatchString(s) {
 		return upperFirst(o.pronounsEN(s, false))
@@ -346,8 +376,8 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 		}
 		d := draft{typ: memory.Semantic, cat: memory.CatFact, key: key, content: o.finish(o.topicContent(clean), ref),
 			importance: impPreference, confidence: confExplicit, rule: "topic", meta: map[string]any{}}
-		if strings.HasPrefix(key, "plan.visit.") {
-			// A visit is over with its last day.
+		if endsWithItsDay(key) {
+			// A visit or an outing is over with its last day.
 			d.cat, d.expire = memory.CatEvent, o.expiry(clean, ref)
 		}
 		return []draft{d}
@@ -368,7 +398,7 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 			continue
 		}
 		ds[i].key = key
-		if strings.HasPrefix(key, "plan.visit.") {
+		if endsWithItsDay(key) {
 			ds[i].typ, ds[i].cat, ds[i].expire = memory.Semantic, memory.CatEvent, o.expiry(clean, ref)
 			continue
 		}
@@ -388,3 +418,16 @@ func (o *Offline) topicSlots(ds []draft, s string, ref time.Time) []draft {
 	}
 	return ds
 }
+
+// endsWithItsDay reports a plan slot whose value is over when its day is: a relation's
+// visit, an outing.
+func endsWithItsDay(key string) bool {
+	if strings.HasPrefix(key, "plan.visit.") {
+		return true
+	}
+	k := strings.TrimPrefix(key, "plan.")
+	return k != key && (outingWordEN.MatchString(strings.ReplaceAll(k, "_", " ")) || outingWordZH.MatchString(k))
+}
+
+// verbLeadZH opens a clause with its verb or an adverb, its subject dropped.
+var verbLeadZH = regexp.MustCompile(`^(?:换|改|买|订|退|搬|去|来|开|续|办|充|取消|卖|提|找到|开始|不再|没|刚|又|已经|终于|现在|最近|也|还|都|决定|打算|准备|想|要)`)

@@ -136,6 +136,9 @@ func (cfg ResolverConfig) relate(c memory.Candidate, cf textFeatures, n scored, 
 	case sim >= cfg.RefineSim && oldIn >= cfg.Containment && extraNew >= minExtraTokens &&
 		float64(cf.runes) >= refineGrowth*float64(nf.runes) && !namesConflict(cf, nf):
 		return ruleMatch{relRefinement, why("contains the memory and adds %d tokens", extraNew)}
+	case sameKey && c.Metadata["correction"] == true && c.Content != n.mem.Content && extraNew > 0:
+		// "说错了，我导师叫欧阳剑华": a correction of the slot, however alike the two read.
+		return ruleMatch{relContradiction, why("corrects the value of %s", c.Key)}
 	case !namesConflict(cf, nf) && (sim >= cfg.DuplicateSim ||
 		sim >= cfg.RefineSim && newIn >= cfg.Containment ||
 		oldIn >= cfg.Containment && newIn >= cfg.Containment):

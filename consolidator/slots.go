@@ -96,6 +96,9 @@ func containsWord(text, w string, prefix bool) bool {
 	if w == "" {
 		return false
 	}
+	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Han, r) {
+		return strings.Contains(text, w) // Chinese has no spaces between words
+	}
 	wordRune := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	for from := 0; ; {
 		i := strings.Index(text[from:], w)

@@ -115,6 +115,37 @@ func TestCorrectionRetiresTheWrongName(t *testing.T) {
 	}
 }
 
+// TestCorrectionOfASlotThatReadsAlike: a value corrected in a slot replaces the old one
+// even where the two read almost the same (one character of a name); without the
+// correction the same words confirm it.
+func TestCorrectionOfASlotThatReadsAlike(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		newValue bool
+		want     consolidator.DecisionKind
+	}{
+		{"a new value told as a correction", true, consolidator.KindSupersede},
+		{"the same value told as a correction", false, consolidator.KindConfirm},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, r := newResolver(t, nil)
+			day := time.Date(2026, 4, 6, 9, 0, 0, 0, time.UTC)
+			old := resolve(t, r, cand("u1", "用户的导师叫欧阳建华", withKey("relation.mentor.name"), validFrom(day)), consolidator.KindAdd)
+			fix := cand("u1", "用户的导师叫欧阳建华", withKey("relation.mentor.name"), validFrom(day.AddDate(0, 0, 2)))
+			if tt.newValue {
+				fix.Content = "用户的导师叫欧阳剑华"
+			}
+			fix.Metadata = map[string]any{"correction": true}
+			d := resolve(t, r, fix, tt.want)
+			if d.MemoryID != old.MemoryID {
+				t.Fatalf("went to %s, want %s", d.MemoryID, old.MemoryID)
+			}
+		})
+	}
+}
+
 // TestCorrectionRewritesTheWrongNameElsewhere: the correction supersedes the memory it
 // meets, and the other active memories that wrote the wrong name down get the right one
 // in a new version (the old text stays in history).
@@ -260,6 +291,9 @@ func TestLaterValuesOfChangingSlots(t *testing.T) {
 		{"a sport stopped, then the one done now", told{"The user's son plays rugby on Sunday mornings", []resolvertest.Option{withCategory(memory.CatFact)}},
 			told{"The user's son plays the trumpet in a brass band", []resolvertest.Option{withCategory(memory.CatFact)}},
 			told{"The user's son gave up rugby, he fences now", []resolvertest.Option{episode}}},
+		{"a home by the name zh", told{"用户的表姐小雅住在厦门", []resolvertest.Option{withKey("relation.表姐.location")}},
+			told{"用户的表姐叫小雅", []resolvertest.Option{withKey("relation.表姐.name")}},
+			told{"小雅搬到了福州", []resolvertest.Option{withKey("person.小雅.location")}}},
 		{"a change told in other words", told{"The user does the weekly shop at the Saturday farmers market", []resolvertest.Option{withCategory(memory.CatFact)}},
 			told{"The user keeps bees on the allotment", nil},
 			told{"These days the user gets the weekly shop delivered by Ocado", []resolvertest.Option{withKey("user.attr.weekly_shop_delivered")}}},

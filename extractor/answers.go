@@ -313,6 +313,14 @@ func (f *answerFrames) statement(q, a string) string {
 		}
 		return ""
 	}
+	if m := confirmQuestionEN.FindStringSubmatch(q); m != nil {
+		// "Just to confirm, your flight lands at T5?" — "Yes, landing around 7.": the
+		// speaker says it now, with what they add.
+		if yes != "" && !strings.HasPrefix(strings.ToLower(rest), "but") {
+			return joinReply(youToI(m[1]), rest, ", ")
+		}
+		return ""
+	}
 	if m := tagQuestionEN.FindStringSubmatch(q); m != nil {
 		// "Your lease ends in May, right?" — "Yep.": the speaker says it now.
 		if yes != "" && !strings.HasPrefix(strings.ToLower(rest), "but") {
@@ -378,6 +386,13 @@ func (f *answerFrames) statementZH(q, a string) string {
 		}
 		return ""
 	}
+	if m := confirmQuestionZH.FindStringSubmatch(q); m != nil {
+		// "再确认下，您是周三到吗？" — "对，早上七点到": the speaker says it now.
+		if yes != "" && !strings.HasPrefix(rest, "但") && !strings.HasPrefix(rest, "不过") {
+			return joinReply(strings.NewReplacer("您", "我", "你", "我").Replace(m[1]), rest, "，")
+		}
+		return ""
+	}
 	if m := tagQuestionZH.FindStringSubmatch(q); m != nil {
 		// "您的车险是下个月到期吧？" — "对。": the speaker says it now.
 		if yes != "" && rest == "" {
@@ -415,6 +430,10 @@ func joinReply(s, rest, sep string) string {
 var (
 	tagQuestionEN = regexp.MustCompile(`(?i)^(?:(?:so|and|just\s+to\s+confirm|to\s+confirm|just\s+checking)[,:]?\s+)?((?:your|you're|you\s+are|you\s+have|you've|you)\b[^?]{4,120}?),?\s*(?:right|correct|yes|is\s+that\s+right|is\s+that\s+correct|isn't\s+it|aren't\s+you|don't\s+you|no)\s*\?$`)
 	tagQuestionZH = regexp.MustCompile(`^((?:您|你)\p{Han}[^？?]{2,40}?)(?:吧|对吧|对不对|是吗|没错吧|是不是)[？?]$`)
+	// confirmQuestionEN and confirmQuestionZH ask the listener to confirm what they say of
+	// them, without a tag: "Just to confirm, your flight lands at T5?", "再确认下，您是周三到吗？".
+	confirmQuestionEN = regexp.MustCompile(`(?i)^(?:just\s+to\s+confirm|to\s+confirm|just\s+checking|confirming|quick\s+check|to\s+be\s+sure|just\s+to\s+be\s+sure|so)[,:]?\s+((?:your|you're|you\s+are|you\s+have|you've|you'll|you\s+will|you)\b[^?]{4,120}?)\s*\?$`)
+	confirmQuestionZH = regexp.MustCompile(`^(?:确认(?:一)?下|再确认(?:一)?下|跟您确认(?:一下|下)|跟你确认(?:一下|下)|想确认(?:一下|下)|确认下)[，,：:]?\s*((?:您|你)[^？?]{2,40}?)(?:吗|对吗|是吗|对吧)?[？?]$`)
 )
 
 // youToI turns a statement of the listener's into the speaker's: "your lease ends" → "my

@@ -22,6 +22,9 @@ var (
 	asideZH = regexp.MustCompile(`[，,](我(?:最近|现在|目前|平时|一直|正在|在|是|有|对|家|们)[^？?]*?)[。！!]?$`)
 	// premiseEN is a question's premise: "Since I'm left-handed, which …?"
 	premiseEN = regexp.MustCompile(`(?i)^(?:since|as|because|given\s+that|now\s+that|seeing\s+as)\s+((?:i'm|i am|i've|i have|i|my\s+[a-z]+|we're|we)\b[^,?]{3,80}),\s*[^,]+\?$`)
+	// premiseAsEN is a question's premise told by what the speaker is: "As a diabetic,
+	// what …?", "As a new parent, …?".
+	premiseAsEN = regexp.MustCompile(`(?i)^as\s+(an?\s+[a-z][a-z -]{2,40}?),\s*[^,]+\?$`)
 )
 
 // maxAsideBytes bounds a sentence read for an aside, an idiom or a pronoun: they are told
@@ -39,6 +42,10 @@ func withAsides(sentences []string) []string {
 		}
 		if m := premiseEN.FindStringSubmatch(s); m != nil {
 			out = append(out, upperFirst(m[1])+".", s)
+			continue
+		}
+		if m := premiseAsEN.FindStringSubmatch(s); m != nil {
+			out = append(out, "I'm "+strings.TrimSpace(m[1])+".", s)
 			continue
 		}
 		if hasHan(s) {

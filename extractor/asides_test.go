@@ -21,6 +21,8 @@ func TestAsidesAndAntecedents(t *testing.T) {
 			[]string{"Could you draft a packing list.", "I'm hiking the Cotswold Way in June."}},
 		{"premise of a question", "Since I'm colour-blind, which chart palette should I use?",
 			[]string{"I'm colour-blind.", "Since I'm colour-blind, which chart palette should I use?"}},
+		{"premise by what one is", "As a new beekeeper, which hive should I start with?",
+			[]string{"I'm a new beekeeper.", "As a new beekeeper, which hive should I start with?"}},
 		{"aside zh", "帮我找几个练听力的播客，我在备考托福。", []string{"帮我找几个练听力的播客。", "我在备考托福。"}},
 		{"pronoun after a relation", "Any idea what to cook for my uncle Rafe? He hates coriander.",
 			[]string{"Any idea what to cook for my uncle Rafe?", "My uncle hates coriander."}},

@@ -97,7 +97,7 @@ func newClauseRules() *clauseRules {
 		relJobEN:     re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:is|works as|is working as)\s+(?:now\s+)?an?)\s+([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,2}?)(?:\s+(?:at|for|in|and|who|with|from)\b|[,.;!]|$)`),
 		relWorkEN:    re(`(?i:\bmy\s+(` + relEN + `)(?:,?\s+\p{Lu}[\p{Ll}'-]+(?:\s\p{Lu}[\p{Ll}'-]+)?,?)?\s+(?:works|is working|is employed)\s+(?:at|for|by))\s+` + orgName),
 		relNameZH:    re(`我(?:的|家)?(` + relZH + `)(?:叫|名叫|的名字是|名字叫|名字是)` + zhName),
-		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快|又|还|说|最近|今天|总是|老是|从)`),
+		relApposZH:   re(`我(?:的|家)?(` + relZH + `)` + `(\p{Han}{2,3}?)(?:是|在|住|今年|现在|已经|刚|上|要|下|明年|去年|也|就|马上|快|又|还|说|最近|今天|总是|老是|从)`),
 		relJobZH:     re(`我(?:的|家)?(` + relZH + `)(?:叫[^，,。是]{1,6})?[，,]?(?:她|他)?(?:现在|目前)?(?:是|在[^，。,]{1,12}?(?:当|做)|当)(?:一名|一位|一个|个|名|位)?([^，。,.!！？?；;]{0,8}?(?:` + jobZH + `))(?:[，。,.!！；;了]|$)`),
 		school:       re(`(?i:\b(?:starting|started|starts|start|entering|enters|going into|goes into|is in|in)\s+(?:the\s+)?((?:first|second|third|fourth|fifth|sixth|seventh|eighth|\d{1,2}(?:st|nd|rd|th))\s+grade|kindergarten|preschool|pre-k|middle school|high school|college|university))|(?:上|读|念|升|进)((?:一|二|三|四|五|六|初一|初二|初三|高一|高二|高三)年级|幼儿园|小学|初中|高中|大学)`),
 		petEN:        re(`(?i:\b(?:my|our)\s+(?:new\s+|little\s+|rescue\s+|old\s+)?(` + petEN + `)(?:'s name is|,)?(?:\s+(?:is\s+)?(?:named|called))?)\s+` + capName),
@@ -141,7 +141,7 @@ func newClauseRules() *clauseRules {
 		businessEN: re(`(?i:\b(?:i|we)\s+(?:now\s+|still\s+|also\s+)?)((?i:run|own|manage|founded|co-founded))\s+((?i:an?|my own|our own|my|our)\s+(?i:[a-z][a-z'-]+(?:\s[a-z][a-z'-]+){0,3}?)(?:\s+(?:in|on|at)\s+\p{Lu}[\p{L}'-]+(?:\s\p{Lu}[\p{L}'-]+){0,2})?)(?:[,.;!]|$|\s+(?i:and|but|since|with|for|that|which)\b)`),
 		// "my mom lives in Osaka" / "我爸妈住在大连": where a relation lives.
 		relLiveEN: re(`(?i:\bmy\s+(` + relEN + `|parents|in-laws|kids|children)(?:,?\s+\p{Lu}[\p{Ll}'-]+,?)?\s+(?:still\s+|now\s+)?(?:lives?|is living|are living|is based|are based|moved)\s+(?:in|to))\s+` + capName),
-		relLiveZH: re(`我(?:的|家)?(` + relZH + `)(?:现在|目前|一直)?(?:住在|生活在|定居在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
+		relLiveZH: re(`我(?:的|家)?(` + relZH + `)(\p{Han}{2,3}?)??(?:现在|目前|一直)?(?:住在|生活在|定居在)(\p{Han}{2,6}?)(?:[，。,.!！；;]|$)`),
 		// "我养了一只柯基，叫豆豆": an animal counted by 只/条/匹 and named.
 		petCountZH: re(`(?:养了|有|收养了|领养了)(?:一|两|三)?(?:只|条|匹)([^，。,]{1,6}?)[，,]?(?:它|她|他)?(?:叫|名叫|名字叫)` + zhName),
 		// "I have two cats, Mochi and Tofu": pets named after their count.
@@ -178,7 +178,7 @@ func newClauseRules() *clauseRules {
 		// "no more sweets for me": the end of a taste, told without a verb.
 		noMoreEN:  re(`(?i:\bno (?:more|longer any)\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+)?)\b`),
 		healthEN:  re(`(?i:\b(?:i|i've|i have|i was|i got|i'm|i am|we)\s+(?:just\s+|recently\s+|been\s+)*(?:been\s+)?diagnosed\s+with\s+)(?:an?\s+)?([^,.;!?]{3,40}?)(?:\s+(?:last|this|next|in|on|at|when|after|before|and|but|which|so|about|a\s+few|\d+\s+(?:days?|weeks?|months?|years?))\b|[,.;!?]|$)`),
-		healthZH:  re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)`),
+		healthZH:  re(`我(?:最近|上周|去年|前段时间)?(?:被)?(?:诊断出|确诊了?|查出)(?:了|有)?(\p{Han}{2,8}?)(?:了|，|。|,|$)|我(?:一直|从小|本身)?(?:有|患有|得了)(糖尿病|高血压|哮喘|癫痫|抑郁症|焦虑症|心脏病|痛风|偏头痛|甲亢|甲减|关节炎|乳糖不耐受|腰椎间盘突出|颈椎病|过敏性鼻炎|湿疹)`),
 		workAsEN:  re(`(?i:\b(?:i|i've been|i have been|i'm|i am)\s+(?:now\s+|currently\s+|still\s+)?(?:work|worked|working|employed)\s+as\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from)\b|[,.;!]|$)`),
 		nowJobEN:  re(`(?i:\b(?:i'm|i am)\s+(?:now|currently|still|actually)\s+an?\s+)([a-z][a-z-]+(?:\s[a-z][a-z-]+){0,3}?)(?:\s+(?:at|for|in|with|and|since|from|who)\b|[,.;!]|$)`),
 		orgJobZH:  re(`我(?:现在|目前|如今)?是(?:一名|一位|个)?([^，。,的是]{2,12})的([^，。,.!！；;的]{0,8}?(?:` + jobZH + `))`),
@@ -691,9 +691,18 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 			add(fact{key: "relation." + c.rel(m[1]) + ".name", content: "用户的" + m[1] + "叫" + name, cat: memory.CatRelationship})
 		}
 		for _, m := range c.relLiveZH.FindAllStringSubmatch(s, 4) {
-			if !badPlaceZH(m[2]) {
-				add(fact{key: "relation." + c.rel(m[1]) + ".location", content: "用户的" + m[1] + "住在" + m[2], cat: memory.CatRelationship})
+			if !badPlaceZH(m[3]) {
+				who := m[1]
+				if m[2] != "" && !badNameZH(m[2]) {
+					who += m[2] // "我姐姐娜娜住在…": told with the name, for a later "娜娜搬去…" to meet
+				}
+				add(fact{key: "relation." + c.rel(m[1]) + ".location", content: "用户的" + who + "住在" + m[3], cat: memory.CatRelationship})
 			}
+		}
+		if m := nameMoveZH.FindStringSubmatch(s); m != nil && !badNameZH(m[1]) && !notSubjectZH.MatchString(m[1]) && startsWithRelationZH(m[1]) == "" && !badPlaceZH(m[2]) {
+			// "小雅去年调到福州了": someone known by name moved; the resolver meets
+			// the relation's home told with that name.
+			add(fact{key: "person." + m[1] + ".location", content: m[1] + "搬到了" + m[2], cat: memory.CatRelationship})
 		}
 		if m := c.petCountZH.FindStringSubmatch(s); m != nil && strings.Contains(s, "我") {
 			name := cutAt(m[2], "是在住今来从的，,了也")
@@ -771,7 +780,9 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if pregnantZH.MatchString(s) {
 			add(fact{key: "user.health.pregnancy", content: o.finish("用户"+pregnantZH.FindString(s)[len("我"):], ref), cat: memory.CatFact})
 		}
-		if m := c.healthZH.FindStringSubmatch(s); m != nil {
+		if m := c.healthZH.FindStringSubmatch(s); m != nil && m[2] != "" {
+			add(fact{key: "user.health." + m[2], content: "用户有" + m[2], cat: memory.CatFact})
+		} else if m != nil {
 			add(fact{key: "user.health." + m[1], content: "用户被诊断出" + m[1], cat: memory.CatFact})
 		} else if m := checkupZH.FindStringSubmatch(s); m != nil && !someoneElseBefore(s, strings.Index(s, m[0])) {
 			// "体检查出来血脂偏高": a finding of a check-up the speaker had.
@@ -1371,7 +1382,8 @@ func validJob(v string) bool {
 	switch f[0] {
 	case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian",
 		"good", "great", "bad", "new", "proud", "happy", "very", "real", "true", "long", "mess", "part", "member", "person",
-		"way", "chance", "while", "kind", "sort", "nice", "quick", "fun", "lucky", "lover", "huge fan":
+		"way", "chance", "while", "kind", "sort", "nice", "quick", "fun", "lucky", "lover", "huge fan",
+		"diabetic", "asthmatic", "epileptic", "coeliac", "celiac", "insomniac", "smoker", "non-smoker", "beginner", "newbie":
 		return false
 	}
 	return true
@@ -1436,6 +1448,8 @@ func badNameZH(v string) bool {
 		// A verb where a name would be ("我闺女学钢琴三年了"): what the relation does.
 		"学", "去", "读", "练", "考", "住", "做", "当", "开", "打", "玩", "看", "吃", "喝", "有", "没", "不", "在", "给", "把", "被", "让", "又", "才", "快", "用",
 		"调", "搬", "换", "回", "到", "来", "辞", "退", "升", "转", "跳", "离", "上",
+		// The second character of a kinship word ("我姐姐住在…" read as 姐 + 姐住).
+		"姐", "哥", "弟", "妹", "妈", "爸", "爷", "奶", "婆", "公",
 		// A day or a part of one ("老大周日下午学跳舞").
 		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周天", "周末", "星期", "礼拜", "上午", "下午", "晚上", "早上", "中午", "后天", "前天",
 		// A time or a manner adverb ("我妈下个月要来", "我哥上次说").

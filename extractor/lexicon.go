@@ -95,7 +95,7 @@ func newLexicon() *lexicon {
 					"must be amazing", "must be exciting", "must feel"}},
 			// A revision of an earlier preference or constraint: the resolver supersedes
 			// the old value when the revision lands in the same key slot.
-			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:go|going|switch|switching|change|changing)\s+back\s+to\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b|\bused\s+to\b[^.!?;]{0,80}\b(?:now|anymore|any more|these days|nowadays|no longer)\b|(?:以前|过去|之前|原来)[^。！？；]{1,20}[，,]\s*(?:现在|如今|最近)|\b(?:(?:i'm|i am|i've been|been|stayed|staying|getting|got|stay|days?|weeks?|months?|years?)\s+sober|teetotal|on the wagon)\b`),
+			{name: SignalChange, re: re(relaxPattern + `|改成|换成|改为|改到|改用|换到|挪到|调到|推迟到|推到|延到|提前到|延期|改(?:喝|吃|坐|骑|开|听|看|玩|住|穿|戴)\p{Han}|戒[烟酒糖掉了]|\b(?:stopped|quit)\s+\w+ing\b|\b(?:i|we)\s+(?:just\s+|finally\s+)?quit\s+[a-z]+|\b(?:gave|given|giving) up\b|\bswitch(?:ed|ing)?\b(?:\s+[\w.'-]+){0,5}?\s+to\b|\bchanged? (?:it )?to\b|\binstead\b|\bnow prefers?\b|\b(?:go|going|switch|switching|change|changing)\s+back\s+to\b|\b(?:pushed|moved|rescheduled|postponed|bumped)\b(?:\s+[\w.'-]+){0,5}?\s+(?:back\s+)?to\b|\bused\s+to\b[^.!?;]{0,80}\b(?:now|anymore|any more|these days|nowadays|no longer)\b|(?:以前|过去|之前|原来)[^。！？；]{1,20}[，,]\s*(?:现在|如今|最近)|\b(?:(?:i'm|i am|i've been|been|stayed|staying|getting|got|stay|days?|weeks?|months?|years?)\s+sober|teetotal|on the wagon)\b|^(?:these days|nowadays|lately),?\s+(?:i|we)\b`),
 				excludes: []string{"也可以吗", "也可以不"}},
 			{name: SignalPreference, re: re(`\bkeep (?:it|them|things|(?:your|the) (?:answers?|replies|reply|responses?|explanations?|messages?))\s+(?:\w+\s+)?(?:short|brief|concise|simple|tight)\b|\bkeep (?:it|them|(?:your|the) (?:answers?|replies|reply|responses?|summaries|summary|messages?|emails?))\s+(?:under|below|within|to|at most)\s+(?:\w+\s+){1,2}(?:sentences?|words?|lines?|paragraphs?)\b|\bbullet(?:ed)?[ -]points?\b|\bno (?:essays|walls of text|long (?:answers|replies|explanations))\b|简短|简洁|言简意赅|别太长|不要太长|分点|列要点|` + `偏好|喜欢|爱吃|爱喝|讨厌|倾向|习惯|优先|宁愿|宁可|最好|以后|今后|往后|下次|总是|一直用|一般都|通常都|平时都|一般会|通常会|每次都|\b(?:gone|went) (?:right |completely |totally |kind of )?off\b|\bsick of\b|\bdone with\b|\bi (?:(?:really|also|do|just|still|so|\w+ly) )?(?:prefer|like|love|hate|dislike|enjoy|adore)\b|\bi(?:'d| would) (?:prefer|rather)\b|\bprefer(?:s|red|ably)?\b|\bfavou?rite\b|\bmy (?:biggest |one |only |secret |true |great )?(?:weakness|guilty pleasure|vice|comfort food|obsession|addiction)\b|是我的最爱|戒不掉|\balways\b|\busually\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\brather than\b|\b(?:don't|do not) (?:really )?(?:like|love|enjoy|care for)\b|\bcan't stand\b|\bi find (?:\w+ ){1,2}(?:boring|tedious|dull|annoying|overrated|exhausting|stressful|relaxing|calming|soothing)\b|\b(?:is|are) (?:more |really |totally |very much |so )?my (?:thing|jam|cup of tea)\b|\bnot (?:really )?my (?:thing|jam|cup of tea)\b|\bi'm (?:a |not a |not really a |not much of a |never been a )?(?:big |huge )?fan of\b|\bi(?:'m| am) (?:really |so |totally |very |super |big |quite |also )?into\b|\b(?:matters?|mean(?:s)? (?:a lot|so much|everything|the world)|(?:is|are) (?:really |so |very |super |incredibly |truly )?(?:important|precious|dear))\s+to (?:me|us)\b|对(?:我|我们)(?:来说|而言)?(?:很|非常|特别|真的|挺|最)?(?:重要|有意义|珍贵)` +
 				// "越甜越好", "无肉不欢", "the spicier the better", "not (much of) a fan of".
@@ -507,7 +507,11 @@ func toldBeforeQuestion(s string) (string, bool) {
 	if zh && !questionTailZH.MatchString(tail) || !zh && !questionTailEN.MatchString(tail) {
 		return "", false
 	}
-	if secondPerson.MatchString(lead) || isQuestion(lead) || questionTailEN.MatchString(lead) || len([]rune(lead)) < 6 {
+	minRunes := 6
+	if zh {
+		minRunes = 4 // "我有哮喘" says as much as an English clause twice as long
+	}
+	if secondPerson.MatchString(lead) || isQuestion(lead) || questionTailEN.MatchString(lead) || len([]rune(lead)) < minRunes {
 		return "", false
 	}
 	return lead, true
@@ -982,11 +986,15 @@ func correctedID(s string) string {
 	if hasHan(s) {
 		re = correctedIDZH
 	}
-	if m := re.FindStringSubmatch(s); m != nil && strings.ContainsAny(m[1], "0123456789") {
+	if m := re.FindStringSubmatch(s); m != nil && strings.ContainsAny(m[1], "0123456789") && !yearLike.MatchString(m[1]) {
 		return m[1]
 	}
 	return ""
 }
+
+// yearLike is a year or a date by the year ("2026", "2026年8月"): a time, not an identifier
+// whose copies a correction rewrites.
+var yearLike = regexp.MustCompile(`^(?:19|20)\d{2}(?:年.*)?$`)
 
 // dropCorrected removes from a correction the value it replaces.
 func dropCorrected(s string) string {

@@ -87,7 +87,7 @@ func NewOffline() *Offline {
 		permanent: re(`以后|今后|往后|之后|从此|从现在|从.{1,8}(?:起|开始)|每|总是|一直|永远|从不|\balways\b|\bevery\b|\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnever\b|\bstarting\b|\bonwards\b` +
 			// Giving something up lasts ("no more X", 不再), and a date a state holds since
 			// ("since last month") is not when it ends.
-			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|\bas of\b|\bfrom here on\b|\bhenceforth\b|\bsober\b|\bteetotal\b|\ballerg|过敏|开始|\bstarts?\b|\bbegins?\b|\bjoins?\b|不再|再也不|再也没|戒了|戒掉|戒酒|戒烟` +
+			`|\bno more\b|\bno longer\b|\bany ?more\b|\bfull stop\b|\bfor good\b|\bsince\b|\bas of\b|\bexpir|到期|\bfrom here on\b|\bhenceforth\b|\bsober\b|\bteetotal\b|\ballerg|过敏|开始|\bstarts?\b|\bbegins?\b|\bjoins?\b|不再|再也不|再也没|戒了|戒掉|戒酒|戒烟` +
 			// A timetable moved for a term holds for the term, not the day it names.
 			`|改时间|改了时间|这学期|本学期|\bthis (?:semester|term|season)\b`),
 		rememberZH:    re(`^(?:请)?(?:帮我|给我|替我)?(?:记住|记得|别忘了|不要忘了|不要忘记|记下来|记一下)[：:，,]?\s*`),
@@ -511,6 +511,15 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 		// The right identifier: the resolver rewrites the copies of one of its shape.
 		setMeta(out, "corrects_like", correctedIDs[0])
 	}
+	if told := spokenText(t); t.Role == memory.RoleUser && (correctionCueZH.MatchString(told) || correctionCueEN.MatchString(told)) {
+		// "说错了，…", "scratch that, …": what the turn tells of a slot corrects the slot's
+		// value even where the two read alike ("郑晓东" → "郑晓冬").
+		for i := range out {
+			if out[i].key != "" {
+				setMeta(out[i:i+1], "correction", true)
+			}
+		}
+	}
 	if len(corrected) > 0 {
 		// The value a correction replaces: the resolver retires the memory that holds it.
 		setMeta(out, "corrects", corrected[0])
@@ -565,8 +574,9 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int, departed []str
 			continue
 		}
 		if rest := withoutLeaving(out[i].content); rest != out[i].content {
-			if rest == "" && out[i].key != "" || strings.HasPrefix(out[i].key, "subscription.") || strings.HasPrefix(out[i].key, "plan.") {
-				// A subscription ended or a plan called off is the news its slot holds.
+			if rest == "" && out[i].key != "" || strings.HasPrefix(out[i].key, "plan.") && !planInstead.MatchString(rest) {
+				// A plan called off for a reason ("钓鱼泡汤了，下大雨") is the news of its
+				// slot; one replaced by another ("…不去了，改去青岛") tells the new one.
 				continue // a slot's value told with the one it replaces ("moved from X to Y")
 			}
 			if rest == "" {
@@ -587,6 +597,9 @@ func (o *Offline) leftBehind(out []draft, partings, leaves []int, departed []str
 	}
 	return kept
 }
+
+// planInstead is a plan told in place of one called off.
+var planInstead = regexp.MustCompile(`(?i)改|换|\binstead\b|\bnow\b|\bswitch|\bmoved\b|\brather\b|\bgoing\s+to\b|\bheading\s+to\b`)
 
 // proFormObject is a liking or an aversion whose object is a pro-form ("can't stand the
 // stuff", "love it").
@@ -1486,7 +1499,7 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 		case "bit", "little", "lot", "fan", "big", "huge", "few", "couple", "total", "vegetarian", "vegan", "pescatarian":
 			return draft{}, false
 		}
-		if !jobNoun(v) {
+		if !jobNoun(v) || !validJob(v) {
 			return draft{}, false
 		}
 		article := "a "
@@ -1532,6 +1545,9 @@ func (o *Offline) identityDraft(kind string, m []string, zh bool) (draft, bool) 
 			// "My locker number is …", "我的工号是…": one value per attribute, so a later
 			// value (or a correction) replaces the earlier one.
 			key = attrSlot(attr)
+			if k := o.topics.key(lowerText(attr)); strings.HasPrefix(k, "drink.") || strings.HasPrefix(k, "food.") {
+				key = k // "my usual coffee order is …": the drink's slot, which "these days I get …" fills too
+			}
 		}
 		d := draft{typ: memory.Semantic, cat: cat, key: key, importance: impIdentity, confidence: confExplicit}
 		switch cat {

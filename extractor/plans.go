@@ -104,6 +104,10 @@ func eventNounZH(np string) string {
 // planKey is the plan slot sentence s tells of, "" for none.
 func planKey(s string) string {
 	if hasHan(s) {
+		if loc := correctionLeadZH.FindStringIndex(s); loc != nil && loc[0] == 0 {
+			// "记错了，例会是十点": the plan told after the cue.
+			s = strings.TrimLeft(s[loc[1]:], "，,！!。 ")
+		}
 		// The Chinese plan rules key a flight 航班, by where to.
 		if m := flyZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {
 			return "plan.航班.去" + m[1] + "的"
@@ -120,7 +124,7 @@ func planKey(s string) string {
 		}
 		for _, re := range []*regexp.Regexp{eventMovedZH, goToEventZH, eventPlaceZH} {
 			if m := re.FindStringSubmatch(s); m != nil {
-				np := m[1]
+				np := everyLeadZH.ReplaceAllString(m[1], "") // "每天早会" is the 早会
 				if i := strings.LastIndex(np, "的"); i >= 0 {
 					np = np[i+len("的"):] // "孩子的钢琴课": the lesson
 				}
@@ -219,3 +223,6 @@ func namesAPlan(w string) bool {
 	l := strings.ToLower(strings.TrimSpace(w))
 	return eventNounsEN[l] || outingWordZH.MatchString(l) || outingWordEN.MatchString(l) && outingWordEN.FindString(l) == l || eventSuffixZH.MatchString(l) && utf8.RuneCountInString(l) <= 4
 }
+
+// everyLeadZH says how often, not what: "每天", "每周", "平时".
+var everyLeadZH = regexp.MustCompile(`^(?:每天|每周|每个月|每月|每晚|每早|平时|一般)`)

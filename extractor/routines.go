@@ -29,10 +29,14 @@ var (
 	toolZH     = regexp.MustCompile(`^我(?:一直|现在|平时|主要|都)?用(\S{2,12}?)(?:来)?(记笔记|做笔记|记账|写代码|剪视频|修图|管理任务|记待办|听歌|听书|看书|存照片)`)
 	toolMoveZH = regexp.MustCompile(`^(?:我的)?(笔记|账本|待办|照片|音乐|歌单|代码)(?:都|全部|全都|已经)*(?:搬到|迁到|挪到|转到|换到|导到|同步到)(?:了)?(\S{2,20}?)(?:上|里|去)?(?:了)?(?:[，。！,.]|$)`)
 	// "we're hoping to redo the attic next spring", "the kitchen reno is on hold"
-	planObjectEN = regexp.MustCompile(`(?i)\b(?:planning|plan|going|hoping|want|wanting|meaning|about)\s+to\s+(?:finally\s+)?(?:renovate|redo|remodel|repaint|paint|redecorate|fix\s+up|re-?tile|refinish|landscape|extend|convert|gut)\s+(?:the|our|my)\s+([a-z]+)`)
+	planObjectEN = regexp.MustCompile(`(?i)\b(?:planning|plan|going|hoping|want|wanting|meaning|about)\s+to\s+(?:finally\s+)?(?:renovate|redo|remodel|repaint|paint|redecorate|fix\s+up|re-?tile|refinish|landscape|extend|convert|gut)\s+(?:the|our|my)\s+([a-z]+)` +
+		// "leaning toward a kitchen remodel", "thinking about a loft conversion"
+		`|\b(?:leaning\s+towards?|thinking\s+(?:about|of)|considering|planning|looking\s+at|saving\s+(?:up\s+)?for|budgeting\s+for|getting\s+quotes\s+for)\s+(?:a|an|the|our|my)\s+([a-z]+)\s+(?:reno|renovation|remodel|redo|makeover|refit|extension|conversion|overhaul)\b`)
 	planPausedEN = regexp.MustCompile(`(?i)\b(?:the|our|my)\s+([a-z]+)\s+(?:reno|renovation|remodel|redo|project|makeover|refit|extension|conversion|overhaul)\s+(?:is|got|has\s+been|was|'s)\s+(?:now\s+)?(?:on\s+hold|postponed|pushed|delayed|cancell?ed|off|shelved|scrapped|paused|moved)`)
 	planObjectZH = regexp.MustCompile(`(?:打算|计划|准备|想|要)(?:今年|明年|下半年|年底|夏天|秋天|冬天|春天|下个?月|国庆|五一)*(?:把)?(?:重新)?(?:装修|翻新|粉刷|改造)(\p{Han}{2,3}?)(?:[，。！,.]|$|了)|(?:打算|计划|准备|想|要)(?:今年|明年|下半年|年底|夏天|秋天|冬天|春天|下个?月|国庆|五一)*(?:把)?(\p{Han}{2,3}?)(?:重新)?(?:装修|翻新|粉刷|改造)`)
-	planPausedZH = regexp.MustCompile(`^(?:我们?家?的?)?(\p{Han}{2,3}?)(?:的)?(?:装修|翻新|改造)(?:计划)?(?:推迟|延期|改到|搁置|取消|暂停|推到|延后|先不)`)
+	planPausedZH = regexp.MustCompile(`^(?:我们?家?的?)?(\p{Han}{2,3}?)(?:的)?(?:装修|翻新|改造)(?:计划)?(?:推迟|延期|改到|搁置|取消|暂停|推到|延后|先不)` +
+		// "翻新阳台的事先缓一缓": the work told before the room
+		`|^(?:我们?家?的?)?(?:装修|翻新|改造)(\p{Han}{2,3}?)(?:的事|这件事|的计划|的事情)?(?:先|暂时|也)?(?:推迟|延期|搁置|取消|暂停|延后|不做了|放一放|缓一缓)`)
 	// "Lior moved to Haifa for work"
 	nameMoveEN = regexp.MustCompile(`^(?:(?i:so|and|oh|also|btw|fyi|news:?),?\s+)?(\p{Lu}[\p{Ll}'-]+)\s+(?:(?:just|finally|recently|officially)\s+)?(?:moved|relocated|has\s+moved)\s+(?:back\s+|out\s+)?to\s+(\p{Lu}[\p{L}-]+(?:\s\p{Lu}[\p{L}-]+)?)`)
 	// "我现在汇报给赵总", "我向周经理汇报": the speaker's manager.
@@ -126,7 +130,7 @@ func (o *Offline) routineFacts(s string) []fact {
 		if m := planObjectZH.FindStringSubmatch(s); m != nil {
 			out = append(out, fact{key: "plan.renovation." + m[1] + m[2], content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		} else if m := planPausedZH.FindStringSubmatch(s); m != nil {
-			out = append(out, fact{key: "plan.renovation." + m[1], content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
+			out = append(out, fact{key: "plan.renovation." + m[1] + m[2], content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 		}
 		if m := reportToZH.FindStringSubmatch(s); m != nil && !badNameZH(m[1]) {
 			out = append(out, fact{key: "relation.manager.name", content: "用户现在向" + m[1] + "汇报，" + m[1] + "是用户的领导", cat: memory.CatRelationship})
@@ -171,7 +175,7 @@ func (o *Offline) routineFacts(s string) []fact {
 		out = append(out, fact{key: "user.work_location", content: "The user works from the " + m[1] + " " + strings.ToLower(m[2]), cat: memory.CatProfile, replace: true})
 	}
 	if m := planObjectEN.FindStringSubmatch(s); m != nil && !otherSubject.MatchString(s[:strings.Index(s, m[0])]) {
-		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
+		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]+m[2]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	} else if m := planPausedEN.FindStringSubmatch(s); m != nil {
 		out = append(out, fact{key: "plan.renovation." + strings.ToLower(m[1]), content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference})
 	}

@@ -147,3 +147,38 @@ var (
 // projectZH is the project the speaker works on, one at a time: "这个季度我负责…迁移",
 // "…交给小唐了，我转去做…".
 var projectZH = regexp.MustCompile(`^(?:这个季度|今年|最近|目前|现在)?我(?:现在|目前|这个季度|今年|最近)?(?:主要)?(?:负责|牵头|主导|接手了?)[^，。,！!？?]{0,12}(?:项目|迁移|改版|重构|开发|上线|系统)|(?:交给|交接给|移交给)[\p{Han}A-Za-z]{1,8}?(?:了)?[，,]\s*我(?:转去|去|改去|开始|调去)(?:做|负责|跟)`)
+
+// Getting over an illness ends the state told of it ("feeling fine again, the cold is
+// gone", "感冒好了"): the speaker's status slot, with no end of its own.
+var (
+	recoveredEN = regexp.MustCompile(`(?i)\bfeeling\s+(?:fine|better|great|good|ok|okay|normal|much\s+better|100%)(?:\s+again|\s+now)?\b|\b(?:the|my|this)\s+(?:cold|flu|fever|cough|migraine|headache|covid|infection|sore\s+throat|rash|stomach\s+bug|bug)\s+(?:is|has|'s)\s+(?:gone|cleared(?:\s+up)?|finally\s+gone|over|better)\b|\b(?:fully\s+)?recovered\b|\ball\s+better\b|\bback\s+to\s+(?:normal|full\s+health|100%)\b`)
+	recoveredZH = regexp.MustCompile(`(?:感冒|发烧|咳嗽|病|嗓子|过敏|肠胃|胃)(?:已经|终于|差不多)?(?:好了|好多了|痊愈了?|康复了?|退了)|身体(?:已经)?(?:恢复|好)了|康复了|痊愈了`)
+)
+
+// What the speaker holds that runs out on a date, one slot each: "my passport expires in
+// May 2028", "驾照明年3月到期".
+var (
+	expiryEN = regexp.MustCompile(`(?i)\b(passport|visa|driving\s+licen[cs]e|driver'?s\s+licen[cs]e|licen[cs]e|id\s+card|residence\s+permit|work\s+permit|permit|green\s+card|lease|contract|warranty|insurance|membership)\b[^.;!?]{0,40}?\b(?:expires?|expiring|expired|runs?\s+out|ends?|is\s+up\s+for\s+renewal|needs\s+renewing|renews?)\b`)
+	expiryZH = regexp.MustCompile(`(护照|签证|驾照|驾驶证|身份证|居住证|工作签|绿卡|租约|合同|保修|保险|会员卡)[^。！？；]{0,14}?(?:到期|过期|失效)`)
+)
+
+// correctionLeadZH opens a sentence that corrects what was said before: "说错了，…".
+var correctionLeadZH = regexp.MustCompile(`^(?:(?:哎呀|啊|嗯|哦|不好意思|抱歉)[，,！!]?)*(?:说错了|打错了|写错了|记错了|不对|更正一下|更正|纠正一下|口误)[，,！!。]?`)
+
+// When the speaker works out, one slot: "I hit the gym at 6 before work", "moved my
+// workouts to lunchtime", "健身改到晚上了".
+var (
+	workoutEN   = regexp.MustCompile(`(?i)\b(?:hit\s+the\s+gym|go\s+to\s+the\s+gym|gym\s+sessions?|workouts?|working\s+out|work\s+out|train|training|exercise|lifting)\b`)
+	timeOfDayEN = regexp.MustCompile(`(?i)\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}\s*o'clock|mornings?|lunch(?:time|times)?|evenings?|nights?|after\s+work|before\s+work|noon|midday|dawn)\b`)
+	workoutZH   = regexp.MustCompile(`健身|锻炼|去健身房|撸铁|练器械|跑步机`)
+	timeOfDayZH = regexp.MustCompile(`早上|早晨|上午|中午|下午|晚上|傍晚|夜里|下班后|上班前|午休|\d{1,2}点|[一二三四五六七八九十]{1,2}点`)
+)
+
+// petVetZH is where a pet is seen to: "我家猫一直在…看病", "狗狗换到…看了".
+var petVetZH = regexp.MustCompile(`(` + petZH + `)[^，。,！!？?]{0,6}?(?:在|换到|转到|去|改去)([^，。,！!？?]{2,10}?)(?:看病|看了|打疫苗|就诊|看医生|复诊|看)`)
+
+// nameMoveZH is someone named moving: "小雅去年调到福州了", "小周调到成都了".
+var nameMoveZH = regexp.MustCompile(`^(\p{Han}{2,3}?)(?:为了[^，。,]{1,10}?|因为[^，。,]{1,10}?|上个?月|今年|去年|最近|已经)?(?:搬去|搬到|调到|调去|移居)(?:了)?(\p{Han}{2,4}?)(?:了|住|工作|生活|[，。！,.!]|$)`)
+
+// notSubjectZH opens a clause with a word that is no one's name.
+var notSubjectZH = regexp.MustCompile(`^(?:我|你|他|她|它|咱|这|那|公司|家里|孩子|大家|全家|今年|去年|明年|最近|已经|后来|然后|所以|因为|为了|上个|下个|这个|那个|我们|他们|她们)`)

@@ -117,7 +117,10 @@ func NewTemporal() *Temporal {
 		}},
 		// A month by name needs a word before it ("in May", "last March"): alone, "may"
 		// and "march" are verbs as often as months (namedMonth picks the year).
-		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b`), group: 2, resolve: func(m []string, ref time.Time) (period, bool) {
+		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b(,?\s+\d{4}\b)?`), group: 2, resolve: func(m []string, ref time.Time) (period, bool) {
+			if m[3] != "" {
+				return period{}, false // "in June 2027" names its year: a date already
+			}
 			return period{at: namedMonth(ref, strings.ToLower(strings.TrimSuffix(m[1], "-")), enMonth(m[2])), unit: UnitMonth}, true
 		}},
 		{re: re(`(?i)\b(` + enNum + `)\s+(months?|years?)\s+ago\b`), resolve: func(m []string, ref time.Time) (period, bool) {

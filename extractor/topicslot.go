@@ -175,8 +175,20 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.shiftZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
+		if workoutZH.MatchString(body) && timeOfDayZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "schedule.workout", false
+		}
+		if m := petVetZH.FindStringSubmatch(body); m != nil {
+			return "pet." + o.lex.clauses.pet(m[1]) + ".vet", false
+		}
 		if m := subscriptionZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
 			return "subscription." + strings.ToLower(m[1]+m[2]), false
+		}
+		if m := expiryZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
+			return "expiry." + m[1], false
+		}
+		if recoveredZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "user.status", false
 		}
 		if projectZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.project", false
@@ -236,6 +248,15 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	if t.shiftEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.attr.shift", true
 	}
+	if workoutEN.MatchString(s) && timeOfDayEN.MatchString(s) && !kinLeadEN.MatchString(s) {
+		return "schedule.workout", false
+	}
+	if recoveredEN.MatchString(s) && !kinLeadEN.MatchString(s) {
+		return "user.status", false
+	}
+	if m := expiryEN.FindStringSubmatch(s); m != nil && !kinLeadEN.MatchString(s) {
+		return "expiry." + slugify(strings.ToLower(m[1])), false
+	}
 	if airlineEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "travel.airline", false
 	}
@@ -290,6 +311,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if slug == "" || notTopicsEN.MatchString(slug) {
 			continue
 		}
+		if k := o.topics.key(strings.ReplaceAll(slug, "_", " ")); strings.HasPrefix(k, "drink.") || strings.HasPrefix(k, "food.") {
+			return k, false // "my usual coffee order": the drink's slot
+		}
 		return "user.attr." + slug, false
 	}
 	return "", false
@@ -313,6 +337,9 @@ var pastEN = regexp.MustCompile(`(?i)\b(?:was|were|had|did|went|got|yesterday|la
 // user's choir practice.
 func (o *Offline) topicContent(s string) string {
 	if hasHan(s) {
+		if loc := correctionLeadZH.FindStringIndex(s); loc != nil && loc[0] == 0 && loc[1] < len(s) {
+			s = strings.TrimLeft(s[loc[1]:], "，,！!。 ") // "记错了，…": what is right
+		}
 		if strings.Contains(s, "我") {
 			return o.pronounsOf(s) // the speaker is named in it
 		}
@@ -323,6 +350,8 @@ func (o *Offline) topicContent(s string) string {
 	}
 	if droppedSubjectEN.MatchString(s) {
 		s = "I " + lowerFirst(s) // "Reached my target weight": the subject dropped is the speaker
+	} else if droppedBeingEN.MatchString(s) {
+		s = "I'm " + lowerFirst(s) // "Feeling better again": the speaker is
 	}
 	if o.pronounEN.MatchString(s) {
 		return upperFirst(o.pronounsEN(s, false))
@@ -430,4 +459,7 @@ func endsWithItsDay(key string) bool {
 }
 
 // verbLeadZH opens a clause with its verb or an adverb, its subject dropped.
-var verbLeadZH = regexp.MustCompile(`^(?:换|改|买|订|退|搬|去|来|开|续|办|充|取消|卖|提|找到|开始|不再|没|刚|又|已经|终于|现在|最近|也|还|都|决定|打算|准备|想|要)`)
+var verbLeadZH = regexp.MustCompile(`^(?:换|改|买|订|退|搬|去|来|开|续|办|充|取消|卖|提|找到|查|看了|问了|开始|不再|没|刚|又|已经|终于|现在|最近|也|还|都|决定|打算|准备|想|要)`)
+
+// droppedBeingEN opens a sentence whose "I'm" was dropped: "Feeling much better".
+var droppedBeingEN = regexp.MustCompile(`(?i)^(?:feeling|getting|heading|working|looking|still|back|off|done|home|busy|free)\b`)

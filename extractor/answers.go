@@ -186,6 +186,9 @@ func startsUpper(s string) bool {
 // as the statement it corrects ("typo, it's 4417" after "my code is 4471"). The gate and
 // the extractor read a turn the same way through it.
 func (o *Offline) inContext(t memory.Turn, earlier []memory.Turn) memory.Turn {
+	if t.Role == memory.RoleUser {
+		t.Content = spelledOut(t.Content)
+	}
 	return o.corrected(o.answered(t, earlier), earlier)
 }
 

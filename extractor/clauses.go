@@ -60,7 +60,7 @@ const (
 	// orgName may hold capitals, digits and & inside ("Northwind", "AT&T", "3M").
 	orgName = `(\p{Lu}[\p{L}\d&.'-]*(?:\s(?:of\s)?\p{Lu}[\p{L}\d&.'-]*){0,3})`
 	relEN   = `mother-in-law|father-in-law|sister-in-law|brother-in-law|son-in-law|daughter-in-law|stepmom|stepmother|stepdad|stepfather|stepson|stepdaughter|godson|goddaughter|grandson|granddaughter|wife|husband|partner|spouse|son|daughter|kid|child|brother|sister|mom|mother|mum|dad|father|boss|manager|best friend|friend|girlfriend|boyfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|colleague|coworker|neighbou?r|mentor|kiddos?|hubby|wifey|missus|toddler|little one`
-	relZH   = `房东|邻居|保姆|教练|合伙人|大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|爸|妈|哥|姐|弟|妹`
+	relZH   = `房东|邻居|保姆|教练|合伙人|大宝|二宝|小宝|婆婆|公公|岳父|岳母|丈母娘|老丈人|小姑子|小叔子|大姑姐|嫂子|弟妹|姐夫|妹夫|舅舅|舅妈|姑姑|姨妈|小姨|叔叔|婶婶|侄子|侄女|外甥女|外甥|表哥|表姐|表妹|表弟|堂哥|堂姐|孙子|孙女|老婆|妻子|太太|爱人|老公|丈夫|儿子|女儿|闺女|孩子|妈妈|母亲|爸爸|父亲|老爸|老妈|哥哥|姐姐|弟弟|妹妹|男朋友|女朋友|未婚妻|未婚夫|老板|经理|领导|上司|主管|组长|上级|导师|同事|室友|好朋友|朋友|奶奶|爷爷|外婆|外公|姥姥|姥爷|对象|宝宝|小孩|爸|妈|哥|姐|弟|妹|娃`
 	petEN   = `dog|cat|puppy|pup|kitten|kitty|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|horse|guinea pig|snake|lizard|ferret|` + dogBreedsEN + `|` + catBreedsEN
 	petZH   = `猫咪|猫|狗狗|狗|小猫|小狗|鹦鹉|兔子|仓鼠|金鱼|乌龟|` + dogBreedsZH + `|` + catBreedsZH
 	// Breeds name the kind of pet they are: "our beagle Luna" is a dog named Luna.
@@ -203,7 +203,7 @@ func newClauseRules() *clauseRules {
 		"上级": "manager", "导师": "mentor", "邻居": "neighbor", "合伙人": "partner_business", "教练": "coach",
 		"同事": "colleague", "室友": "roommate", "好朋友": "best_friend", "朋友": "friend", "奶奶": "grandmother", "爷爷": "grandfather",
 		"外婆": "grandmother", "外公": "grandfather", "姥姥": "grandmother", "姥爷": "grandfather", "对象": "partner",
-		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother", "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister"}
+		"爸": "father", "妈": "mother", "老爸": "father", "老妈": "mother", "哥": "brother", "姐": "sister", "弟": "brother", "妹": "sister", "娃": "child", "宝宝": "child", "小孩": "child"}
 	c.petWords = map[string]string{"puppy": "dog", "pup": "dog", "kitten": "cat", "kitty": "cat", "bunny": "rabbit",
 		"tomcat": "cat", "布偶猫": "cat", "布偶": "cat", "英短": "cat", "美短": "cat", "橘猫": "cat", "狸花猫": "cat", "暹罗猫": "cat", "加菲猫": "cat",
 		"tortoise": "turtle", "guinea pig": "guinea_pig", "猫咪": "cat", "猫": "cat", "小猫": "cat", "狗狗": "dog", "狗": "dog",
@@ -1459,6 +1459,9 @@ func badNameZH(v string) bool {
 			return true
 		}
 	}
+	if monthOrDayZH.MatchString(v) {
+		return true // "闺女九月上小学": a month, not a name
+	}
 	// A thing of the relation's where a name would be ("我妈家地址是…", "我老公手机号是…").
 	if strings.HasPrefix(v, "家") {
 		return true
@@ -1473,6 +1476,9 @@ func badNameZH(v string) bool {
 
 // orgWordEN is in the name of a school or another organisation, not of a place.
 var orgWordEN = regexp.MustCompile(`(?i)\b(?:school|high|academy|college|university|institute|elementary|primary|secondary|prep|montessori|inc|ltd|llc|corp|company|center|centre|hospital|clinic)\b`)
+
+// monthOrDayZH is a month or a day of one: "九月", "3号".
+var monthOrDayZH = regexp.MustCompile(`^(?:[一二三四五六七八九十]{1,3}|\d{1,2})(?:月|号|日)`)
 
 // orgUnitZH ends the name of a shift or a unit of an organisation (not 东部, 西部).
 var orgUnitZH = regexp.MustCompile(`(?:班|部门|[^东西南北中]部|组|科室|科|岗位?|团队|项目|处|室)(?:了|工作|上班)?$`)
@@ -1624,6 +1630,16 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 		}
 		return "plan." + slugify(head) + "." + slugify(qual)
 	}
+	if m := planLeadEN.FindStringSubmatch(s); m != nil {
+		// "dentist appointment tomorrow at 3": a dated plan told by its noun alone.
+		f := strings.Fields(strings.ToLower(m[1]))
+		if head := f[len(f)-1]; eventNounsEN[head] {
+			if len(f) > 1 {
+				return "plan." + slugify(head) + "." + slugify(strings.Join(f[:len(f)-1], " "))
+			}
+			return "plan." + slugify(head)
+		}
+	}
 	if m := planIsOnEN.FindStringSubmatch(s); m != nil && !planNotThing[strings.ToLower(m[1])] {
 		// "Sports day is on the 23rd": whatever is dated, named by its noun.
 		f := strings.Fields(strings.ToLower(strings.ReplaceAll(m[1], "-", " ")))
@@ -1643,6 +1659,9 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 	}
 	return ""
 }
+
+// planLeadEN is a sentence that opens with a plan's noun and goes on with its day.
+var planLeadEN = regexp.MustCompile(`(?i)^(?:(?:my|our|the)\s+)?((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:tomorrow|tonight|today|this\s+\w+|next\s+\w+|on\s+\w+|at\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
 
 // planIsOnEN is a thing told with its day, at the head of the sentence ("Parent-teacher
 // evening is on the 19th", "Our street party's next Saturday").

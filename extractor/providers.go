@@ -85,6 +85,8 @@ var (
 	doAtZH = regexp.MustCompile(`^我(?:平时|一般|现在|目前|每周|周末|经常|一直)?(?:都)?(?:是)?在(\p{Han}{2,8}?|[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*)?)(健身|锻炼|练瑜伽|上瑜伽课|游泳|撸铁|剪头发?|理发|做头发|看牙|拿药|取药|买药|买菜)(?:[，。！!,.]|$)`)
 	// "我外甥在育英小学读书", "女儿转学到育才小学了": a child's school.
 	relSchoolZH = regexp.MustCompile(`(?:^|我|我家|[，,给把])(?:的)?(` + relZH + `)(?:现在|目前|今年|已经|下学期|明年)?(?:在|转学到了?|转到了?|转学去|转去|考上了?|考进了?|进了|上了)(\p{Han}{2,10}?(?:小学|中学|初中|高中|幼儿园|大学|学校|学院|附小|附中|[一二三四五六七八九十]中|[一二三四五六七八九十]小|实小|外国语))(?:上学|读书|念书|上|读|了|[，。！!,.]|$)`)
+	// "闺女明年上小学，就是育英那所": a child's school, named after its kind.
+	schoolAfterZH = regexp.MustCompile(`(?:^|我|我家|[，,])(?:的)?(` + relZH + `)[^，。,！!]{0,6}?(?:上|读|进|去)(幼儿园|小学|初中|高中|中学)[，,]\s*(?:是|在)?(\p{Han}{2,8}?)(?:那家|那所|那个)`)
 	// "I work 9 to 5", "doing 7 to 3 now", "my shift is 10-6": working hours.
 	workHoursEN = regexp.MustCompile(`(?i)\b(?:work|working|works|doing|do|on|hours\s+are|shift\s+is)\s+(?:from\s+)?(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|nine|eight|seven|ten)\s*(?:to|-|–|till|until)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?|five|six|four|three|seven)\b`)
 	workCtxEN   = regexp.MustCompile(`(?i)\b(?:work|working|works|hours|shift|office|job)\b`)
@@ -111,7 +113,10 @@ func (o *Offline) serviceFacts(s string) []fact {
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
-		if m := relSchoolZH.FindStringSubmatch(s); m != nil {
+		if m := schoolAfterZH.FindStringSubmatch(s); m != nil {
+			// "闺女明年上小学，就是育英那所": the school named after its kind.
+			out = append(out, fact{key: "relation." + relSlot(c, m[1]) + ".school", content: "用户的" + m[1] + "在" + m[3] + "那家" + m[2] + "上学", cat: memory.CatRelationship})
+		} else if m := relSchoolZH.FindStringSubmatch(s); m != nil {
 			out = append(out, fact{key: "relation." + c.rel(m[1]) + ".school", content: "用户的" + m[1] + "在" + m[2] + "上学", cat: memory.CatRelationship})
 		}
 		if m := doAtZH.FindStringSubmatch(s); m != nil && !badPlaceZH(m[1]) {

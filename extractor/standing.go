@@ -182,3 +182,63 @@ var nameMoveZH = regexp.MustCompile(`^(\p{Han}{2,3}?)(?:为了[^，。,]{1,10}?|
 
 // notSubjectZH opens a clause with a word that is no one's name.
 var notSubjectZH = regexp.MustCompile(`^(?:我|你|他|她|它|咱|这|那|公司|家里|孩子|大家|全家|今年|去年|明年|最近|已经|后来|然后|所以|因为|为了|上个|下个|这个|那个|我们|他们|她们)`)
+
+// Chat shorthand, spelled out before the rules read a turn: "dentist appt tmrw", "mil is
+// staying w/ us next wk", "明儿下午". Only forms that mean one thing are expanded; the
+// days of the week only where they are told as days ("mon wed fri", "on thu").
+var (
+	chatTableEN = map[string]string{
+		"tmrw": "tomorrow", "tmr": "tomorrow", "tmrow": "tomorrow", "2moro": "tomorrow", "tomoz": "tomorrow",
+		"appt": "appointment", "appts": "appointments", "mtg": "meeting", "mtgs": "meetings", "wk": "week", "wks": "weeks",
+		"wknd": "weekend", "bday": "birthday", "b-day": "birthday", "bf": "boyfriend", "gf": "girlfriend",
+		"mil": "mother-in-law", "fil": "father-in-law", "sil": "sister-in-law", "bil": "brother-in-law", "hubs": "husband",
+		"pls": "please", "plz": "please", "im": "I'm", "ive": "I've", "ill": "I'll", "dont": "don't", "cant": "can't",
+		"wont": "won't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't", "u": "you", "ur": "your",
+		"bc": "because", "b/c": "because", "abt": "about", "rn": "right now", "nxt": "next", "yr": "year", "yrs": "years",
+		"mo": "month", "mos": "months", "hr": "hour", "hrs": "hours", "min": "minutes", "mins": "minutes",
+		"kindy": "kindergarten",
+	}
+	// chatKinEN are shorthand kin told without "my": "mil is staying with us".
+	chatKinEN   = map[string]bool{"mil": true, "fil": true, "sil": true, "bil": true, "bf": true, "gf": true, "hubs": true}
+	chatTokenEN = regexp.MustCompile(`(?i)\b(?:b-day|[a-z0-9]+)\b`)
+	chatSlashEN = regexp.MustCompile(`(?i)\b(w/o|w/|b/c)(\s|$)`)
+	ownerWordEN = regexp.MustCompile(`(?i)\b(?:my|our|your|his|her|their|the|a)\s+$`)
+	dayAbbrEN   = map[string]string{"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday", "thu": "Thursday",
+		"thur": "Thursday", "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday"}
+	// daysToldEN is a run of two or more day abbreviations, or one after a word that takes a day.
+	daysToldEN = regexp.MustCompile(`(?i)\b(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:\s*(?:,|/|&|and|\s)\s*(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun))+\b|\b(?:on|every|next|this|last|till|until|by|from)\s+(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b`)
+	dayAbbrOne = regexp.MustCompile(`(?i)\b(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b`)
+	chatZH     = strings.NewReplacer("明儿个", "明天", "明儿", "明天", "今儿个", "今天", "今儿", "今天", "昨儿个", "昨天", "昨儿", "昨天", "后儿", "后天")
+	lowerI     = regexp.MustCompile(`(^|[.!?]\s+|\s)i(\s|'m|'ve|'ll|'d)`)
+)
+
+// spelledOut is s with its chat shorthand written out.
+func spelledOut(s string) string {
+	if hasHan(s) {
+		return chatZH.Replace(s)
+	}
+	s = daysToldEN.ReplaceAllStringFunc(s, func(run string) string {
+		return dayAbbrOne.ReplaceAllStringFunc(run, func(d string) string { return dayAbbrEN[strings.ToLower(d)] })
+	})
+	s = chatSlashEN.ReplaceAllStringFunc(s, func(m string) string {
+		w := strings.TrimSpace(m)
+		return map[string]string{"w/o": "without", "w/": "with", "b/c": "because"}[strings.ToLower(w)] + m[len(w):]
+	})
+	var b strings.Builder
+	last := 0
+	for _, loc := range chatTokenEN.FindAllStringIndex(s, -1) {
+		w := s[loc[0]:loc[1]]
+		v, ok := chatTableEN[strings.ToLower(w)]
+		if !ok || w != strings.ToLower(w) && len(w) <= 2 {
+			continue
+		}
+		b.WriteString(s[last:loc[0]])
+		if chatKinEN[strings.ToLower(w)] && !ownerWordEN.MatchString(s[:loc[0]]) {
+			v = "my " + v // "mil is staying with us": the speaker's
+		}
+		b.WriteString(v)
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return lowerI.ReplaceAllString(b.String(), "${1}I${2}")
+}

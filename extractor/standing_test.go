@@ -67,3 +67,23 @@ func TestRulesAndDecisionsInPassing(t *testing.T) {
 		})
 	}
 }
+
+// Chat shorthand is written out before the rules read a turn, and only where it means one
+// thing.
+func TestChatShorthandSpelledOut(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"physio appt tmrw w/ dr lee", "physio appointment tomorrow with dr lee"},
+		{"fil arrives nxt wk", "my father-in-law arrives next week"},
+		{"my bf says hi", "my boyfriend says hi"},
+		{"yoga mon/wed, swim fri", "yoga Monday/Wednesday, swim fri"},
+		{"no calls on thu pls", "no calls on Thursday please"},
+		{"I sat down with Mo", "I sat down with Mo"},
+		{"im off sick, cant make it", "I'm off sick, can't make it"},
+		{"明儿个下午开会", "明天下午开会"},
+	}
+	for _, tt := range tests {
+		if got := spelledOut(tt.in); got != tt.want {
+			t.Errorf("spelledOut(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -2466,6 +2466,9 @@ var (
 func clauseAt(s string, at int) string {
 	start, end := 0, len(s)
 	for _, sep := range clauseSplit.FindAllStringIndex(s, -1) {
+		if sep[0] > 0 && sep[1] < len(s) && s[sep[0]] == ',' && isDigit(s[sep[0]-1]) && isDigit(s[sep[1]]) {
+			continue // "4,500": a digit group, not a clause break
+		}
 		switch {
 		case sep[1] <= at:
 			start = sep[1]
@@ -2608,3 +2611,5 @@ var (
 	// nowUsesZH is what the speaker uses now, told after a change (dropped subject).
 	nowUsesZH = regexp.MustCompile(`(?:现在|目前|如今)(?:改)?(?:用|在用)(?:的是)?([^，。,；;！!]{2,20}?)(?:[，。,；;！!]|$)`)
 )
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }

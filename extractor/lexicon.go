@@ -933,11 +933,16 @@ func correctedValue(s string) string {
 		v = m[1] + m[2] + m[3]
 	}
 	v = strings.Trim(strings.TrimSpace(v), `"'“”‘’`)
-	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) {
+	if v == "" || utf8.RuneCountInString(v) > 20 || (!hasHan(v) && len(strings.Fields(v)) > 2) || notIdiomEN[strings.ToLower(v)] || notIdiomEN[strings.ToLower(strings.Fields(v)[0])] {
 		return ""
 	}
 	return v
 }
+
+// notIdiomEN are what "…, not X" says as an idiom, no wrong value: "not bad", "not yet".
+var notIdiomEN = map[string]bool{"bad": true, "too bad": true, "great": true, "much": true, "really": true, "sure": true,
+	"yet": true, "at all": true, "exactly": true, "quite": true, "ideal": true, "cheap": true, "perfect": true,
+	"kidding": true, "joking": true, "lying": true}
 
 var (
 	correctedValueEN = regexp.MustCompile(`(?i),\s*(?:and\s+)?not\s+(?:the\s+)?([\p{L}\d'-]+(?:\s[\p{L}\d'-]+)?)[.!]?$|,\s*(?:and\s+)?not\s+(?:the\s+)?(?-i:(\p{Lu}[\w'-]*(?:\s\p{Lu}[\w'-]*)?|` + wrongNumber + `))\s*,|\b(?:it's|it is|its|name is|called)\s+not\s+([\p{L}'-]+)\s*,?\s*(?:but|it's|it is)\b`)
@@ -1088,11 +1093,11 @@ func newIdentRules() []identRule {
 		// the speaker's clause goes on without its subject ("I quit the shop, starting as a
 		// nurse on Monday")
 		{re: re(`(?i:\bi\b[^.!?]{0,80}?[,;]\s*(?:(?:and|now|then|and now|and then)\s+)?(?:starting|started|working|now working|joining)\s+as\s+an?)\s+([\p{L}][\p{L} -]{1,40}?)(?:\s+(?i:at|for|with|over|in|on|since|from|next|this|tomorrow)\b|[,;.!?]|$)`), kind: "role", value: 1},
-		{re: re(`(?i:\bmy|\bour)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+(?i:(?:actually|really|now)\s+)?([^,;!?]{1,80})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy|\bour)\s+([a-z][a-z' -]{0,30}?)\s+(?i:is|are)\s+(?i:(?:actually|really|now)\s+)?((?:\d,\d|[^,;!?]){1,80})`), kind: "attr", value: 2},
 		// A new value of an amount of the speaker's: "raised my rent to $1,700", "my
 		// budget went down to 900".
-		{re: re(`(?i:\b(?:raised|increased|bumped|upped|hiked|cut|lowered|reduced|dropped)\s+my)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:to)\s+([^,;!?]{1,40})`), kind: "attr", value: 2},
-		{re: re(`(?i:\bmy)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:went|goes|is\s+going|has\s+gone|was\s+raised|was\s+increased|was\s+cut|got\s+raised|got\s+bumped)\s+(?i:(?:up|down)\s+)?(?i:to)\s+([^,;!?]{1,40})`), kind: "attr", value: 2},
+		{re: re(`(?i:\b(?:raised|increased|bumped|upped|hiked|cut|lowered|reduced|dropped)\s+my)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:to)\s+((?:\d,\d|[^,;!?]){1,40})`), kind: "attr", value: 2},
+		{re: re(`(?i:\bmy)\s+([a-z]+(?:\s[a-z]+)?)\s+(?i:went|goes|is\s+going|has\s+gone|was\s+raised|was\s+increased|was\s+cut|got\s+raised|got\s+bumped)\s+(?i:(?:up|down)\s+)?(?i:to)\s+((?:\d,\d|[^,;!?]){1,40})`), kind: "attr", value: 2},
 	}
 }
 

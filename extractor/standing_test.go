@@ -87,3 +87,16 @@ func TestChatShorthandSpelledOut(t *testing.T) {
 		}
 	}
 }
+
+// "…, not X" names a wrong value, unless it is an idiom.
+func TestNotAnIdiomIsACorrection(t *testing.T) {
+	for s, want := range map[string]string{
+		"Pickup is at 5, not 6.":             "6",
+		"The new place is cosy, not bad.":    "",
+		"The sofa arrived, not yet unpacked": "",
+	} {
+		if got := correctedValue(s); got != want {
+			t.Errorf("correctedValue(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -175,6 +175,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.shiftZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
+		if k := measureKey(body); k != "" && !kinLeadZH.MatchString(body) {
+			return k, false
+		}
 		if workoutZH.MatchString(body) && timeOfDayZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "schedule.workout", false
 		}
@@ -247,6 +250,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	}
 	if t.shiftEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.attr.shift", true
+	}
+	if k := measureKey(s); k != "" && !kinLeadEN.MatchString(s) {
+		return k, false
 	}
 	if workoutEN.MatchString(s) && timeOfDayEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "schedule.workout", false
@@ -459,7 +465,7 @@ func endsWithItsDay(key string) bool {
 }
 
 // verbLeadZH opens a clause with its verb or an adverb, its subject dropped.
-var verbLeadZH = regexp.MustCompile(`^(?:换|改|买|订|退|搬|去|来|开|续|办|充|取消|卖|提|找到|查|看了|问了|开始|不再|没|刚|又|已经|终于|现在|最近|也|还|都|决定|打算|准备|想|要)`)
+var verbLeadZH = regexp.MustCompile(`^(?:今天|昨天|明天|今年|去年|上周|这周|下周|周末|早上|晚上|刚才|换|改|买|订|退|搬|去|来|开|续|办|充|取消|卖|提|找到|查|看了|问了|开始|不再|没|刚|又|已经|终于|现在|最近|也|还|都|决定|打算|准备|想|要)`)
 
 // droppedBeingEN opens a sentence whose "I'm" was dropped: "Feeling much better".
-var droppedBeingEN = regexp.MustCompile(`(?i)^(?:feeling|getting|heading|working|looking|still|back|off|done|home|busy|free)\b`)
+var droppedBeingEN = regexp.MustCompile(`(?i)^(?:feeling|getting|heading|working|looking|still|back|off|done|home|busy|free|up\s+to|down\s+to)\b`)

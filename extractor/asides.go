@@ -3,6 +3,7 @@ package extractor
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // People ask for help and tell a fact about themselves in the same breath: "Can you
@@ -48,6 +49,12 @@ func withAsides(sentences []string) []string {
 			out = append(out, "I'm "+strings.TrimSpace(m[1])+".", s)
 			continue
 		}
+		if parts := relationClauses(s); len(parts) > 1 {
+			// "…, and my dad needs a ground-floor room": a relation's fact is a sentence of its
+			// own, one memory, outliving the plan it was told with.
+			out = append(out, withAsides(parts)...)
+			continue
+		}
 		if hasHan(s) {
 			if requestLeadZH.MatchString(s) {
 				if loc := asideZH.FindStringSubmatchIndex(s); loc != nil {
@@ -59,6 +66,11 @@ func withAsides(sentences []string) []string {
 			continue
 		}
 		if requestLeadEN.MatchString(s) {
+			if i := strings.Index(s, ": "); i > 0 && i < 60 && firstPersonLead.MatchString(s[i+2:]) {
+				// "Help me pack for Oslo: we fly on Friday, …": what follows the colon is told.
+				out = append(out, s[:i]+".", upperFirst(s[i+2:]))
+				continue
+			}
 			if loc := asideEN.FindStringSubmatchIndex(s); loc != nil {
 				out = append(out, s[:loc[0]]+".", upperFirst(s[loc[2]:loc[3]])+".")
 				continue
@@ -68,6 +80,41 @@ func withAsides(sentences []string) []string {
 	}
 	return out
 }
+
+// relationJoinEN and relationJoinZH join a clause about a relation of the speaker's to
+// the one before: ", and my husband …", "，我婆婆…".
+var (
+	relationJoinEN = regexp.MustCompile(`,\s+(?:and|but|plus|also|while)\s+((?i:my|our)\s+(?:` + relEN + `)s?\b)`)
+	relationJoinZH = regexp.MustCompile(`[，,]((?:我|我家|我们家)(?:` + relZH + `))`)
+)
+
+// relationClauses cuts s before each clause about a relation that follows another
+// clause; s alone when there is none, or when the clause before is too short to stand.
+func relationClauses(s string) []string {
+	re, end := relationJoinEN, "."
+	if hasHan(s) {
+		re, end = relationJoinZH, "。"
+	}
+	locs := re.FindAllStringSubmatchIndex(s, -1)
+	if len(locs) == 0 {
+		return []string{s}
+	}
+	var out []string
+	from := 0
+	for _, loc := range locs {
+		head := strings.TrimSpace(s[from:loc[0]])
+		if len(strings.Fields(head)) < 3 && !hasHan(head) || hasHan(head) && utf8.RuneCountInString(head) < 4 {
+			continue
+		}
+		out = append(out, head+end)
+		from = loc[2]
+	}
+	out = append(out, upperFirst(strings.TrimSpace(s[from:])))
+	return out
+}
+
+// firstPersonLead opens a clause about the speaker.
+var firstPersonLead = regexp.MustCompile(`(?i)^(?:i|i'm|i've|i'll|we|we're|we've|we'll|my|our)\b`)
 
 var (
 	femaleRelEN     = regexp.MustCompile(`(?i)\bmy\s+((?:(?:little|older|younger|big|baby|eldest|youngest|oldest)\s+)?(?:sister|wife|mom|mother|mum|daughter|girlfriend|aunt|niece|grandma|grandmother|fianc[ée]e|stepmom|stepmother|stepdaughter|mother-in-law|sister-in-law|daughter-in-law)(?:\s+\p{Lu}[\p{Ll}'-]+)?)\b`)

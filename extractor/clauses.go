@@ -379,7 +379,7 @@ func (o *Offline) clauseFacts(s string, ref time.Time) []fact {
 		if selfish {
 			// Where the speaker works now comes before where they no longer do: the same
 			// slot, and the new value is the one to keep.
-			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]] {
+			if m, who := c.clauseOf(c.joinEN, s); m != nil && who == "" && !c.notName[m[1]] && !clubOrgEN.MatchString(m[1]) {
 				add(fact{key: "user.employer", content: "The user works at " + m[1], cat: memory.CatProfile, replace: true})
 			}
 			if m, who := c.clauseOf(c.atNowEN, s); m != nil && who == "" && !c.notName[m[1]] && workTalk.MatchString(s) {
@@ -1630,7 +1630,7 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 		}
 		return "plan." + slugify(head) + "." + slugify(qual)
 	}
-	if m := planLeadEN.FindStringSubmatch(s); m != nil {
+	if m := planLeadEN.FindStringSubmatch(s); m != nil && !pronounLeadEN.MatchString(m[1]) {
 		// "dentist appointment tomorrow at 3": a dated plan told by its noun alone.
 		f := strings.Fields(strings.ToLower(m[1]))
 		if head := f[len(f)-1]; eventNounsEN[head] {
@@ -1661,7 +1661,11 @@ func (o *Offline) planKey(s string, ref time.Time) string {
 }
 
 // planLeadEN is a sentence that opens with a plan's noun and goes on with its day.
-var planLeadEN = regexp.MustCompile(`(?i)^(?:(?:my|our|the)\s+)?((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:tomorrow|tonight|today|this\s+\w+|next\s+\w+|on\s+\w+|at\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+var planLeadEN = regexp.MustCompile(`(?i)^(?:(?:my|our|the)\s+)?((?:(?:i|we|you|he|she|they|it|i'm|we're)\s+)?(?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:tomorrow|tonight|today|this\s+\w+|next\s+\w+|on\s+\w+|at\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+
+// pronounLeadEN opens a clause with its subject pronoun: "I play Sunday league" is no plan
+// named by its noun.
+var pronounLeadEN = regexp.MustCompile(`(?i)^(?:i|we|you|he|she|they|it|i'm|we're)\s`)
 
 // planIsOnEN is a thing told with its day, at the head of the sentence ("Parent-teacher
 // evening is on the 19th", "Our street party's next Saturday").

@@ -460,6 +460,21 @@ func (o *Offline) fromUser(t memory.Turn) []draft {
 			out = append(out, d)
 		}
 	}
+	if len(story) > 1 {
+		// A relation's standing fact told beside the speaker's news ("we get in on the
+		// 9th. My dad needs a ground-floor room") is a memory of its own: it outlives the news.
+		rest := story[:0:0]
+		for _, s := range story {
+			if rel, _ := o.relationStanding(o.clean(s)); rel != "" {
+				if d, ok := o.narrative([]string{s}, t.OccurredAt); ok {
+					out = append(out, d)
+					continue
+				}
+			}
+			rest = append(rest, s)
+		}
+		story = rest
+	}
 	d, ok := o.narrative(o.lex.selfStory(story), t.OccurredAt)
 	if !ok && (len(out) == 0 || !slices.Equal(withLeaves, story)) {
 		// Without the parting or the leaving the turn tells nothing of the speaker: the

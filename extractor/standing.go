@@ -9,7 +9,7 @@ import (
 // A relation's standing fact, told in the present ("My mom works at a bakery downtown",
 // "我妹妹在深圳做设计"): no rule of a named slot took it, and it is not an event of a day.
 var (
-	relStandingEN = regexp.MustCompile(`^(?i:(?:and|but|so|also|oh|well)[,]?\s+)*(?i:my|our)\s+(?i:(?:older|younger|big|little|eldest|oldest|youngest|twin)\s+)?((?i:` + relEN + `|eldest|oldest|youngest|middle one|middle child|twins|boys|girls))(?i:s)?(?:\s+\p{Lu}[\p{L}'-]+)?,?\s+(?i:(?:still|now|also|usually|mostly|really|actually|currently|basically)\s+)?(?i:(works|pulls|plays|teaches|lives|runs|owns|waters|feeds|walks|minds|watches|babysits|helps|drives|picks\s+up|looks\s+after|takes\s+care\s+of|studies|coaches|drives|speaks|volunteers|snores|goes\s+to|attends|manages|writes|sings|paints|knits|cooks|bakes|collects|trains|races|rides|sells|builds|fixes|designs|does))\b`)
+	relStandingEN = regexp.MustCompile(`^(?i:(?:and|but|so|also|oh|well)[,]?\s+)*(?i:my|our)\s+(?i:(?:older|younger|big|little|eldest|oldest|youngest|twin)\s+)?((?i:` + relEN + `|eldest|oldest|youngest|middle one|middle child|twins|boys|girls))(?i:s)?(?:\s+\p{Lu}[\p{L}'-]+)?,?\s+(?i:(?:still|now|also|usually|mostly|really|actually|currently|basically)\s+)?(?i:(works|pulls|plays|teaches|lives|runs|owns|uses|needs|wears|can't|cannot|doesn't|does\s+not|isn't|is\s+not|has\s+to|waters|feeds|walks|minds|watches|babysits|helps|drives|picks\s+up|looks\s+after|takes\s+care\s+of|studies|coaches|drives|speaks|volunteers|snores|goes\s+to|attends|manages|writes|sings|paints|knits|cooks|bakes|collects|trains|races|rides|sells|builds|fixes|designs|does))\b`)
 	relStandingZH = regexp.MustCompile(`^我(?:的|家)?(` + relZH + `)(?:\p{Han}{0,3}?)(?:现在|目前|平时|一直|还)?(?:在[^，。,.！!？?]{1,12}?(?:上班|工作|做|教|读书|读|上学|当|开|上夜班|上白班)|(?:每天|每周|经常|常常|总是|老是))`)
 	// worksAtEN is a workplace told after "works": the relation's employer slot.
 	worksAtEN = regexp.MustCompile(`(?i)\bworks\s+(?:at|for)\s+`)
@@ -242,3 +242,11 @@ func spelledOut(s string) string {
 	b.WriteString(s[last:])
 	return lowerI.ReplaceAllString(b.String(), "${1}I${2}")
 }
+
+// clubEN is the sports club the speaker plays for: "I play Sunday league football with the
+// Rovers", "joined Hackney Marshes FC". Its name is no employer.
+var (
+	clubNameEN = `\p{Lu}[\p{L}']*(?:\s\p{Lu}[\p{L}']*)*\s+(?:FC|AFC|RFC|CC|United|Rovers|Athletic|Club|Wanderers|City|Harriers|Rangers)`
+	clubEN     = regexp.MustCompile(`\b(?i:play|plays|playing)\s+(?:[A-Za-z-]+\s+){0,3}(?i:football|soccer|rugby|cricket|hockey|basketball|netball|volleyball|softball|baseball|water\s+polo)\s+(?i:for|with)\s+(?:the\s+)?\p{Lu}|\b(?i:joined|left|signed\s+for|moved\s+to|switched\s+to|play\s+for)\s+(?:the\s+)?` + clubNameEN + `\b`)
+	clubOrgEN  = regexp.MustCompile(`^` + clubNameEN + `$`)
+)

@@ -21,6 +21,7 @@ func TestWhatNamedRelationsDo(t *testing.T) {
 		{"a relation's instrument", "My daughter plays the oboe.", memory.Semantic, "oboe"},
 		{"a relation's work zh", "我妹妹在苏州做室内设计。", memory.Semantic, "室内设计"},
 		{"a relation's purchase zh", "我弟弟上周买了一辆摩托车。", memory.Episodic, "摩托车"},
+		{"a relation's need beside a trip", "We arrive on the 9th, and my dad needs a ground-floor room.", memory.Semantic, "ground-floor"},
 		{"a neighbour's help", "Our neighbour Stan feeds the cat when we're away.", memory.Semantic, "feeds the cat"},
 	}
 	for _, tt := range tests {

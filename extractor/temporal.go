@@ -67,6 +67,9 @@ type timeRule struct {
 	// Saturday", "on the 14th", "14号"): the sentence's tense picks the last one or the
 	// next one. Used instead of resolve when set.
 	tensed func(m []string, ref time.Time, t tense) (period, bool)
+	// anyMood resolves a tensed expression in a habit or a rule too: "not in March" is
+	// still March, where "no calls on Fridays" is no one Friday.
+	anyMood bool
 	// notAfter rejects a match preceded by one of these (每周五前 is every Friday, not one).
 	notAfter []string
 }
@@ -117,11 +120,18 @@ func NewTemporal() *Temporal {
 		}},
 		// A month by name needs a word before it ("in May", "last March"): alone, "may"
 		// and "march" are verbs as often as months (namedMonth picks the year).
-		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b(,?\s+\d{4}\b)?`), group: 2, resolve: func(m []string, ref time.Time) (period, bool) {
+		{re: re(`(?i)\b(next|last|this|in|by|until|since|early|late|mid-?)\s*(` + enMonths + `)\b(,?\s+\d{4}\b)?`), group: 2, anyMood: true, tensed: func(m []string, ref time.Time, t tense) (period, bool) {
 			if m[3] != "" {
 				return period{}, false // "in June 2027" names its year: a date already
 			}
-			return period{at: namedMonth(ref, strings.ToLower(strings.TrimSuffix(m[1], "-")), enMonth(m[2])), unit: UnitMonth}, true
+			mode := strings.ToLower(strings.TrimSuffix(m[1], "-"))
+			switch {
+			case mode == "since" || mode != "next" && mode != "last" && mode != "this" && t == tensePast:
+				mode = "past" // "joined in March", said in December: the March just gone
+			case mode == "by" || mode == "until" || mode != "next" && mode != "last" && mode != "this" && t == tenseAhead && futureWords.MatchString(strings.ToLower(m[0])):
+				mode = "ahead"
+			}
+			return period{at: namedMonth(ref, mode, enMonth(m[2])), unit: UnitMonth}, true
 		}},
 		{re: re(`(?i)\b(` + enNum + `)\s+(months?|years?)\s+ago\b`), resolve: func(m []string, ref time.Time) (period, bool) {
 			return nMonths(ref, m[1], m[2], -1)
@@ -229,7 +239,7 @@ func (tp *Temporal) Find(text string, ref time.Time) []TimeMatch {
 			var ok bool
 			if r.tensed != nil {
 				t := tenseAround(text, start)
-				if t == tenseHabit {
+				if t == tenseHabit && !r.anyMood {
 					continue // "no meetings on Fridays", "never on the 1st": a rule, not a day
 				}
 				p, ok = r.tensed(m, ref, t)
@@ -398,6 +408,14 @@ func namedMonth(ref time.Time, mode string, month time.Month) time.Time {
 			y--
 		}
 	case "this":
+	case "past":
+		if month > ref.Month() {
+			y--
+		}
+	case "ahead":
+		if month < ref.Month() {
+			y++
+		}
 	default:
 		switch d := int(month) - int(ref.Month()); {
 		case d > 6:

@@ -92,6 +92,9 @@ func TestResolveTime(t *testing.T) {
 		{"I'm off on Monday", day(2026, 1, 5)},
 		{"我12号去面试", day(2026, 1, 12)},
 		{"我2号交了押金", day(2026, 1, 2)},
+		{"I started the course in October", day(2025, 10, 1)},
+		{"I joined the choir in March", day(2025, 3, 1)},
+		{"we're moving in March", day(2026, 3, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -257,6 +257,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	if workoutEN.MatchString(s) && timeOfDayEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "schedule.workout", false
 	}
+	if clubEN.MatchString(s) && !kinLeadEN.MatchString(s) {
+		return "user.club", false
+	}
 	if recoveredEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.status", false
 	}

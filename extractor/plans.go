@@ -122,7 +122,7 @@ func planKey(s string) string {
 			// "明天下午三点牙医": a dated visit told by whom it is to.
 			return "plan." + m[1]
 		}
-		if m := outingZH.FindStringSubmatch(s); m != nil {
+		if m := outingZH.FindStringSubmatch(s); m != nil && (m[1] != "" || len(NewTemporal().Find(s, time.Time{})) > 0 || outingDayZH.MatchString(s)) {
 			// "周六去千岛湖钓鱼", "烧烤泡汤了": the outing, by its activity.
 			return "plan." + m[1] + m[2]
 		}
@@ -233,3 +233,6 @@ var everyLeadZH = regexp.MustCompile(`^(?:每天|每周|每个月|每月|每晚|
 
 // datedVisitZH is a visit told by its day and whom it is to: "明天下午三点牙医", "周四看医生".
 var datedVisitZH = regexp.MustCompile(`^(?:我)?(?:明天|后天|今天|今晚|周[一二三四五六日天]|下周[一二三四五六日天]?|星期[一二三四五六日天]|\d{1,2}号)(?:上午|下午|晚上|早上|中午)?(?:\d{1,2}点|[一二三四五六七八九十]{1,2}点)?(?:半)?(?:要)?(?:去)?(?:看)?(牙医|医生|大夫|中医|理发|体检|复查|面试|家长会)(?:[，。！,.!]|$)`)
+
+// outingDayZH is a day an outing is told with ("周六去钓鱼"); "周末喜欢去钓鱼" is a habit.
+var outingDayZH = regexp.MustCompile(`(?:这|下|本)(?:个)?(?:周|星期|礼拜)|\d{1,2}号|国庆|五一|元旦|春节|假期`)

@@ -102,6 +102,14 @@ func (o *Offline) routineFacts(s string) []fact {
 	c := o.lex.clauses
 	var out []fact
 	if hasHan(s) {
+		if m := relLessonsZH.FindStringSubmatch(s); m != nil {
+			// "儿子每周三下午学游泳", "女儿钢琴课挪到周日了": the relation's lessons, one slot.
+			who := m[1] + m[3]
+			out = append(out, fact{key: "relation." + relSlot(c, who) + ".lessons", content: o.toldWhole(s), cat: memory.CatRelationship, replace: true})
+		}
+		if m := petFoodChangedZH.FindStringSubmatch(s); m != nil {
+			out = append(out, fact{key: "pet." + c.pet(m[1]) + ".food", content: o.toldWhole(s), cat: memory.CatFact, imp: impPreference, replace: true})
+		}
 		if selfBedtimeZH.MatchString(s) && !toldOfOtherZH(s) {
 			out = append(out, fact{key: "schedule.sleep", content: o.toldWhole(s), cat: memory.CatPreference, imp: impPreference})
 		}

@@ -250,3 +250,10 @@ var (
 	clubEN     = regexp.MustCompile(`\b(?i:play|plays|playing)\s+(?:[A-Za-z-]+\s+){0,3}(?i:football|soccer|rugby|cricket|hockey|basketball|netball|volleyball|softball|baseball|water\s+polo)\s+(?i:for|with)\s+(?:the\s+)?\p{Lu}|\b(?i:joined|left|signed\s+for|moved\s+to|switched\s+to|play\s+for)\s+(?:the\s+)?` + clubNameEN + `\b`)
 	clubOrgEN  = regexp.MustCompile(`^` + clubNameEN + `$`)
 )
+
+// relLessonsZH is a relation's lessons, by day or moved: "儿子每周三下午学游泳",
+// "儿子的游泳课挪到周日了". Group 1 or 3 is the relation.
+var relLessonsZH = regexp.MustCompile(`^(?:我(?:的|家)?)?(` + relZH + `)(?:每周[一二三四五六日天]|周[一二三四五六日天]|星期[一二三四五六日天])(?:上午|下午|晚上|早上)?(?:去)?(?:学|上|练)(\p{Han}{1,4}?)(?:课)?(?:[，。,！!]|$)|^(?:我(?:的|家)?)?(` + relZH + `)的?(\p{Han}{1,4}?)课(?:挪到|改到|换到|调到|改成|推到|提前到)`)
+
+// petFoodChangedZH is what a pet eats now: "狗粮换成…了", "猫粮改成…".
+var petFoodChangedZH = regexp.MustCompile(`(狗|猫)粮(?:现在)?(?:换成了?|改成了?|换了|改了|换到了?)`)

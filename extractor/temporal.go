@@ -192,9 +192,11 @@ func NewTemporal() *Temporal {
 			}
 			return nDays(ref, m[1], unit, sign)
 		}},
-		{re: re(`(?:直到|截止到|截止|到)((?:周|星期|礼拜)([一二三四五六日天]))`), group: 1, resolve: func(m []string, ref time.Time) (period, bool) {
-			return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
-		}},
+		{re: re(`(?:直到|截止到|截止|到)((?:周|星期|礼拜)([一二三四五六日天]))`), group: 1,
+			// "挪到周日" moves a day, it does not end at one.
+			notAfter: []string{"挪到", "改到", "换到", "调到", "推到", "延到", "提前到", "放到", "移到"}, resolve: func(m []string, ref time.Time) (period, bool) {
+				return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
+			}},
 		{re: re(`((?:周|星期|礼拜)([一二三四五六日天]))(?:之前|以前|前|为止)`), group: 1, notAfter: []string{"每", "每个"}, resolve: func(m []string, ref time.Time) (period, bool) {
 			return period{at: weekdayIn(ref, "until", zhWeekday(m[2])), unit: UnitDay}, true
 		}},

@@ -110,7 +110,7 @@ func TestResolveTime(t *testing.T) {
 func TestResolveTimeNone(t *testing.T) {
 	t.Parallel()
 	for _, text := range []string{"", "hello", "每周五前交周报", "I like Fridays", "我们下次再聊", "every Friday",
-		"no calls on Sundays please", "never book me on Friday", "坐3号线过去", "on the 14th of June", "I'm free on Saturday mornings", "I get paid on the 25th", "it lapses in June 2027"} {
+		"no calls on Sundays please", "never book me on Friday", "坐3号线过去", "on the 14th of June", "I'm free on Saturday mornings", "I get paid on the 25th", "it lapses in June 2027", "瑜伽课挪到周日了"} {
 		if got, ok := ResolveTime(text, refMonday); ok {
 			t.Errorf("ResolveTime(%q) = %v, want no match", text, got)
 		}

@@ -584,8 +584,8 @@ func (r ruling) switchedActivity(m memory.Memory) bool {
 	if r.activity == "" || m.Type != memory.Semantic || r.c.ValidFrom.IsZero() || !m.ValidFrom.Before(r.c.ValidFrom) {
 		return false
 	}
-	if m.Category != memory.CatPreference && m.Category != memory.CatFact && !strings.HasPrefix(m.Key, "habit.") {
-		return false
+	if m.Category != memory.CatPreference && m.Category != memory.CatFact && m.Category != memory.CatRelationship && !strings.HasPrefix(m.Key, "habit.") {
+		return false // a relation's lessons are the relation's standing fact
 	}
 	if whoseOf(r.c.Content) != whoseOf(m.Content) {
 		return false // the son's lessons are not the speaker's

@@ -399,7 +399,7 @@ func newRuling(c memory.Candidate) ruling {
 		}
 	}
 	if m := insteadOfEN.FindStringSubmatch(c.Content); m != nil {
-		r.instead = verbForms(strings.ToLower(m[1]))
+		r.instead = verbForms(strings.ToLower(m[1] + m[2])) // "… instead of driving", "swapped fishing for …"
 	}
 	for _, n := range metaNames(c, "aged") {
 		r.aged = append(r.aged, wordPattern(n, ""))
@@ -451,7 +451,7 @@ var (
 )
 
 // insteadOfEN is a habit given up for another: "… instead of driving".
-var insteadOfEN = regexp.MustCompile(`(?i)\binstead\s+of\s+([a-z]{3,}ing)\b`)
+var insteadOfEN = regexp.MustCompile(`(?i)\binstead\s+of\s+([a-z]{3,}ing)\b|\b(?:swapped|traded|exchanged|ditched)\s+([a-z]{3,}ing)\s+(?:for|with)\b`)
 
 // verbForms matches the forms of the verb of an -ing word ("driving": drive, drives,
 // drove is not guessed).

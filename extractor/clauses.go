@@ -1477,6 +1477,9 @@ func badNameZH(v string) bool {
 // orgWordEN is in the name of a school or another organisation, not of a place.
 var orgWordEN = regexp.MustCompile(`(?i)\b(?:school|high|academy|college|university|institute|elementary|primary|secondary|prep|montessori|inc|ltd|llc|corp|company|center|centre|hospital|clinic)\b`)
 
+// verbPlaceZH opens a verb phrase where a place would be.
+var verbPlaceZH = regexp.MustCompile(`^(?:备考|准备|学习|复习|考|学|练|做|写|看|忙|等|找|读|上课|上班|加班|开会|减肥|健身|休息|养病|坐月子)`)
+
 // monthOrDayZH is a month or a day of one: "九月", "3号".
 var monthOrDayZH = regexp.MustCompile(`^(?:[一二三四五六七八九十]{1,3}|\d{1,2})(?:月|号|日)`)
 
@@ -1484,6 +1487,9 @@ var monthOrDayZH = regexp.MustCompile(`^(?:[一二三四五六七八九十]{1,3}
 var orgUnitZH = regexp.MustCompile(`(?:班|部门|[^东西南北中]部|组|科室|科|岗位?|团队|项目|处|室)(?:了|工作|上班)?$`)
 
 func badPlaceZH(v string) bool {
+	if verbPlaceZH.MatchString(v) {
+		return true // "我在备考雅思": what the speaker is doing, not where
+	}
 	for _, w := range []string{"这里", "那里", "这边", "那边", "新家", "公司", "一起", "楼下", "楼上", "隔壁", "附近"} {
 		if strings.HasPrefix(v, w) {
 			return true

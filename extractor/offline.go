@@ -1723,6 +1723,10 @@ func attrKey(attr string) (key string, cat memory.Category, ok bool) {
 // relWordEN is a whole relation word ("wife", "best friend").
 var relWordEN = regexp.MustCompile(`^(?:` + relEN + `)$`)
 
+// newsNounEN are things whose "new" one is news, not a slot's value: "my new job is great".
+var newsNounEN = map[string]bool{"job": true, "role": true, "position": true, "place": true, "house": true, "home": true,
+	"flat": true, "apartment": true, "school": true, "office": true, "car": true, "phone": true, "laptop": true, "bike": true}
+
 // attrSlot is the slot of an attribute of the speaker's, or "" for a phrase too long to
 // name one.
 func attrSlot(attr string) string {
@@ -1740,7 +1744,12 @@ func attrSlot(attr string) string {
 		return "" // a relation ("my little sister is …") has the relation rules' slots
 	}
 	switch f[0] {
-	case "own", "whole", "only", "last", "first", "next", "new", "old", "biggest", "main", "other":
+	case "new", "current":
+		if len(f) > 1 && !newsNounEN[f[len(f)-1]] && (len(f) == 2 || !relWordEN.MatchString(f[len(f)-1])) {
+			return attrSlot(strings.Join(f[1:], " ")) // "our new landlord is …": the landlord, now
+		}
+		return ""
+	case "own", "whole", "only", "last", "first", "next", "old", "biggest", "main", "other":
 		return "" // "my last trip was …": an event, not a standing attribute
 	}
 	if s := slugify(attr); s != "" {

@@ -257,3 +257,6 @@ var relLessonsZH = regexp.MustCompile(`^(?:我(?:的|家)?)?(` + relZH + `)(?:�
 
 // petFoodChangedZH is what a pet eats now: "狗粮换成…了", "猫粮改成…".
 var petFoodChangedZH = regexp.MustCompile(`(狗|猫)粮(?:现在)?(?:换成了?|改成了?|换了|改了|换到了?)`)
+
+// hairByZH is who cuts the speaker's hair: "一直找…老师剪头", "现在找…剪".
+var hairByZH = regexp.MustCompile(`找[^，。,！!？?]{1,10}?(?:剪头发?|剪|理发|做头发|烫头)`)

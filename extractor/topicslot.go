@@ -190,6 +190,9 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if m := expiryZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
 			return "expiry." + m[1], false
 		}
+		if hairByZH.MatchString(body) && !kinLeadZH.MatchString(body) {
+			return "user.provider.hair", false
+		}
 		if recoveredZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.status", false
 		}

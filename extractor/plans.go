@@ -101,8 +101,9 @@ func eventNounZH(np string) string {
 	return np
 }
 
-// planKey is the plan slot sentence s tells of, "" for none.
-func planKey(s string) string {
+// planKey is the plan slot sentence s tells of, "" for none; tp finds its dates (a
+// Temporal compiles its patterns once).
+func planKey(s string, tp *Temporal) string {
 	if hasHan(s) {
 		if loc := correctionLeadZH.FindStringIndex(s); loc != nil && loc[0] == 0 {
 			// "记错了，例会是十点": the plan told after the cue.
@@ -122,7 +123,7 @@ func planKey(s string) string {
 			// "明天下午三点牙医": a dated visit told by whom it is to.
 			return "plan." + m[1]
 		}
-		if m := outingZH.FindStringSubmatch(s); m != nil && (m[1] != "" || len(NewTemporal().Find(s, time.Time{})) > 0 || outingDayZH.MatchString(s)) {
+		if m := outingZH.FindStringSubmatch(s); m != nil && (m[1] != "" || len(tp.Find(s, time.Time{})) > 0 || outingDayZH.MatchString(s)) {
 			// "周六去千岛湖钓鱼", "烧烤泡汤了": the outing, by its activity.
 			return "plan." + m[1] + m[2]
 		}
@@ -142,7 +143,7 @@ func planKey(s string) string {
 	if m := flyEN.FindStringSubmatch(s); m != nil {
 		return "plan.flight." + slugify(m[1])
 	}
-	if m := outingEN.FindStringSubmatch(s); m != nil && (dayName.MatchString(s) || len(NewTemporal().Find(s, time.Time{})) > 0 || offEN.MatchString(s)) {
+	if m := outingEN.FindStringSubmatch(s); m != nil && (dayName.MatchString(s) || len(tp.Find(s, time.Time{})) > 0 || offEN.MatchString(s)) {
 		// "We're going camping next weekend": the outing, by its activity.
 		return "plan." + outingSlug(m[1])
 	}

@@ -260,3 +260,86 @@ var petFoodChangedZH = regexp.MustCompile(`(狗|猫)粮(?:现在)?(?:换成了?|
 
 // hairByZH is who cuts the speaker's hair: "一直找…老师剪头", "现在找…剪".
 var hairByZH = regexp.MustCompile(`找[^，。,！!？?]{1,10}?(?:剪头发?|剪|理发|做头发|烫头)`)
+
+// slotRule is a pattern of a value of the speaker's and the slot a match fills.
+type slotRule struct {
+	re  *regexp.Regexp
+	key func(m []string) string
+}
+
+func fixedSlot(k string) func([]string) string { return func([]string) string { return k } }
+
+// ownSlotsEN and ownSlotsZH are the slots of values of the speaker's own, tried in order
+// after the changing numbers; a sentence about a relation fills none of them.
+var (
+	ownSlotsEN = []slotRule{
+		{clubEN, fixedSlot("user.club")},
+		{recoveredEN, fixedSlot("user.status")},
+		{expiryEN, func(m []string) string { return "expiry." + slugify(strings.ToLower(m[1])) }},
+		{airlineEN, fixedSlot("travel.airline")},
+		{subscriptionEN, func(m []string) string {
+			name := strings.TrimSuffix(m[1], "+")
+			if name != m[1] {
+				name += "_plus" // "Disney+"
+			}
+			return "subscription." + slugify(name)
+		}},
+		{weightGoalEN, fixedSlot("user.goal.weight")},
+	}
+	ownSlotsZH = []slotRule{
+		{subscriptionZH, func(m []string) string { return "subscription." + strings.ToLower(m[1]+m[2]) }},
+		{expiryZH, func(m []string) string { return "expiry." + m[1] }},
+		{hairByZH, fixedSlot("user.provider.hair")},
+		{recoveredZH, fixedSlot("user.status")},
+		{projectZH, fixedSlot("user.project")},
+		{airlineZH, fixedSlot("travel.airline")},
+		{carOwnedZH, fixedSlot("user.vehicle")},
+		{weightGoalZH, fixedSlot("user.goal.weight")},
+	}
+)
+
+// firstSlot is the slot of the first of rules that matches s, "" for none.
+func firstSlot(rules []slotRule, s string) string {
+	for _, r := range rules {
+		if m := r.re.FindStringSubmatch(s); m != nil {
+			return r.key(m)
+		}
+	}
+	return ""
+}
+
+// ownSlotEN is the slot of a value of the speaker's that s tells, "" for none or when s
+// is about a relation.
+func ownSlotEN(s string) string {
+	if kinLeadEN.MatchString(s) {
+		return ""
+	}
+	if k := measureKey(s); k != "" {
+		return k
+	}
+	if workoutEN.MatchString(s) && timeOfDayEN.MatchString(s) {
+		return "schedule.workout"
+	}
+	return firstSlot(ownSlotsEN, s)
+}
+
+// ownSlotZH is the same in Chinese, where a pet's vet is told as the speaker's too ("我家
+// 狗狗一直在…看病").
+func (o *Offline) ownSlotZH(body string) string {
+	kin := kinLeadZH.MatchString(body)
+	if !kin {
+		if k := measureKey(body); k != "" {
+			return k
+		}
+		if workoutZH.MatchString(body) && timeOfDayZH.MatchString(body) {
+			return "schedule.workout"
+		}
+	}
+	if m := petVetZH.FindStringSubmatch(body); m != nil {
+		return "pet." + o.lex.clauses.pet(m[1]) + ".vet"
+	}
+	if kin {
+		return ""
+	}
+	return firstSlot(ownSlotsZH, body)
+}

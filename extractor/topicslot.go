@@ -175,38 +175,8 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if t.shiftZH.MatchString(body) && !kinLeadZH.MatchString(body) {
 			return "user.attr.shift", true
 		}
-		if k := measureKey(body); k != "" && !kinLeadZH.MatchString(body) {
+		if k := o.ownSlotZH(body); k != "" {
 			return k, false
-		}
-		if workoutZH.MatchString(body) && timeOfDayZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "schedule.workout", false
-		}
-		if m := petVetZH.FindStringSubmatch(body); m != nil {
-			return "pet." + o.lex.clauses.pet(m[1]) + ".vet", false
-		}
-		if m := subscriptionZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
-			return "subscription." + strings.ToLower(m[1]+m[2]), false
-		}
-		if m := expiryZH.FindStringSubmatch(body); m != nil && !kinLeadZH.MatchString(body) {
-			return "expiry." + m[1], false
-		}
-		if hairByZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "user.provider.hair", false
-		}
-		if recoveredZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "user.status", false
-		}
-		if projectZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "user.project", false
-		}
-		if airlineZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "travel.airline", false
-		}
-		if carOwnedZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "user.vehicle", false
-		}
-		if weightGoalZH.MatchString(body) && !kinLeadZH.MatchString(body) {
-			return "user.goal.weight", false
 		}
 		if t.landlordZH.MatchString(body) {
 			return "user.attr.房租", false
@@ -214,7 +184,7 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 		if k := o.visitKey(body); k != "" {
 			return k, false
 		}
-		if k := planKey(body); k != "" {
+		if k := planKey(body, o.lex.temporal); k != "" {
 			return k, false
 		}
 		if k := providerKey(body, ""); k != "" {
@@ -254,29 +224,8 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	if t.shiftEN.MatchString(s) && !kinLeadEN.MatchString(s) {
 		return "user.attr.shift", true
 	}
-	if k := measureKey(s); k != "" && !kinLeadEN.MatchString(s) {
+	if k := ownSlotEN(s); k != "" {
 		return k, false
-	}
-	if workoutEN.MatchString(s) && timeOfDayEN.MatchString(s) && !kinLeadEN.MatchString(s) {
-		return "schedule.workout", false
-	}
-	if clubEN.MatchString(s) && !kinLeadEN.MatchString(s) {
-		return "user.club", false
-	}
-	if recoveredEN.MatchString(s) && !kinLeadEN.MatchString(s) {
-		return "user.status", false
-	}
-	if m := expiryEN.FindStringSubmatch(s); m != nil && !kinLeadEN.MatchString(s) {
-		return "expiry." + slugify(strings.ToLower(m[1])), false
-	}
-	if airlineEN.MatchString(s) && !kinLeadEN.MatchString(s) {
-		return "travel.airline", false
-	}
-	if m := subscriptionEN.FindStringSubmatch(s); m != nil && !kinLeadEN.MatchString(s) {
-		return "subscription." + slugify(strings.TrimSuffix(m[1], "+")+map[bool]string{true: "_plus"}[strings.HasSuffix(m[1], "+")]), false
-	}
-	if weightGoalEN.MatchString(s) && !kinLeadEN.MatchString(s) {
-		return "user.goal.weight", false
 	}
 	if k := providerKey(s, ""); k != "" {
 		return k, false
@@ -284,7 +233,7 @@ func (o *Offline) topicKey(s string) (key string, kind bool) {
 	if k := o.visitKey(s); k != "" {
 		return k, false
 	}
-	if k := planKey(s); k != "" {
+	if k := planKey(s, o.lex.temporal); k != "" {
 		return k, false
 	}
 	if nameMoveEN.MatchString(s) {

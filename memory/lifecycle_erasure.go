@@ -38,7 +38,7 @@ type MemoryRowCounts struct {
 }
 
 // DeleteMemory hard-deletes memory id: its versions, lineage and embeddings go with it
-// (the foreign keys cascade). Its ledger entries stay, unlinked and marked dropped:
+// (the foreign keys cascade); its source turns are marked forgotten (TurnSearch.Unextracted). Its ledger entries stay, unlinked and marked dropped:
 // a redelivered or re-extracted candidate (ids are deterministic) is then replayed as
 // a no-op instead of bringing the deleted memory back. Lineage of other memories that
 // names it as a source is kept: it is their provenance, and it holds only the id. The
@@ -55,6 +55,10 @@ func (t *Tx) DeleteMemory(ctx context.Context, id uuid.UUID) (MemoryRowCounts, e
 	if _, err := t.tx.Exec(ctx, `UPDATE applied_candidates SET memory_id = NULL, decision = 'drop',
 		reason = 'memory deleted' WHERE tenant = $1 AND memory_id = $2`, t.tenant, id); err != nil {
 		return n, fmt.Errorf("unlinking the ledger entries of memory %s: %w", id, err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE turns SET forgotten = true WHERE tenant = $1 AND turn_id IN (
+		SELECT source_id FROM memory_lineage WHERE tenant = $1 AND memory_id = $2 AND source_kind = 'turn')`, t.tenant, id); err != nil {
+		return n, fmt.Errorf("marking the source turns of memory %s as forgotten: %w", id, err)
 	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, t.tenant, id); err != nil {
 		return n, fmt.Errorf("deleting memory %s: %w", id, err)

@@ -186,8 +186,8 @@ type ForgottenMemory struct {
 // DeleteMemory deletes one: versions, lineage and embeddings cascade; ledger entries
 // stay, unlinked and marked dropped, so a redelivered candidate of the kept turns is
 // replayed as a no-op instead of bringing a memory back; other memories' lineage
-// naming them is kept. The user's turns are left alone. The caller holds the owner's
-// lock and writes the audit entries.
+// naming them is kept. The user's turns stay; those the memories came from are marked
+// forgotten. The caller holds the owner's lock and writes the audit entries.
 func (t *Tx) DeleteUserMemories(ctx context.Context, userID string) ([]ForgottenMemory, MemoryRowCounts, error) {
 	var n MemoryRowCounts
 	if err := t.tx.QueryRow(ctx, `WITH ids AS (SELECT id FROM memories WHERE tenant = $1 AND user_id = $2)
@@ -202,6 +202,11 @@ func (t *Tx) DeleteUserMemories(ctx context.Context, userID string) ([]Forgotten
 		reason = 'memory deleted' WHERE tenant = $1 AND memory_id IN (SELECT id FROM memories WHERE tenant = $1 AND user_id = $2)`,
 		t.tenant, userID); err != nil {
 		return nil, n, fmt.Errorf("unlinking the ledger entries of user %s's memories: %w", userID, err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE turns SET forgotten = true WHERE tenant = $1 AND turn_id IN (
+		SELECT l.source_id FROM memory_lineage l JOIN memories m ON m.tenant = l.tenant AND m.id = l.memory_id
+		WHERE l.tenant = $1 AND m.user_id = $2 AND l.source_kind = 'turn')`, t.tenant, userID); err != nil {
+		return nil, n, fmt.Errorf("marking the source turns of user %s's memories as forgotten: %w", userID, err)
 	}
 	if err := t.DeleteTextStats(ctx, userID, false); err != nil {
 		return nil, n, err

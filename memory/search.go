@@ -503,6 +503,12 @@ type TurnSearch struct {
 	// Stats are the user's BM25 statistics over turns (TurnTextStats), typically
 	// cached by the caller; nil counts them in the query.
 	Stats *TextStats
+	// UserOnly keeps the user's own turns; OtherThanSession leaves one session out;
+	// Unextracted keeps turns no memory came from: no lineage link names them, and no
+	// memory that did was deleted on request (turns.forgotten).
+	UserOnly         bool
+	OtherThanSession string
+	Unextracted      bool
 }
 
 // TurnHit is one turn candidate with its rank on each side (0 when that side did not
@@ -592,6 +598,16 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	}
 	if md, _ := MetadataContains("t.metadata", q.Metadata, arg); md != "" { // TurnCandidates checked the encoding
 		where = append(where, md)
+	}
+	if q.UserOnly {
+		where = append(where, "t.role = 'user'")
+	}
+	if q.OtherThanSession != "" {
+		where = append(where, "t.session_id <> "+arg(q.OtherThanSession))
+	}
+	if q.Unextracted {
+		where = append(where, "NOT t.forgotten", `NOT EXISTS (SELECT 1 FROM memory_lineage l
+		WHERE l.tenant = $1 AND l.source_kind = 'turn' AND l.source_id = t.turn_id)`)
 	}
 	filter := strings.Join(where, " AND ")
 	limit := arg(q.Limit)
@@ -741,4 +757,50 @@ func uuidArgs(ids []uuid.UUID) [][16]byte {
 		out[i] = id
 	}
 	return out
+}
+
+// TurnCheck is what TurnChecks found about one turn.
+type TurnCheck struct {
+	// SpokenOver: something later speaks about the turn's subject (a memory of the
+	// user whose fact became true at or after the turn, in any status, or a later turn
+	// of the user's outside the current session) sharing a search term with it.
+	SpokenOver bool
+	// QueryTerms are the distinct search terms (lexemes) of the query the turn holds.
+	QueryTerms []string
+}
+
+// TurnChecks checks the user's turns ids against what came after them and against the
+// query text, for the context's fallback to earlier words (see TurnCheck). session is
+// the current session, whose turns do not count as later words.
+func (t *Tx) TurnChecks(ctx context.Context, userID, session, query string, ids []string) (map[string]TurnCheck, error) {
+	out := map[string]TurnCheck{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// A lexeme becomes a tsquery operand by quoting it, as in bm25Spec.
+	const quote = `format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery`
+	rows, err := t.tx.Query(ctx, `SELECT t.turn_id,
+		EXISTS (SELECT 1 FROM memories m WHERE m.tenant = $1 AND m.user_id = $2 AND m.valid_from >= t.occurred_at AND m.tsv @@ tq.q)
+		OR EXISTS (SELECT 1 FROM turns l WHERE l.tenant = $1 AND l.user_id = $2 AND l.role = 'user' AND l.session_id <> $4
+			AND (l.occurred_at, l.seq) > (t.occurred_at, t.seq) AND l.tsv @@ tq.q),
+		(SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') FROM unnest(to_tsvector('english', $5)) u WHERE t.tsv @@ `+quote+`)
+	FROM turns t
+	CROSS JOIN LATERAL (SELECT string_agg(`+quote+`::text, ' | ')::tsquery AS q FROM unnest(t.tsv) u) tq
+	WHERE t.tenant = $1 AND t.user_id = $2 AND t.turn_id = ANY($3)`, t.tenant, userID, ids, session, SearchText(query))
+	if err != nil {
+		return nil, fmt.Errorf("checking turns against later words: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c TurnCheck
+		if err := rows.Scan(&id, &c.SpokenOver, &c.QueryTerms); err != nil {
+			return nil, fmt.Errorf("checking turns against later words: %w", err)
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("checking turns against later words: %w", err)
+	}
+	return out, nil
 }

@@ -111,6 +111,12 @@ type Config struct {
 	// ContextCandidates is how many ranked memories a context call considers across the
 	// procedural, semantic and episodic layers (default 60).
 	ContextCandidates int
+	// ContextTurns is how many of the user's own earlier words a context call may add
+	// to its episodic layer when no memory matches the query by keyword: turns of other
+	// sessions that match it, that no memory came from and that nothing later speaks
+	// about (default 3; negative: none). What the extractor did not recognise is then
+	// still found, while what it did keep, drop or see superseded is not shown twice.
+	ContextTurns int
 
 	// SummaryMinTurns is the session length from which a rolling summary is kept, and
 	// SummaryEvery how many new turns trigger a refresh (defaults 30 and 10).
@@ -168,6 +174,7 @@ func DefaultConfig() Config {
 		WindowTurns:         20,
 		ProfileLimit:        8,
 		ContextCandidates:   60,
+		ContextTurns:        3,
 		SummaryMinTurns:     30,
 		SummaryEvery:        10,
 		SummaryMaxSentences: 8,
@@ -222,6 +229,7 @@ func (c Config) WithDefaults() Config {
 	setInt(&c.WindowTurns, d.WindowTurns)
 	setInt(&c.ProfileLimit, d.ProfileLimit)
 	setInt(&c.ContextCandidates, d.ContextCandidates)
+	setInt(&c.ContextTurns, d.ContextTurns)
 	setInt(&c.SummaryMinTurns, d.SummaryMinTurns)
 	setInt(&c.SummaryEvery, d.SummaryEvery)
 	setInt(&c.SummaryMaxSentences, d.SummaryMaxSentences)

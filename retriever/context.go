@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -161,6 +162,20 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 			default:
 				layers[4] = append(layers[4], memoryLine(m, now))
 			}
+		}
+		answered := false
+		for _, res := range found {
+			if res.Components.Keyword > 0 {
+				answered = true
+				break
+			}
+		}
+		if !answered {
+			earlier, err := r.earlierTurns(ctx, tx, req, now)
+			if err != nil {
+				return err
+			}
+			layers[4] = append(layers[4], earlier...)
 		}
 		resp = r.assemble(layers, budget)
 		// The scores the search gave; profile memories and session turns were not ranked.
@@ -478,4 +493,61 @@ func (r *Retriever) shortTerm(ctx context.Context, tx *memory.Tx, userID, sessio
 			ago(now.Sub(t.OccurredAt)), oneLine(t.Content)), turnID: t.TurnID, keepNewest: true})
 	}
 	return st, nil
+}
+
+// earlierTurns is the fallback of the episodic layer (Config.ContextTurns): the user's
+// own words from earlier sessions that match the query by keyword and that no memory
+// came from, what the extractor did not recognise. A turn a memory came from is shown
+// through that memory, or was superseded or retired with it; a turn something later
+// speaks about (a memory, or another turn of the user's) may be out of date, and the
+// later words are the ones to trust.
+func (r *Retriever) earlierTurns(ctx context.Context, tx *memory.Tx, req ContextRequest, now time.Time) ([]line, error) {
+	if r.cfg.ContextTurns <= 0 || strings.TrimSpace(req.Query) == "" || req.UserID == "" {
+		return nil, nil
+	}
+	ts := memory.TurnSearch{Query: req.Query, UserID: req.UserID, AgentID: req.AgentID, Keyword: true,
+		Limit: 3 * r.cfg.ContextTurns, UserOnly: true, OtherThanSession: req.SessionID, Unextracted: true}
+	var err error
+	if ts.Stats, err = r.turnTextStats(ctx, tx, req.UserID); err != nil {
+		return nil, err
+	}
+	hits, _, err := tx.TurnCandidates(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].KeywordRank < hits[j].KeywordRank })
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.TurnID
+	}
+	checks, err := tx.TurnChecks(ctx, req.UserID, req.SessionID, req.Query, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []line
+	for _, h := range hits {
+		if c := checks[h.TurnID]; h.KeywordRank == 0 || c.SpokenOver || !enoughInCommon(c.QueryTerms) {
+			continue
+		}
+		if len(out) == r.cfg.ContextTurns {
+			break
+		}
+		out = append(out, line{text: fmt.Sprintf("[turn: %s] (%s said · %s) %s", h.TurnID, h.Role,
+			ago(now.Sub(h.OccurredAt)), oneLine(h.Content)), turnID: h.TurnID})
+	}
+	return out, nil
+}
+
+// enoughInCommon: a turn shares a word of the query (a Latin-script term: English
+// stopwords are already gone) or two of its Han bigrams. A lone bigram is as often a
+// function-word pair (这个, 一下) as a word, and a coincidence of those says nothing.
+func enoughInCommon(terms []string) bool {
+	han := 0
+	for _, t := range terms {
+		if !strings.ContainsFunc(t, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+			return true
+		}
+		han++
+	}
+	return han >= 2
 }

@@ -47,6 +47,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it already holds --memories of them")
 	fs.BoolVar(&cfg.NoHNSW, "no-hnsw", false, "skip the HNSW comparison (its index build takes minutes at 1M)")
 	fs.BoolVar(&cfg.KeepIndex, "keep-index", false, "leave the HNSW index in place afterwards")
+	fs.IntVar(&cfg.ContextTurns, "context-turns", 3, "earlier unextracted turns a context call may offer when no memory matches (ENGRAM_CONTEXT_TURNS; 0: none)")
 	fs.BoolVar(&cfg.ColdStats, "cold-stats", false, "measure owners' first searches: no stored text statistics (default: every owner's are stored first, as after an earlier search)")
 	fs.BoolVar(&cfg.Explain, "explain", false, "print the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's statements")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the measured calls to `FILE`")
@@ -57,7 +58,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	if err := positiveFlags("bench search", []intFlag{{"memories", cfg.Memories}, {"owners", cfg.Owners}, {"queries", cfg.Queries}}); err != nil {
 		return err
 	}
-	if err := nonNegativeFlags("bench search", []intFlag{{"turns", cfg.Turns}, {"heavy-turns", cfg.HeavyTurns}}); err != nil {
+	if err := nonNegativeFlags("bench search", []intFlag{{"turns", cfg.Turns}, {"heavy-turns", cfg.HeavyTurns}, {"context-turns", cfg.ContextTurns}}); err != nil {
 		return err
 	}
 	if preflight(ctx) {

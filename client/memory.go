@@ -112,13 +112,15 @@ type ContextSection struct {
 
 // ContextResponse is the block to put in a prompt: every memory line cites its id.
 type ContextResponse struct {
-	Text        string           `json:"text"`
-	Sections    []ContextSection `json:"sections"`
-	MemoryIDs   []string         `json:"memory_ids"`
-	TurnIDs     []string         `json:"turn_ids,omitempty"`
-	TokensUsed  int              `json:"tokens_used"`
-	Budget      int              `json:"budget"`
-	RetrievalID string           `json:"retrieval_id"`
+	Text      string           `json:"text"`
+	Sections  []ContextSection `json:"sections"`
+	MemoryIDs []string         `json:"memory_ids"`
+	// TurnIDs are the turns the block quotes: the session's recent turns and, when no
+	// memory matched the query, the user's earlier words it fell back to.
+	TurnIDs     []string `json:"turn_ids,omitempty"`
+	TokensUsed  int      `json:"tokens_used"`
+	Budget      int      `json:"budget"`
+	RetrievalID string   `json:"retrieval_id"`
 	// VectorCoverage is as in SearchResponse.
 	VectorCoverage *float64 `json:"vector_coverage,omitempty"`
 }

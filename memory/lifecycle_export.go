@@ -25,6 +25,8 @@ type TurnExport struct {
 	Turn             Turn
 	ContentHash      []byte
 	ContentDeletedAt *time.Time
+	// Forgotten: a memory that came from the turn was deleted on request (turns.forgotten).
+	Forgotten bool
 }
 
 // ExportMemories reads up to limit of the user's memories whose id is greater than
@@ -135,7 +137,7 @@ func (t *Tx) exportEmbeddings(ctx context.Context, ids []uuid.UUID, byID map[uui
 // retention deleted comes with Deleted set and no content.
 func (t *Tx) ExportTurns(ctx context.Context, userID, after string, limit int) ([]TurnExport, error) {
 	rows, err := t.tx.Query(ctx, `SELECT turn_id, user_id, agent_id, session_id, task_id, role, coalesce(content, ''),
-			tool, metadata, occurred_at, received_at, content IS NULL, content_hash, content_deleted_at
+			tool, metadata, occurred_at, received_at, content IS NULL, content_hash, content_deleted_at, forgotten
 		FROM turns WHERE tenant = $1 AND user_id = $2 AND turn_id > $3 ORDER BY turn_id LIMIT $4`,
 		t.tenant, userID, after, limit)
 	if err != nil {
@@ -149,7 +151,7 @@ func (t *Tx) ExportTurns(ctx context.Context, userID, after string, limit int) (
 		var role string
 		var tool []byte
 		if err := rows.Scan(&tr.TurnID, &tr.UserID, &tr.AgentID, &tr.SessionID, &tr.TaskID, &role, &tr.Content, &tool,
-			&tr.Metadata, &tr.OccurredAt, &tr.ReceivedAt, &tr.Deleted, &x.ContentHash, &x.ContentDeletedAt); err != nil {
+			&tr.Metadata, &tr.OccurredAt, &tr.ReceivedAt, &tr.Deleted, &x.ContentHash, &x.ContentDeletedAt, &x.Forgotten); err != nil {
 			return nil, fmt.Errorf("reading turns: %w", err)
 		}
 		tr.Tenant, tr.Role = t.tenant, Role(role)
@@ -254,10 +256,10 @@ func (t *Tx) ImportTurn(ctx context.Context, x TurnExport) (bool, error) {
 		search = SearchText(*content)
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO turns (tenant, turn_id, user_id, agent_id, session_id, task_id, role, content,
-		content_hash, search_text, tool, metadata, occurred_at, received_at, content_deleted_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15) ON CONFLICT DO NOTHING`,
+		content_hash, search_text, tool, metadata, occurred_at, received_at, content_deleted_at, forgotten)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) ON CONFLICT DO NOTHING`,
 		t.tenant, tr.TurnID, tr.UserID, tr.AgentID, tr.SessionID, tr.TaskID, tr.Role, content, hash, search, tool, meta,
-		tr.OccurredAt, tr.ReceivedAt, x.ContentDeletedAt)
+		tr.OccurredAt, tr.ReceivedAt, x.ContentDeletedAt, x.Forgotten)
 	if err != nil {
 		return false, fmt.Errorf("importing turn %s: %w", tr.TurnID, err)
 	}

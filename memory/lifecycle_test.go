@@ -209,3 +209,45 @@ func TestDeleteUserRowsAndRestore(t *testing.T) {
 		t.Fatal("restore wrote no restore version")
 	}
 }
+
+// TestDeletionMarksSourceTurnsForgotten: deleting a memory marks the turns it came from
+// forgotten (and only those), and an export carries the mark into an import.
+func TestDeletionMarksSourceTurnsForgotten(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	s := memory.NewStore(pool)
+	inTx(t, s, "acme", func(ctx context.Context, tx *memory.Tx) error {
+		for _, id := range []string{"t1", "t2"} {
+			if _, err := tx.InsertTurn(ctx, memory.Turn{TurnID: id, UserID: "u1", SessionID: "s1", Role: memory.RoleUser,
+				Content: "I keep bees on the roof", OccurredAt: time.Now().UTC()}); err != nil {
+				return err
+			}
+		}
+		m, err := tx.CreateMemory(ctx, lifecycleMemory("u1", "t1", "The user keeps bees"))
+		if err != nil {
+			return err
+		}
+		_, err = tx.DeleteMemory(ctx, m.ID)
+		return err
+	})
+	var ts []memory.TurnExport
+	inTx(t, s, "acme", func(ctx context.Context, tx *memory.Tx) error {
+		var err error
+		ts, err = tx.ExportTurns(ctx, "u1", "", 10)
+		return err
+	})
+	if len(ts) != 2 || !ts[0].Forgotten || ts[1].Forgotten {
+		t.Fatalf("exported turns: %+v", ts)
+	}
+	inTx(t, s, "globex", func(ctx context.Context, tx *memory.Tx) error {
+		for _, x := range ts {
+			if _, err := tx.ImportTurn(ctx, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if n := pgtest.Count(t, pool, "globex", `SELECT count(*) FROM turns WHERE forgotten`); n != 1 {
+		t.Fatalf("%d forgotten turns imported, want 1", n)
+	}
+}

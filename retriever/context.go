@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/google/uuid"
 
@@ -170,12 +169,13 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 				break
 			}
 		}
+		var earlier map[string]float64 // fallback turn id -> its BM25 score
 		if !answered {
-			earlier, err := r.earlierTurns(ctx, tx, req, now)
-			if err != nil {
+			var lines []line
+			if lines, earlier, err = r.earlierTurns(ctx, tx, req, now); err != nil {
 				return err
 			}
-			layers[4] = append(layers[4], earlier...)
+			layers[4] = append(layers[4], lines...)
 		}
 		resp = r.assemble(layers, budget)
 		// The scores the search gave; profile memories and session turns were not ranked.
@@ -189,9 +189,15 @@ func (r *Retriever) Context(ctx context.Context, tenant string, req ContextReque
 				memScores[i] = &sc
 			}
 		}
+		turnScores := make([]*float64, len(resp.TurnIDs))
+		for i, tid := range resp.TurnIDs {
+			if sc, ok := earlier[tid]; ok {
+				turnScores[i] = &sc
+			}
+		}
 		id, err := r.record(ctx, tx, memory.Retrieval{Kind: "context", UserID: req.UserID, SessionID: req.SessionID,
 			MemoryIDs: resp.MemoryIDs, TurnIDs: resp.TurnIDs, MemoryScores: memScores,
-			TurnScores: make([]*float64, len(resp.TurnIDs))}, req.Query)
+			TurnScores: turnScores}, req.Query)
 		if err != nil {
 			return err
 		}
@@ -501,30 +507,39 @@ func (r *Retriever) shortTerm(ctx context.Context, tx *memory.Tx, userID, sessio
 // through that memory, or was superseded or retired with it; a turn something later
 // speaks about (a memory, or another turn of the user's) may be out of date, and the
 // later words are the ones to trust.
-func (r *Retriever) earlierTurns(ctx context.Context, tx *memory.Tx, req ContextRequest, now time.Time) ([]line, error) {
+// It returns the lines and each shown turn's BM25 score, for the retrieval record.
+func (r *Retriever) earlierTurns(ctx context.Context, tx *memory.Tx, req ContextRequest, now time.Time) ([]line, map[string]float64, error) {
 	if r.cfg.ContextTurns <= 0 || strings.TrimSpace(req.Query) == "" || req.UserID == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ts := memory.TurnSearch{Query: req.Query, UserID: req.UserID, AgentID: req.AgentID, Keyword: true,
 		Limit: 3 * r.cfg.ContextTurns, UserOnly: true, OtherThanSession: req.SessionID, Unextracted: true}
 	var err error
 	if ts.Stats, err = r.turnTextStats(ctx, tx, req.UserID); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	hits, _, err := tx.TurnCandidates(ctx, ts)
+	hits, frequent, err := tx.TurnCandidates(ctx, ts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].KeywordRank < hits[j].KeywordRank })
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.TurnID
 	}
-	checks, err := tx.TurnChecks(ctx, req.UserID, req.SessionID, req.Query, ids)
+	r.textStats.learn(turnStatsKey(tx, req.UserID), frequent)
+	var common []string
+	if ts.Stats != nil {
+		for _, f := range ts.Stats.Frequent {
+			common = append(common, f.Term)
+		}
+	}
+	checks, err := tx.TurnChecks(ctx, req.UserID, req.SessionID, req.Query, ids, common)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []line
+	scores := map[string]float64{}
 	for _, h := range hits {
 		if c := checks[h.TurnID]; h.KeywordRank == 0 || c.SpokenOver || !enoughInCommon(c.QueryTerms) {
 			continue
@@ -534,20 +549,21 @@ func (r *Retriever) earlierTurns(ctx context.Context, tx *memory.Tx, req Context
 		}
 		out = append(out, line{text: fmt.Sprintf("[turn: %s] (%s said · %s) %s", h.TurnID, h.Role,
 			ago(now.Sub(h.OccurredAt)), oneLine(h.Content)), turnID: h.TurnID})
+		scores[h.TurnID] = h.Keyword
 	}
-	return out, nil
+	return out, scores, nil
 }
 
-// enoughInCommon: a turn shares a word of the query (a Latin-script term: English
-// stopwords are already gone) or two of its Han bigrams. A lone bigram is as often a
-// function-word pair (这个, 一下) as a word, and a coincidence of those says nothing.
+// enoughInCommon: a turn shares a word of the query (a term of a spaced script: English
+// stopwords are already gone) or two of its CJK bigrams. A lone bigram is as often a
+// function-word pair (这个, 一下, です) as a word, and a coincidence of those says nothing.
 func enoughInCommon(terms []string) bool {
-	han := 0
+	cjk := 0
 	for _, t := range terms {
-		if !strings.ContainsFunc(t, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+		if !strings.ContainsFunc(t, isCJK) {
 			return true
 		}
-		han++
+		cjk++
 	}
-	return han >= 2
+	return cjk >= 2
 }

@@ -21,7 +21,9 @@
 // state in the ENGRAM_TASKS KV bucket), short-term memory (the session's last turns
 // and its rolling summary), and the procedural, semantic (led by the owner's standing
 // preferences and constraints) and episodic layers, each within its share of the
-// budget. Tokens are estimated with EstimateTokens, calibrated against cl100k_base.
+// budget. When no memory matches the query by keyword, the episodic layer falls back
+// to the user's own earlier turns that match it, that no memory came from and that
+// nothing later speaks about (Config.ContextTurns). Tokens are estimated with EstimateTokens, calibrated against cl100k_base.
 //
 // Every search and context call writes a retrievals row (GET /v1/retrievals/{id});
 // access counts are batched by AccessRecorder, and rolling session summaries are

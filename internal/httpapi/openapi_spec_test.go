@@ -224,10 +224,11 @@ func operations() []operation {
 			errors:    []int{400, 404, 409}},
 
 		{method: "DELETE", path: "/v1/memories/{id}", id: "deleteMemory", tag: "lifecycle",
-			summary:     "Hard-delete a memory",
-			description: "With its versions, lineage and embeddings; the audit log keeps its id and a content hash only.",
-			responses:   []response{{status: 200, description: "what was deleted", body: lifecycle.MemoryDeletion{}}},
-			errors:      []int{400, 404}},
+			summary: "Hard-delete a memory",
+			description: "With its versions, lineage and embeddings; the audit log keeps its id and a content hash only. " +
+				"The turns it came from stay, marked forgotten: a context never offers their words in its place.",
+			responses: []response{{status: 200, description: "what was deleted", body: lifecycle.MemoryDeletion{}}},
+			errors:    []int{400, 404}},
 		{method: "POST", path: "/v1/memories/{id}/restore", id: "restoreMemory", tag: "lifecycle",
 			summary:   "Restore an archived memory",
 			responses: []response{{status: 200, description: "the memory, active again", body: memoryResponse{}}},
@@ -266,7 +267,9 @@ func operations() []operation {
 		{method: "POST", path: "/v1/context", id: "context", tag: "read",
 			summary: "A token-budgeted context block for a prompt",
 			description: "Working memory, short-term (the session's turns and summary), procedural, semantic and " +
-				"episodic sections; every memory line cites [memory_ref: id].",
+				"episodic sections; every memory line cites [memory_ref: id], every turn line [turn: id]. When no memory " +
+				"matches the query by keyword, the episodic section may add the user's own earlier turns that match it " +
+				"and that no memory came from (ENGRAM_CONTEXT_TURNS).",
 			body:      retriever.ContextRequest{},
 			responses: []response{{status: 200, description: "the block", body: retriever.ContextResponse{}}},
 			errors:    []int{400}},

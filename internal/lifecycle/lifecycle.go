@@ -487,6 +487,9 @@ type ExportTurn struct {
 	memory.Turn
 	ContentHash      []byte     `json:"content_hash"`
 	ContentDeletedAt *time.Time `json:"content_deleted_at,omitempty"`
+	// Forgotten: a memory from this turn was deleted on request; the context never
+	// offers the turn's words in its place.
+	Forgotten bool `json:"forgotten,omitempty"`
 }
 
 // ExportReport counts what an export wrote.
@@ -575,7 +578,8 @@ func exportTurns(ctx context.Context, tx *memory.Tx, userID string, enc *json.En
 			return n, nil
 		}
 		for _, t := range ts {
-			rec := ExportRecord{Kind: "turn", Turn: &ExportTurn{Turn: t.Turn, ContentHash: t.ContentHash, ContentDeletedAt: t.ContentDeletedAt}}
+			rec := ExportRecord{Kind: "turn", Turn: &ExportTurn{Turn: t.Turn, ContentHash: t.ContentHash, ContentDeletedAt: t.ContentDeletedAt,
+				Forgotten: t.Forgotten}}
 			if err := enc.Encode(rec); err != nil {
 				return n, err
 			}
@@ -732,7 +736,8 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 // under userID, unless it exists already.
 func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *ExportRecord, actor string, rep *ImportReport) error {
 	if rec.Kind == "turn" {
-		t := memory.TurnExport{Turn: rec.Turn.Turn, ContentHash: rec.Turn.ContentHash, ContentDeletedAt: rec.Turn.ContentDeletedAt}
+		t := memory.TurnExport{Turn: rec.Turn.Turn, ContentHash: rec.Turn.ContentHash, ContentDeletedAt: rec.Turn.ContentDeletedAt,
+			Forgotten: rec.Turn.Forgotten}
 		t.Turn.UserID = userID
 		added, err := tx.ImportTurn(ctx, t)
 		if err != nil {

@@ -63,10 +63,10 @@ func measureKey(s string) string {
 		}
 		return ""
 	}
-	switch {
-	case recordEN.MatchString(s):
-		m := recordEN.FindStringSubmatch(s)
+	if m := recordEN.FindStringSubmatch(s); m != nil {
 		return "record." + slugify(strings.ToLower(m[1]+m[2]))
+	}
+	switch {
 	case commuteDistEN.MatchString(s):
 		return "user.commute"
 	case mileageEN.MatchString(s):

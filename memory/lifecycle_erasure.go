@@ -38,11 +38,12 @@ type MemoryRowCounts struct {
 }
 
 // DeleteMemory hard-deletes memory id: its versions, lineage and embeddings go with it
-// (the foreign keys cascade); its source turns are marked forgotten (TurnSearch.Unextracted). Its ledger entries stay, unlinked and marked dropped:
-// a redelivered or re-extracted candidate (ids are deterministic) is then replayed as
-// a no-op instead of bringing the deleted memory back. Lineage of other memories that
-// names it as a source is kept: it is their provenance, and it holds only the id. The
-// caller holds the owner's lock and writes the audit entry.
+// (the foreign keys cascade); its source turns are marked forgotten (forgetSourceTurns).
+// Its ledger entries stay, unlinked and marked dropped: a redelivered or re-extracted
+// candidate (ids are deterministic) is then replayed as a no-op instead of bringing the
+// deleted memory back. Lineage of other memories that names it as a source is kept: it
+// is their provenance, and it holds only the id. The caller holds the owner's lock and
+// writes the audit entry.
 func (t *Tx) DeleteMemory(ctx context.Context, id uuid.UUID) (MemoryRowCounts, error) {
 	var n MemoryRowCounts
 	if err := t.tx.QueryRow(ctx, `SELECT
@@ -56,14 +57,26 @@ func (t *Tx) DeleteMemory(ctx context.Context, id uuid.UUID) (MemoryRowCounts, e
 		reason = 'memory deleted' WHERE tenant = $1 AND memory_id = $2`, t.tenant, id); err != nil {
 		return n, fmt.Errorf("unlinking the ledger entries of memory %s: %w", id, err)
 	}
-	if _, err := t.tx.Exec(ctx, `UPDATE turns SET forgotten = true WHERE tenant = $1 AND turn_id IN (
-		SELECT source_id FROM memory_lineage WHERE tenant = $1 AND memory_id = $2 AND source_kind = 'turn')`, t.tenant, id); err != nil {
-		return n, fmt.Errorf("marking the source turns of memory %s as forgotten: %w", id, err)
+	if err := t.forgetSourceTurns(ctx, `SELECT $2::uuid`, id); err != nil {
+		return n, fmt.Errorf("deleting memory %s: %w", id, err)
 	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM memories WHERE tenant = $1 AND id = $2`, t.tenant, id); err != nil {
 		return n, fmt.Errorf("deleting memory %s: %w", id, err)
 	}
 	return n, nil
+}
+
+// forgetSourceTurns marks forgotten the turns that the memories about to be deleted came
+// from: those whose ids the subquery ids returns ($1 is the tenant, $2 arg). Their lineage
+// goes with them, and the mark is what keeps the context's fallback to earlier words
+// (TurnSearch.Unextracted) from offering them in the deleted memories' place.
+func (t *Tx) forgetSourceTurns(ctx context.Context, ids string, arg any) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE turns SET forgotten = true WHERE tenant = $1 AND turn_id IN (
+		SELECT source_id FROM memory_lineage WHERE tenant = $1 AND source_kind = 'turn' AND memory_id IN (`+ids+`))`,
+		t.tenant, arg); err != nil {
+		return fmt.Errorf("marking the source turns as forgotten: %w", err)
+	}
+	return nil
 }
 
 // UserRowCounts are the rows DeleteUserRows removed.

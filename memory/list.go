@@ -203,10 +203,8 @@ func (t *Tx) DeleteUserMemories(ctx context.Context, userID string) ([]Forgotten
 		t.tenant, userID); err != nil {
 		return nil, n, fmt.Errorf("unlinking the ledger entries of user %s's memories: %w", userID, err)
 	}
-	if _, err := t.tx.Exec(ctx, `UPDATE turns SET forgotten = true WHERE tenant = $1 AND turn_id IN (
-		SELECT l.source_id FROM memory_lineage l JOIN memories m ON m.tenant = l.tenant AND m.id = l.memory_id
-		WHERE l.tenant = $1 AND m.user_id = $2 AND l.source_kind = 'turn')`, t.tenant, userID); err != nil {
-		return nil, n, fmt.Errorf("marking the source turns of user %s's memories as forgotten: %w", userID, err)
+	if err := t.forgetSourceTurns(ctx, `SELECT id FROM memories WHERE tenant = $1 AND user_id = $2`, userID); err != nil {
+		return nil, n, fmt.Errorf("deleting user %s's memories: %w", userID, err)
 	}
 	if err := t.DeleteTextStats(ctx, userID, false); err != nil {
 		return nil, n, err

@@ -777,27 +777,28 @@ type TurnCheck struct {
 // query text, for the context's fallback to earlier words (see TurnCheck). session is
 // the current session, whose turns do not count as later words.
 //
-// The turn's words are tested without the owner's frequent terms (frequent, from its
-// text statistics) and at most maxSpokenOverTerms of them, so a long turn costs a
+// The turn's words are tested without the owner's frequent terms (stats.Frequent, as the
+// keyword side knows them) and at most maxSpokenOverTerms of them, so a long turn costs a
 // bounded query and a common word ("open", "today") does not make every later turn speak
 // about it.
-func (t *Tx) TurnChecks(ctx context.Context, userID, session, query string, ids, frequent []string) (map[string]TurnCheck, error) {
+func (t *Tx) TurnChecks(ctx context.Context, userID, session, query string, ids []string, stats *TextStats) (map[string]TurnCheck, error) {
 	out := map[string]TurnCheck{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// A lexeme becomes a tsquery operand by quoting it, as in bm25Spec.
-	const quote = `format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery`
-	if frequent == nil {
-		frequent = []string{} // NOT (lexeme = ANY(NULL)) would keep no word
+	frequent := []string{} // never nil: NOT (lexeme = ANY(NULL)) would keep no word
+	if stats != nil {
+		for _, f := range stats.Frequent {
+			frequent = append(frequent, f.Term)
+		}
 	}
 	rows, err := t.tx.Query(ctx, `SELECT t.turn_id,
 		EXISTS (SELECT 1 FROM memories m WHERE m.tenant = $1 AND m.user_id = $2 AND m.valid_from >= t.occurred_at AND m.tsv @@ tq.q)
 		OR EXISTS (SELECT 1 FROM turns l WHERE l.tenant = $1 AND l.user_id = $2 AND l.role = 'user' AND l.session_id <> $4
 			AND (l.occurred_at, l.seq) > (t.occurred_at, t.seq) AND l.tsv @@ tq.q),
-		(SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') FROM unnest(to_tsvector('english', $5)) u WHERE t.tsv @@ `+quote+`)
+		(SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') FROM unnest(to_tsvector('english', $5)) u WHERE t.tsv @@ `+lexemeQuery+`)
 	FROM turns t
-	CROSS JOIN LATERAL (SELECT string_agg(`+quote+`::text, ' | ')::tsquery AS q FROM (
+	CROSS JOIN LATERAL (SELECT string_agg(`+lexemeQuery+`::text, ' | ')::tsquery AS q FROM (
 		SELECT lexeme FROM unnest(t.tsv) WHERE NOT (lexeme = ANY($6)) LIMIT `+strconv.Itoa(maxSpokenOverTerms)+`) u) tq
 	WHERE t.tenant = $1 AND t.user_id = $2 AND t.turn_id = ANY($3)`, t.tenant, userID, ids, session, SearchText(query), frequent)
 	if err != nil {

@@ -150,6 +150,10 @@ type TermDF struct {
 	DF   float64
 }
 
+// lexemeQuery is the tsquery of the lexeme u.lexeme alone: quoted (tsquery input syntax
+// doubles a quote and escapes a backslash), so it is matched as it is and never re-parsed.
+const lexemeQuery = `format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery`
+
 // ctes returns the side's CTEs: <prefix>scored holds id, the order columns and kr (the
 // BM25 score) of every kept row; <prefix>top, id, kr and rank (1 = best) of the best
 // limit of them; <prefix>freq (terms, dfs), the frequent terms a full match counted.
@@ -161,11 +165,8 @@ func (s bm25Spec) ctes() []string {
 		fdf, known = "f.df", `
 	LEFT JOIN unnest(`+s.frequent+`::text[], `+s.frequentDF+`::float8[]) f(term, df) ON f.term = u.lexeme`
 	}
-	// A lexeme becomes a tsquery operand by quoting it (tsquery input syntax doubles a
-	// quote and escapes a backslash), so it is matched as it is and never re-parsed.
 	out := []string{p + `terms AS MATERIALIZED (
-	SELECT u.lexeme AS term,
-		format('''%s''', replace(replace(u.lexeme, '\', '\\'), '''', ''''''))::tsquery AS tq, ` + fdf + ` AS fdf
+	SELECT u.lexeme AS term, ` + lexemeQuery + ` AS tq, ` + fdf + ` AS fdf
 	FROM unnest(to_tsvector('english', ` + s.text + `)) u` + known + `)`,
 		p + `q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM ` + p + `terms)`,

@@ -187,6 +187,15 @@ func DefaultConfig() Config {
 	}
 }
 
+// SetContextTurns sets ContextTurns from an operator's count, where 0 turns the fallback
+// off (ENGRAM_CONTEXT_TURNS); in Config itself 0 reads as the default.
+func (c *Config) SetContextTurns(n int) {
+	c.ContextTurns = n
+	if n == 0 {
+		c.ContextTurns = -1
+	}
+}
+
 // WithDefaults returns c with every zero field set to its default. The rerank
 // weights are taken as a group: all zero means the defaults.
 func (c Config) WithDefaults() Config {

@@ -528,20 +528,14 @@ func (r *Retriever) earlierTurns(ctx context.Context, tx *memory.Tx, req Context
 		ids[i] = h.TurnID
 	}
 	r.textStats.learn(turnStatsKey(tx, req.UserID), frequent)
-	var common []string
-	if ts.Stats != nil {
-		for _, f := range ts.Stats.Frequent {
-			common = append(common, f.Term)
-		}
-	}
-	checks, err := tx.TurnChecks(ctx, req.UserID, req.SessionID, req.Query, ids, common)
+	checks, err := tx.TurnChecks(ctx, req.UserID, req.SessionID, req.Query, ids, ts.Stats)
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []line
 	scores := map[string]float64{}
 	for _, h := range hits {
-		if c := checks[h.TurnID]; h.KeywordRank == 0 || c.SpokenOver || !enoughInCommon(c.QueryTerms) {
+		if c := checks[h.TurnID]; c.SpokenOver || !enoughInCommon(c.QueryTerms) {
 			continue
 		}
 		if len(out) == r.cfg.ContextTurns {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engramhq/engram/internal/bench"
+	"github.com/engramhq/engram/retriever"
 )
 
 const benchSearchUsage = `Usage: engram bench search [flags]
@@ -47,7 +48,7 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it already holds --memories of them")
 	fs.BoolVar(&cfg.NoHNSW, "no-hnsw", false, "skip the HNSW comparison (its index build takes minutes at 1M)")
 	fs.BoolVar(&cfg.KeepIndex, "keep-index", false, "leave the HNSW index in place afterwards")
-	fs.IntVar(&cfg.ContextTurns, "context-turns", 3, "earlier unextracted turns a context call may offer when no memory matches (ENGRAM_CONTEXT_TURNS; 0: none)")
+	fs.IntVar(&cfg.ContextTurns, "context-turns", retriever.DefaultConfig().ContextTurns, "earlier unextracted turns a context call may offer when no memory matches (ENGRAM_CONTEXT_TURNS; 0: none)")
 	fs.BoolVar(&cfg.ColdStats, "cold-stats", false, "measure owners' first searches: no stored text statistics (default: every owner's are stored first, as after an earlier search)")
 	fs.BoolVar(&cfg.Explain, "explain", false, "print the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's statements")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the measured calls to `FILE`")

@@ -10,6 +10,7 @@ import (
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/retriever"
 )
 
 // Config is everything engram reads from its environment. Only this package reads
@@ -150,7 +151,7 @@ var envVars = []envVar{
 	{"ENGRAM_EMBED_DIMS", "0", "embedding dimensions (0: learnt from the first response)"},
 	{"ENGRAM_EMBED_TURNS", "auto", "embed turns and search them by vector too (auto: only with ENGRAM_EMBED_BASE_URL)"},
 	{"ENGRAM_SEARCH_WEIGHTS", "(measured)", "rerank weights, e.g. rrf=0.95,importance=0,recency=0.05,confidence=0"},
-	{"ENGRAM_CONTEXT_TURNS", "3", "earlier turns no memory came from that /v1/context may offer when no memory matches the query by keyword (0: none)"},
+	{"ENGRAM_CONTEXT_TURNS", fmt.Sprint(retriever.DefaultConfig().ContextTurns), "earlier turns no memory came from that /v1/context may offer when no memory matches the query by keyword (0: none)"},
 	{"ENGRAM_CONSOLIDATE_CRON", "0 3 * * *", "nightly consolidation schedule (cron; CRON_TZ= prefix allowed; off disables)"},
 	{"ENGRAM_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ENGRAM_LLM_FALLBACK", "off", "offline: after ENGRAM_LLM_FALLBACK_AFTER of model outage, extract with the offline rules (marked for rebuild)"},
@@ -248,7 +249,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.SearchWeights = w
 	}
-	c.ContextTurns = intVar("ENGRAM_CONTEXT_TURNS", 3, 0, 20)
+	c.ContextTurns = intVar("ENGRAM_CONTEXT_TURNS", retriever.DefaultConfig().ContextTurns, 0, 20)
 	c.TurnsMaxAge = durVar("ENGRAM_TURNS_MAX_AGE", 30*24*time.Hour, time.Minute)
 	c.LLMFallbackAfter = durVar("ENGRAM_LLM_FALLBACK_AFTER", 10*time.Minute, 0)
 	switch f := strings.ToLower(getenv("ENGRAM_LLM_FALLBACK")); f {

@@ -83,10 +83,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	rcfg := retriever.DefaultConfig()
 	rcfg.Tasks = tasks
 	rcfg.EmbedTurns = app.Config.EmbedTurns
-	rcfg.ContextTurns = app.Config.ContextTurns
-	if rcfg.ContextTurns == 0 {
-		rcfg.ContextTurns = -1 // the retriever reads 0 as its default
-	}
+	rcfg.SetContextTurns(app.Config.ContextTurns)
 	if app.coverage != nil {
 		rcfg.VectorsComplete = app.coverage.Complete // skip per-search coverage counts once complete
 	}

@@ -48,8 +48,8 @@ type SearchConfig struct {
 	// search since the store was created); otherwise every owner's are counted and
 	// stored first, as the retriever does in the background after an owner's search.
 	ColdStats bool
-	// ContextTurns is retriever.Config.ContextTurns for the context calls, except that
-	// 0 means none (the fallback to earlier unextracted turns is off).
+	// ContextTurns is the context calls' fallback to earlier unextracted turns
+	// (retriever.Config.SetContextTurns: 0 turns it off).
 	ContextTurns int
 }
 
@@ -209,10 +209,7 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	// them together): the steady state engram serve learns from its periodic count
 	// (internal/reembed's tracker), in which a search skips the per-owner coverage count.
 	rcfg.VectorsComplete = func(model string) bool { return model == emb.Model() }
-	rcfg.ContextTurns = cfg.ContextTurns
-	if rcfg.ContextTurns == 0 {
-		rcfg.ContextTurns = -1
-	}
+	rcfg.SetContextTurns(cfg.ContextTurns)
 	r, err := retriever.NewRetriever(store, emb, rcfg, nil)
 	if err != nil {
 		return res, err

@@ -75,3 +75,8 @@ func (t *Tx) TurnKeywordScores(ctx context.Context, user, text string, stats Tex
 	rows.Close()
 	return out, rows.Err()
 }
+
+// ExplainGeneric explains and runs the generic plan of sql with args.
+func (t *Tx) ExplainGeneric(ctx context.Context, sql string, args ...any) ([]string, error) {
+	return t.explainGeneric(ctx, sql, args, "the statement")
+}

@@ -156,3 +156,111 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 		t.Errorf("the large owner's keyword side does not read its full-text entries:\n%s", match)
 	}
 }
+
+// TestGenericPlansAmongManyTenants checks the generic plans of an owner's statements in
+// a database of many small tenants and one large one (migration 0016). Estimated from
+// the tenant column's distinct count, "tenant = $1" looked like a few rows, and the
+// planner ANDed the user's full-text entries (whose key has no tenant) with the
+// tenant's whole range of the primary key: a search of a tenant of 1,050,000 turns read
+// a million index entries. A generic plan is made for the largest tenant now, and never
+// reads a tenant's range of the primary key to narrow an owner's rows.
+func TestGenericPlansAmongManyTenants(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	// 3,000 tenants of one turn and one memory each, their users numbered as the large
+	// tenant's are (many services number users per tenant).
+	pgtest.OwnerExec(t, e.s.Pool(), "small-0", `DO $$
+BEGIN
+	FOR i IN 1..3000 LOOP
+		PERFORM set_config('engram.tenant', 'small-' || i, true);
+		INSERT INTO turns (turn_id, user_id, session_id, role, content, content_hash, occurred_at)
+		VALUES ('t1', 'user-' || i % 12, 's1', 'user', 'copper lantern ' || i, '\x00', now());
+		INSERT INTO memories (id, user_id, content, importance, confidence, valid_from, status, source, scope, type, category)
+		VALUES (gen_random_uuid(), 'user-' || i % 12, 'copper lantern ' || i, 0.5, 0.9, now(), 'active', 'user', 'user', 'semantic', 'fact');
+	END LOOP;
+END $$`)
+	// One tenant of 12 users with 600 turns and 500 memories each; "kingfisher" is in
+	// one row of 50.
+	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
+	text := func(i int) string {
+		c := fmt.Sprintf("%s %s %s note %d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i)
+		if i%50 == 0 {
+			c += " kingfisher"
+		}
+		return c
+	}
+	for u := range 12 {
+		user := fmt.Sprintf("user-%d", u)
+		turns := make([]memory.BulkTurn, 600)
+		for i := range turns {
+			turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("%s-t%d", user, i), UserID: user, SessionID: fmt.Sprintf("s%d", i/20),
+				Role: memory.RoleUser, Content: text(i), OccurredAt: at.Add(time.Duration(i) * time.Minute)}
+		}
+		mems := make([]memory.BulkMemory, 500)
+		for i := range mems {
+			mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: user, Type: memory.Semantic, Category: memory.CatPreference,
+				Content: text(i), Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
+				Embedding: []float32{1, float32(i%7) / 7}}
+		}
+		e.copyRows("acme", turns, mems)
+	}
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turns")
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memories")
+
+	plans := map[string]string{}
+	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		ts, err := tx.TurnTextStats(e.ctx, "user-3")
+		if err != nil {
+			return err
+		}
+		plan, err := tx.ExplainAnalyzeTurnCandidates(e.ctx, memory.TurnSearch{Query: "kingfisher lantern", UserID: "user-3",
+			Keyword: true, Limit: 20, Stats: &ts, Neighbours: 0.5})
+		if err != nil {
+			return err
+		}
+		plans["turns"] = strings.Join(plan, "\n")
+		ms, err := tx.OwnerTextStats(e.ctx, memory.ScopeUser, "user-3", "", []string{"active"}, time.Now())
+		if err != nil {
+			return err
+		}
+		plan, err = tx.ExplainAnalyzeMemoryCandidates(e.ctx, memory.MemorySearch{Query: "kingfisher lantern", UserID: "user-3",
+			Statuses: []string{"active"}, Now: time.Now(), Limit: 20, RecentLimit: 5, Stats: &ms})
+		if err != nil {
+			return err
+		}
+		plans["memories"] = strings.Join(plan, "\n")
+		// The shape of the context's profile statement: an owner's rows by their own
+		// columns, no text.
+		plan, err = tx.ExplainGeneric(e.ctx, `SELECT m.id FROM memories m
+			WHERE m.tenant = $1 AND m.user_id = $2 AND m.status = 'active' AND m.scope <> 'session'
+			  AND m.category IN ('preference', 'constraint', 'profile')
+			ORDER BY m.importance DESC, m.updated_at DESC, m.id LIMIT $3`, "acme", "user-3", 30)
+		if err != nil {
+			return err
+		}
+		plans["profile"] = strings.Join(plan, "\n")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, plan := range plans {
+		if strings.Contains(plan, "Bitmap Index Scan on turns_pkey") || strings.Contains(plan, "Bitmap Index Scan on memories_pkey") {
+			t.Errorf("%s: the generic plan reads the tenant's range of the primary key:\n%s", name, plan)
+		}
+	}
+	if !strings.Contains(plans["turns"], "turns_user_tsv") {
+		t.Errorf("the turns' keyword side does not read the user's full-text entries:\n%s", plans["turns"])
+	}
+	i := strings.Index(plans["memories"], "CTE kmatch")
+	if i < 0 {
+		t.Fatalf("no keyword match in the plan:\n%s", plans["memories"])
+	}
+	match := plans["memories"][i:]
+	if j := strings.Index(match, "\n  CTE "); j > 0 {
+		match = match[:j]
+	}
+	if !strings.Contains(match, "memories_user_tsv") {
+		t.Errorf("the memories' keyword side does not read the user's full-text entries:\n%s", match)
+	}
+}

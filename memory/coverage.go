@@ -15,12 +15,9 @@ import (
 // tenant's global memories; agent: agentID's agent memories; otherwise userID's)
 // with one of statuses, and how many of them have a vector in model.
 func (t *Tx) OwnerVectorCoverage(ctx context.Context, scope Scope, userID, agentID string, statuses []string, model string) (total, withVector int64, err error) {
-	// Each of the owner's memories probes its own vector by primary key: linear in the
-	// owner by construction. A join of the owner's memories to the owner's vectors was
-	// cheaper when hashed, but its generic plan follows the planner's estimate of an
-	// owner: with migration 0016's (the owner's memories 76 rows, its vectors one) it
-	// became a nested loop that read every vector of the owner again for each memory,
-	// and a global scope of 100,000 memories ran for minutes.
+	// Each memory probes its own vector by primary key: linear in the owner whatever the
+	// planner estimates. A join to the owner's vectors, planned for a small owner,
+	// became a nested loop that re-read them per memory (a 100,000-memory scope: minutes).
 	owner := "m.user_id = $2"
 	switch scope {
 	case ScopeAgent:

@@ -24,10 +24,7 @@ func TestHeavyOwnerGenericPlan(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)
 	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
-	text := func(i int) string {
-		return fmt.Sprintf("%s %s %s note %d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i)
-	}
+	text := planRowText
 	// 300 tenants of one owner of 200 turns each.
 	for n := range 300 {
 		turns := make([]memory.BulkTurn, 200)
@@ -83,10 +80,9 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)
 	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
 	mem := func(user string, i int, extra string) memory.BulkMemory {
 		return memory.BulkMemory{ID: uuid.New(), UserID: user, Type: memory.Semantic, Category: memory.CatFact,
-			Content:    fmt.Sprintf("%s %s %s note %d%s", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i, extra),
+			Content:    planRowText(i) + extra,
 			Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test", Embedding: []float32{1, float32(i%7) / 7}}
 	}
 	// 300 tenants of one owner of 100 memories each.
@@ -143,15 +139,7 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 	}) {
 		t.Errorf("the best keyword hit does not hold the rare term")
 	}
-	text := strings.Join(plan, "\n")
-	i := strings.Index(text, "CTE kmatch") // no frequent term known yet: one pass
-	if i < 0 {
-		t.Fatalf("no keyword match in the plan:\n%s", text)
-	}
-	match := text[i:]
-	if j := strings.Index(match, "\n  CTE "); j > 0 {
-		match = match[:j]
-	}
+	match := cteBlock(t, strings.Join(plan, "\n"), "kmatch") // no frequent term known yet: one pass
 	if !strings.Contains(match, "memories_user_tsv") || strings.Contains(match, "memories_owner") {
 		t.Errorf("the large owner's keyword side does not read its full-text entries:\n%s", match)
 	}
@@ -185,13 +173,11 @@ BEGIN
 END $$`)
 	// One tenant of 12 users with 600 turns and 500 memories each; "kingfisher" is in
 	// one row of 50.
-	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
 	text := func(i int) string {
-		c := fmt.Sprintf("%s %s %s note %d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i)
 		if i%50 == 0 {
-			c += " kingfisher"
+			return planRowText(i) + " kingfisher"
 		}
-		return c
+		return planRowText(i)
 	}
 	for u := range 12 {
 		user := fmt.Sprintf("user-%d", u)
@@ -255,15 +241,30 @@ END $$`)
 	if !strings.Contains(plans["turns"], "turns_user_tsv") {
 		t.Errorf("the turns' keyword side does not read the user's full-text entries:\n%s", plans["turns"])
 	}
-	i := strings.Index(plans["memories"], "CTE kmatch")
-	if i < 0 {
-		t.Fatalf("no keyword match in the plan:\n%s", plans["memories"])
-	}
-	match := plans["memories"][i:]
-	if j := strings.Index(match, "\n  CTE "); j > 0 {
-		match = match[:j]
-	}
+	match := cteBlock(t, plans["memories"], "kmatch")
 	if !strings.Contains(match, "memories_user_tsv") {
 		t.Errorf("the memories' keyword side does not read the user's full-text entries:\n%s", match)
 	}
+}
+
+// planRowText is the text of row i of the plan tests' owners: three of ten words, so
+// each word is in a good share of an owner's rows, and a number of its own.
+func planRowText(i int) string {
+	words := strings.Fields("harbour lantern copper meadow violet ember quartz saddle timber orchard")
+	return fmt.Sprintf("%s %s %s note %d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)], i)
+}
+
+// cteBlock returns the lines of plan under CTE name, up to the next CTE; it fails the
+// test when the plan has no such CTE.
+func cteBlock(t *testing.T, plan, name string) string {
+	t.Helper()
+	i := strings.Index(plan, "CTE "+name)
+	if i < 0 {
+		t.Fatalf("no CTE %s in the plan:\n%s", name, plan)
+	}
+	block := plan[i:]
+	if j := strings.Index(block, "\n  CTE "); j > 0 {
+		block = block[:j]
+	}
+	return block
 }

@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -35,37 +37,42 @@ func (s *Store) MetricTenants(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// MemoryCounts counts the tenant's memories by status and type, and its active memories
-// with a vector by embedding model, in one read-only transaction.
-func (s *Store) MemoryCounts(ctx context.Context, tenant string) ([]MemoryCount, []EmbeddingCount, error) {
-	var counts []MemoryCount
-	var embedded []EmbeddingCount
-	err := s.InTxWith(ctx, tenant, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
-		rows, err := tx.tx.Query(ctx, `SELECT status, type, count(*) FROM memories GROUP BY status, type`)
-		if err != nil {
-			return err
+// AllTurnCoverage is TurnCoverage of every tenant (user nil) in one statement, by
+// tenant; a tenant without turns is absent. (Memories: MemoryCensus.)
+func (s *Store) AllTurnCoverage(ctx context.Context) (map[string]Coverage, error) {
+	return s.allCoverage(ctx, "turns", `SELECT tenant, model, n FROM engram_op_turn_coverage()`)
+}
+
+func (s *Store) allCoverage(ctx context.Context, what, sql string) (map[string]Coverage, error) {
+	rows, err := s.pool.Query(ctx, sql)
+	if err != nil {
+		return nil, fmt.Errorf("counting the vectors of every tenant's %s: %w", what, err)
+	}
+	out := map[string]Coverage{}
+	var (
+		tenant string
+		model  *string
+		n      int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&tenant, &model, &n}, func() error {
+		c, ok := out[tenant]
+		if !ok {
+			c.Models = []ModelCoverage{} // as MemoryCoverage has it
 		}
-		counts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (MemoryCount, error) {
-			c := MemoryCount{Tenant: tenant}
-			return c, r.Scan(&c.Status, &c.Type, &c.Count)
-		})
-		if err != nil {
-			return err
+		if model == nil {
+			c.Total = n
+		} else {
+			c.Models = append(c.Models, ModelCoverage{Model: *model, WithVector: n})
 		}
-		rows, err = tx.tx.Query(ctx, `SELECT e.model, count(*) FROM memory_embeddings e
-			JOIN memories m ON m.tenant = e.tenant AND m.id = e.memory_id
-			WHERE m.status = 'active' GROUP BY e.model`)
-		if err != nil {
-			return err
-		}
-		embedded, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmbeddingCount, error) {
-			c := EmbeddingCount{Tenant: tenant}
-			return c, r.Scan(&c.Model, &c.Count)
-		})
-		return err
+		out[tenant] = c
+		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("counting memories of tenant %s: %w", tenant, err)
+		return nil, fmt.Errorf("counting the vectors of every tenant's %s: %w", what, err)
 	}
-	return counts, embedded, nil
+	for t, c := range out {
+		slices.SortFunc(c.Models, func(a, b ModelCoverage) int { return strings.Compare(a.Model, b.Model) })
+		out[t] = c
+	}
+	return out, nil
 }

@@ -142,10 +142,13 @@ func CheckRole(ctx context.Context, pool *pgxpool.Pool) error {
 type Store struct {
 	pool    *pgxpool.Pool
 	indexes *ownerIndexes // the resolver's view of the owner indexes (memory/hnsw_resolve.go)
+	census  *censusCache  // the last census of memories (memory/census.go)
 }
 
 // NewStore wraps a pool opened with Connect.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, indexes: &ownerIndexes{}} }
+func NewStore(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, indexes: &ownerIndexes{}, census: &censusCache{}}
+}
 
 // Pool is the store's pool, for test harnesses that set up states no store method
 // produces (memory/pgtest). Production code runs SQL only through store methods.

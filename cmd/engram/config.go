@@ -92,8 +92,9 @@ type Config struct {
 	// WorkerHTTPAddr (ENGRAM_WORKER_HTTP_ADDR, default ":9090"; "off" disables) is where
 	// `engram worker` serves /healthz, /readyz and /metrics.
 	WorkerHTTPAddr string
-	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memories
-	// gauge (one grouped count per tenant) is refreshed.
+	// MetricsInterval (ENGRAM_METRICS_INTERVAL, default 60s) is how often the memory
+	// gauges and the vector coverage are refreshed (a paced census of every tenant's
+	// memories, memory.MemoryCensus, shared by both).
 	MetricsInterval time.Duration
 	// URL (ENGRAM_URL, default http://localhost:8080) and Token (ENGRAM_TOKEN) are the
 	// engram API and the tenant's API token that `engram mcp` calls.

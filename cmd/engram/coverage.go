@@ -19,6 +19,7 @@ import (
 // it sets on the app makes the node's readiness report it.
 func (a *App) trackCoverage(ctx context.Context, emb llm.Embedder) {
 	a.coverage = reembed.NewTracker(a.Store, emb.Model())
+	a.coverage.MaxAge = a.Config.MetricsInterval / 2 // the memory gauges' census serves both
 	c, err := a.coverage.Refresh(ctx)
 	if err != nil {
 		a.Logger.Warn("counting the vector coverage failed", "model", emb.Model(), "error", err)

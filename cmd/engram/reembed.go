@@ -65,7 +65,9 @@ func runReembed(ctx context.Context, env *Env, args []string) error {
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
-	opts := reembed.Options{Tenant: *tenant, User: userSel, Turns: *turns, DryRun: *dryRun, BatchSize: *batch, Logger: app.Logger}
+	// An operator's run counts at full speed; serve's background job at the background pace.
+	opts := reembed.Options{Tenant: *tenant, User: userSel, Turns: *turns, DryRun: *dryRun, BatchSize: *batch, Logger: app.Logger,
+		Pace: memory.Pace{Duty: 1}}
 	prog := newReembedProgress(env.Stderr, *asJSON)
 	opts.Progress = prog.update
 	rep, err := reembed.Run(ctx, app.Store, emb, opts)

@@ -229,7 +229,8 @@ func (m *Metrics) WatchJetStream(js jetstream.JetStream) {
 }
 
 // RunMemoryGauge refreshes the memories and consolidation families every interval
-// until ctx ends. Each refresh is one grouped count per tenant.
+// until ctx ends, from the store's census of memories (shared with the process's
+// coverage tracker: one taken within half an interval is reused).
 func (m *Metrics) RunMemoryGauge(ctx context.Context, store *memory.Store, interval time.Duration) error {
 	if interval <= 0 {
 		interval = time.Minute
@@ -237,7 +238,7 @@ func (m *Metrics) RunMemoryGauge(ctx context.Context, store *memory.Store, inter
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := m.RefreshMemoryGauge(ctx, store); err != nil && ctx.Err() == nil {
+		if err := m.refreshMemoryGauge(ctx, store, interval/2); err != nil && ctx.Err() == nil {
 			m.log.Warn("refreshing the memory gauges failed", "error", err)
 		}
 		select {
@@ -248,27 +249,27 @@ func (m *Metrics) RunMemoryGauge(ctx context.Context, store *memory.Store, inter
 	}
 }
 
-// RefreshMemoryGauge reads the memory counts and the latest consolidation run once.
+// RefreshMemoryGauge counts the memories and reads the latest consolidation run once.
 func (m *Metrics) RefreshMemoryGauge(ctx context.Context, store *memory.Store) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return m.refreshMemoryGauge(ctx, store, 0)
+}
+
+func (m *Metrics) refreshMemoryGauge(ctx context.Context, store *memory.Store, maxAge time.Duration) error {
+	// A census is paced (memory.Pace), so it may take a while on a large database; the
+	// bound is for a database that stopped answering.
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	tenants, err := store.MetricTenants(ctx)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	m.memories.Reset()
-	m.embedded.Reset()
-	for _, tenant := range tenants {
-		counts, emb, err := store.MemoryCounts(ctx, tenant)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, c := range counts {
+	census, err := store.RecentCensus(ctx, maxAge, memory.Pace{})
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		m.memories.Reset()
+		m.embedded.Reset()
+		for _, c := range census.Counts {
 			m.memories.WithLabelValues(c.Tenant, c.Status, c.Type).Set(float64(c.Count))
 		}
-		for _, c := range emb {
+		for _, c := range census.Embedded() {
 			m.embedded.WithLabelValues(c.Tenant, c.Model).Set(float64(c.Count))
 		}
 	}

@@ -5,7 +5,8 @@
 //
 // The job's resume state is the data itself: what lacks a vector in the model. A
 // finished owner has nothing left to read, so a rerun after a crash or Ctrl-C costs
-// one count per tenant and redoes nothing, and a second run embeds nothing. Each
+// a census of the memories (and a look for whose rows lack a vector in the tenants
+// with a gap) and redoes nothing, and a second run embeds nothing. Each
 // batch is written in its own transaction as soon as it is embedded.
 package reembed
 
@@ -14,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -64,6 +67,11 @@ type Options struct {
 	// Progress, when set, is called after each batch and once per kind at the start.
 	Progress func(Progress)
 	Logger   *slog.Logger
+	// Pace spreads the count of every tenant's memories before and after the job
+	// (memory.Pace; zero: the background pace, which pauses between ranges).
+	Pace memory.Pace
+	// censusAge reuses a census of memories taken within it (the tracker's refresh).
+	censusAge time.Duration
 }
 
 // Progress is how far a job is.
@@ -111,6 +119,8 @@ type Store interface {
 	MetricTenants(ctx context.Context) ([]string, error)
 	MemoryCoverage(ctx context.Context, tenant string, user *string) (memory.Coverage, error)
 	TurnCoverage(ctx context.Context, tenant string, user *string) (memory.Coverage, error)
+	RecentCensus(ctx context.Context, maxAge time.Duration, pace memory.Pace) (memory.Census, error)
+	AllTurnCoverage(ctx context.Context) (map[string]memory.Coverage, error)
 	MemoryGaps(ctx context.Context, tenant, model string, user *string) ([]memory.OwnerGap, error)
 	TurnGaps(ctx context.Context, tenant, model string, user *string) ([]memory.OwnerGap, error)
 	InTx(ctx context.Context, tenant string, fn func(*memory.Tx) error) error
@@ -145,10 +155,11 @@ func Run(ctx context.Context, store Store, emb Embedder, opts Options) (Report, 
 		}
 	}
 	rep.Tenants = len(tenants)
-	var err error
-	if rep.Before, err = coverage(ctx, store, tenants, opts); err != nil {
+	before, byTenant, err := tenantCoverage(ctx, store, tenants, opts)
+	if err != nil {
 		return rep, err
 	}
+	rep.Before = before
 	j := &job{store: store, emb: emb, opts: opts, model: emb.Model()}
 	kinds := []string{KindMemories}
 	if opts.Turns {
@@ -160,6 +171,9 @@ func Run(ctx context.Context, store Store, emb Embedder, opts Options) (Report, 
 	for _, kind := range kinds {
 		gaps[kind] = map[string][]memory.OwnerGap{}
 		for _, t := range tenants {
+			if c := byTenant[kind][t]; c.Total <= c.For(j.model) {
+				continue // nothing of the tenant lacks a vector: no need to look for whose
+			}
 			g, err := j.gaps(ctx, kind, t)
 			if err != nil {
 				return rep, err
@@ -222,6 +236,13 @@ func Ratio(c memory.Coverage, model string) float64 {
 
 // coverage sums the tenants' coverage per model.
 func coverage(ctx context.Context, store Store, tenants []string, opts Options) (Coverages, error) {
+	c, _, err := tenantCoverage(ctx, store, tenants, opts)
+	return c, err
+}
+
+// tenantCoverage is coverage with each tenant's part by kind (KindMemories, KindTurns;
+// a tenant without rows of a kind is absent from its map). Tenants nil is every tenant.
+func tenantCoverage(ctx context.Context, store Store, tenants []string, opts Options) (Coverages, map[string]map[string]memory.Coverage, error) {
 	var out Coverages
 	sum := func(into *memory.Coverage, c memory.Coverage) {
 		into.Total += c.Total
@@ -238,25 +259,68 @@ func coverage(ctx context.Context, store Store, tenants []string, opts Options) 
 			}
 		}
 	}
+	kinds := []string{KindMemories}
 	if opts.Turns {
 		out.Turns = &memory.Coverage{}
+		kinds = append(kinds, KindTurns)
 	}
-	for _, t := range tenants {
-		c, err := store.MemoryCoverage(ctx, t, opts.User)
-		if err != nil {
-			return out, err
+	by := map[string]map[string]memory.Coverage{}
+	for _, kind := range kinds {
+		var err error
+		if by[kind], err = kindCoverage(ctx, store, kind, tenants, opts); err != nil {
+			return out, nil, err
 		}
-		sum(&out.Memories, c)
-		if opts.Turns {
-			c, err := store.TurnCoverage(ctx, t, opts.User)
-			if err != nil {
-				return out, err
+		into := &out.Memories
+		if kind == KindTurns {
+			into = out.Turns
+		}
+		if tenants == nil {
+			for _, c := range by[kind] {
+				sum(into, c)
 			}
-			sum(out.Turns, c)
+		}
+		for _, t := range tenants {
+			sum(into, by[kind][t])
 		}
 	}
 	if out.Memories.Models == nil {
 		out.Memories.Models = []memory.ModelCoverage{}
+	}
+	byModel := func(a, b memory.ModelCoverage) int { return strings.Compare(a.Model, b.Model) }
+	slices.SortFunc(out.Memories.Models, byModel)
+	if out.Turns != nil {
+		slices.SortFunc(out.Turns.Models, byModel)
+	}
+	return out, by, nil
+}
+
+// kindCoverage counts each of tenants' rows of kind: every tenant's in one statement
+// when the job is not narrowed to a user (a transaction per tenant cost seconds of
+// both cores with tens of thousands of tenants), otherwise tenant by tenant.
+func kindCoverage(ctx context.Context, store Store, kind string, tenants []string, opts Options) (map[string]memory.Coverage, error) {
+	if opts.User == nil && (tenants == nil || len(tenants) > 1) {
+		if kind == KindTurns {
+			return store.AllTurnCoverage(ctx)
+		}
+		c, err := store.RecentCensus(ctx, opts.censusAge, opts.Pace)
+		if err != nil {
+			return nil, err
+		}
+		return c.Coverage(), nil
+	}
+	out := make(map[string]memory.Coverage, len(tenants))
+	for _, t := range tenants {
+		var c memory.Coverage
+		var err error
+		if kind == KindTurns {
+			c, err = store.TurnCoverage(ctx, t, opts.User)
+		} else {
+			c, err = store.MemoryCoverage(ctx, t, opts.User)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[t] = c
 	}
 	return out, nil
 }

@@ -18,6 +18,9 @@ type Tracker struct {
 	model string
 	// OnRefresh, when set, is told every fresh count (the metrics gauge).
 	OnRefresh func(model string, c memory.Coverage)
+	// MaxAge reuses the store's census of memories when one started within it (the
+	// memory gauges' of the same process).
+	MaxAge time.Duration
 
 	mu    sync.Mutex
 	last  memory.Coverage
@@ -34,11 +37,15 @@ func (t *Tracker) Model() string { return t.model }
 
 // Refresh counts the coverage now.
 func (t *Tracker) Refresh(ctx context.Context) (memory.Coverage, error) {
-	tenants, err := t.store.MetricTenants(ctx)
-	if err != nil {
-		return memory.Coverage{}, err
+	// The first count runs without pauses (readiness waits for it), later ones at the
+	// background pace.
+	t.mu.Lock()
+	pace := memory.Pace{}
+	if !t.known {
+		pace.Duty = 1
 	}
-	c, err := coverage(ctx, t.store, tenants, Options{})
+	t.mu.Unlock()
+	c, err := coverage(ctx, t.store, nil, Options{Pace: pace, censusAge: t.MaxAge})
 	if err != nil {
 		return memory.Coverage{}, err
 	}

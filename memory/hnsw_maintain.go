@@ -78,13 +78,24 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 	if err := s.dropOrphanHNSW(ctx, c, log); err != nil {
 		return rep, err
 	}
+	// Only the tenants with an owner near the threshold or an index to keep up: one
+	// count across tenants (migration 0017's switch, which binds only the owner role),
+	// where a transaction per tenant cost 86,000 of them a pass in a database of
+	// 86,000 tenants.
 	var tenants []string
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant FROM owners ORDER BY 1`)
-	if err == nil {
-		tenants, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT tenant FROM memory_embeddings GROUP BY tenant, model, user_id HAVING count(*) >= $1
+			UNION SELECT tenant FROM hnsw_owner_indexes ORDER BY 1`, cfg.Threshold/2)
+		if err == nil {
+			tenants, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		return err
+	})
 	if err != nil {
-		return rep, fmt.Errorf("maintaining vector indexes: listing tenants: %w", err)
+		return rep, fmt.Errorf("maintaining vector indexes: listing the tenants with large owners: %w", err)
 	}
 	for _, tenant := range tenants {
 		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, log, &rep); err != nil {

@@ -12,11 +12,11 @@ import (
 )
 
 // A census counts every tenant's memories for the operator's gauges and the vector
-// coverage. It reads the whole table, so it goes a range of blocks at a time through
-// the owner's counting function (migration 0017) and pauses between ranges: with tens
-// of thousands of tenants, counting tenant by tenant took 350,000 round trips and
-// seconds of both cores a minute, and one statement over the table held a core for
-// seconds; requests beside it waited either way.
+// coverage. It reads the whole table, so it reads the owner's census cursor (migration
+// 0017) a batch at a time and pauses between batches: with tens of thousands of
+// tenants, counting tenant by tenant took 350,000 round trips and seconds of both
+// cores a minute, and one statement over the table held a core for seconds; requests
+// beside it waited either way.
 
 // VectorCount is how many of a tenant's memories with a status have a vector in a model.
 type VectorCount struct {
@@ -35,16 +35,16 @@ type Census struct {
 
 // Pace is how a census spreads its work.
 type Pace struct {
-	// Blocks is how many of the table's 8 kB blocks one statement counts; default 1024.
-	Blocks int64
-	// Duty is the share of the time spent counting: after a range that took d it pauses
+	// Rows is how many memories one fetch reads; default 10,000.
+	Rows int
+	// Duty is the share of the time spent counting: after a fetch that took d it pauses
 	// d*(1/Duty-1). Default 0.2; 1 counts without pausing.
 	Duty float64
 }
 
 func (p Pace) withDefaults() Pace {
-	if p.Blocks <= 0 {
-		p.Blocks = 1024
+	if p.Rows <= 0 {
+		p.Rows = 10_000
 	}
 	if p.Duty <= 0 || p.Duty > 1 {
 		p.Duty = 0.2
@@ -52,47 +52,55 @@ func (p Pace) withDefaults() Pace {
 	return p
 }
 
-// MemoryCensus counts every tenant's memories at pace.
+// MemoryCensus counts every tenant's memories at pace, in one read-only transaction
+// (one snapshot), which stays open while the census runs.
 func (s *Store) MemoryCensus(ctx context.Context, pace Pace) (Census, error) {
 	pace = pace.withDefaults()
 	c := Census{TakenAt: time.Now()}
-	var blocks int64
-	if err := s.pool.QueryRow(ctx, `SELECT pg_relation_size('memories') / current_setting('block_size')::bigint`).Scan(&blocks); err != nil {
-		return Census{}, fmt.Errorf("counting memories: sizing the table: %w", err)
-	}
 	counts := map[MemoryCount]int64{}
 	vectors := map[VectorCount]int64{}
-	for from := int64(0); from < blocks; from += pace.Blocks {
-		start := time.Now()
-		rows, err := s.pool.Query(ctx, `SELECT tenant, status, type, model, n FROM engram_op_memory_census($1, $2)`, from, from+pace.Blocks)
-		if err != nil {
-			return Census{}, fmt.Errorf("counting memories: %w", err)
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var cursor string
+		if err := tx.QueryRow(ctx, `SELECT engram_op_memory_census()`).Scan(&cursor); err != nil {
+			return err
 		}
-		var (
-			tenant, status string
-			typ, model     *string
-			n              int64
-		)
-		_, err = pgx.ForEachRow(rows, []any{&tenant, &status, &typ, &model, &n}, func() error {
-			if model == nil {
-				counts[MemoryCount{Tenant: tenant, Status: status, Type: deref(typ)}] += n
-			} else {
-				vectors[VectorCount{Tenant: tenant, Status: status, Model: *model}] += n
+		fetch := fmt.Sprintf("FETCH FORWARD %d FROM %s", pace.Rows, pgx.Identifier{cursor}.Sanitize())
+		for {
+			start := time.Now()
+			rows, err := tx.Query(ctx, fetch)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return Census{}, fmt.Errorf("counting memories: %w", err)
-		}
-		took := time.Since(start)
-		c.Work += took
-		if pause := time.Duration(float64(took) * (1/pace.Duty - 1)); pause > 0 && from+pace.Blocks < blocks {
-			select {
-			case <-ctx.Done():
-				return Census{}, fmt.Errorf("counting memories: %w", ctx.Err())
-			case <-time.After(pause):
+			var (
+				tenant, status, typ string
+				models              []string
+			)
+			n, err := pgx.ForEachRow(rows, []any{&tenant, &status, &typ, &models}, func() error {
+				counts[MemoryCount{Tenant: tenant, Status: status, Type: typ}]++
+				for _, m := range models {
+					vectors[VectorCount{Tenant: tenant, Status: status, Model: m}]++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			took := time.Since(start)
+			c.Work += took
+			if n.RowsAffected() < int64(pace.Rows) {
+				return nil
+			}
+			if pause := time.Duration(float64(took) * (1/pace.Duty - 1)); pause > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(pause):
+				}
 			}
 		}
+	})
+	if err != nil {
+		return Census{}, fmt.Errorf("counting memories: %w", err)
 	}
 	for k, n := range counts {
 		k.Count = n
@@ -186,11 +194,4 @@ func sortCounts[T any](s []T, key func(T) [3]string) {
 		}
 		return 0
 	})
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

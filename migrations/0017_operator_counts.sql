@@ -10,8 +10,7 @@
 -- custom setting unless a superuser made it), and the policies below let the owner
 -- read the rows while it is on. The application role is not the owner and not a
 -- member of it, so the setting opens nothing to it; the owner could lift row-level
--- security anyway. One core each, not three: a background count should not take the
--- machine from the requests beside it.
+-- security anyway.
 
 DO $$
 DECLARE t text;
@@ -24,32 +23,34 @@ BEGIN
 END
 $$;
 
--- The census of memories, a range of the table's blocks at a time (the caller paces
--- the ranges so that a count never holds a core for long): each tenant's memories by
--- status and type (model NULL), and their vectors by status and model (type NULL). The
--- gauges and the vector coverage all derive from it, so a process counts once for
--- them all. A block range is read in physical order, as a sequential scan reads it; a
--- row updated while a census runs may move across the ranges and be counted twice or
--- not at all, which the next census corrects.
-CREATE FUNCTION engram_op_memory_census(p_from bigint, p_to bigint)
-RETURNS TABLE (tenant text, status text, type text, model text, n bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp SET max_parallel_workers_per_gather = 0
+-- The census of memories: a cursor over every memory's tenant, status, type and the
+-- models it has a vector in (NULL: none), never its content. The gauges and the vector
+-- coverage all derive from it, so a process counts once for them all. The caller
+-- reads it in its own read-only transaction a batch at a time and pauses between
+-- batches (memory.MemoryCensus), so that a count never holds a core for long; being a
+-- sequential scan, it reads the table through a small ring of buffers and does not
+-- push the searches' pages out of shared_buffers, as a scan by block ranges or by
+-- tenant would. engram.op_aggregate stays on for the rest of the caller's
+-- transaction: the cursor's rows are read after this returns, and the policy is
+-- checked as they are.
+CREATE FUNCTION engram_op_memory_census() RETURNS refcursor
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
+DECLARE c refcursor := 'engram_memory_census';
 BEGIN
     PERFORM set_config('engram.op_aggregate', 'on', true);
-    RETURN QUERY WITH c AS MATERIALIZED (SELECT m.tenant, m.id, m.status, m.type FROM memories m
-            WHERE m.ctid >= format('(%s,0)', p_from)::tid AND m.ctid < format('(%s,0)', p_to)::tid)
-        SELECT c.tenant, c.status, c.type, NULL::text, count(*) FROM c GROUP BY 1, 2, 3
-        UNION ALL
-        SELECT c.tenant, c.status, NULL::text, e.model, count(*) FROM c
-        JOIN memory_embeddings e ON e.tenant = c.tenant AND e.memory_id = c.id GROUP BY 1, 2, 4;
-    PERFORM set_config('engram.op_aggregate', '', true);
+    OPEN c NO SCROLL FOR SELECT m.tenant, m.status, m.type,
+            (SELECT array_agg(e.model) FROM memory_embeddings e
+             WHERE e.tenant = m.tenant AND e.memory_id = m.id)
+        FROM memories m;
+    RETURN c;
 END
 $$;
 
--- Vector coverage of turns (memory.Store.TurnCoverage for every tenant): a row with
--- model NULL holds the tenant's turns with content, one row per model those with a
--- vector in it.
+-- Vector coverage of turns (memory.Store.TurnCoverage for every tenant), counted only
+-- where turns are embedded (ENGRAM_EMBED_TURNS): a row with model NULL holds the
+-- tenant's turns with content, one row per model those with a vector in it. One core,
+-- not three: a background count should not take the machine from the requests.
 CREATE FUNCTION engram_op_turn_coverage()
 RETURNS TABLE (tenant text, model text, n bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp SET max_parallel_workers_per_gather = 0
@@ -69,7 +70,7 @@ $$;
 DO $$
 DECLARE f text;
 BEGIN
-    FOREACH f IN ARRAY ARRAY['engram_op_memory_census(bigint, bigint)', 'engram_op_turn_coverage()']
+    FOREACH f IN ARRAY ARRAY['engram_op_memory_census()', 'engram_op_turn_coverage()']
     LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO engram_app', f);

@@ -264,3 +264,38 @@ func TestReembedHonoursRateLimitsAndOutages(t *testing.T) {
 		t.Error("a model refusing every text did not fail the job")
 	}
 }
+
+// gapCounter is the store, counting which tenants' gaps a job reads.
+type gapCounter struct {
+	*memory.Store
+	read []string
+}
+
+func (g *gapCounter) MemoryGaps(ctx context.Context, tenant, model string, user *string) ([]memory.OwnerGap, error) {
+	g.read = append(g.read, tenant)
+	return g.Store.MemoryGaps(ctx, tenant, model, user)
+}
+
+// A job looks for whose memories lack a vector only in the tenants whose census
+// shows a gap: the tenants of a finished model cost nothing but the census.
+func TestReembedReadsGapsOnlyWhereThereAreSome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	// t2 already has every model B vector: embed it alone first.
+	if _, err := reembed.Run(ctx, f.store, f.embB, reembed.Options{Tenant: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	g := &gapCounter{Store: f.store}
+	rep, err := reembed.Run(ctx, g, f.embB, reembed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.read, []string{"t1"}) || rep.Memories.Embedded != f.wanted["t1"] || rep.Tenants != 2 {
+		t.Fatalf("gaps read in %v, report %+v; want t1's only and its %d memories embedded", g.read, rep.Memories, f.wanted["t1"])
+	}
+	g.read = nil
+	if _, err := reembed.Run(ctx, g, f.embB, reembed.Options{}); err != nil || len(g.read) != 0 {
+		t.Fatalf("a run with nothing to embed read gaps in %v (%v)", g.read, err)
+	}
+}

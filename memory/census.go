@@ -29,8 +29,7 @@ type VectorCount struct {
 type Census struct {
 	Counts  []MemoryCount
 	Vectors []VectorCount
-	TakenAt time.Time     // when it started
-	Work    time.Duration // time spent counting, pauses excluded
+	TakenAt time.Time // when it started
 }
 
 // Pace is how a census spreads its work.
@@ -86,7 +85,6 @@ func (s *Store) MemoryCensus(ctx context.Context, pace Pace) (Census, error) {
 				return err
 			}
 			took := time.Since(start)
-			c.Work += took
 			if n.RowsAffected() < int64(pace.Rows) {
 				return nil
 			}

@@ -68,7 +68,7 @@ type Options struct {
 	Progress func(Progress)
 	Logger   *slog.Logger
 	// Pace spreads the count of every tenant's memories before and after the job
-	// (memory.Pace; zero: the background pace, which pauses between ranges).
+	// (memory.Pace; zero: the background pace, which pauses between batches).
 	Pace memory.Pace
 	// censusAge reuses a census of memories taken within it (the tracker's refresh).
 	censusAge time.Duration
@@ -294,9 +294,10 @@ func tenantCoverage(ctx context.Context, store Store, tenants []string, opts Opt
 	return out, by, nil
 }
 
-// kindCoverage counts each of tenants' rows of kind: every tenant's in one statement
-// when the job is not narrowed to a user (a transaction per tenant cost seconds of
-// both cores with tens of thousands of tenants), otherwise tenant by tenant.
+// kindCoverage counts each of tenants' rows of kind: every tenant's at once (memories:
+// the store's census; turns: one statement) when the job is not narrowed to a user or
+// a tenant (a transaction per tenant cost seconds of both cores with tens of thousands
+// of tenants), otherwise tenant by tenant.
 func kindCoverage(ctx context.Context, store Store, kind string, tenants []string, opts Options) (map[string]memory.Coverage, error) {
 	if opts.User == nil && (tenants == nil || len(tenants) > 1) {
 		if kind == KindTurns {

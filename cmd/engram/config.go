@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/consolidator"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/redact"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
@@ -96,6 +97,10 @@ type Config struct {
 	// gauges and the vector coverage are refreshed (a paced census of every tenant's
 	// memories, memory.MemoryCensus, shared by both).
 	MetricsInterval time.Duration
+	// MetricsTenants (ENGRAM_METRICS_TENANTS, default 100) is how many tenants, the
+	// largest, get series of their own in the memory gauges; the others are summed
+	// under tenant="(others)".
+	MetricsTenants int
 	// URL (ENGRAM_URL, default http://localhost:8080) and Token (ENGRAM_TOKEN) are the
 	// engram API and the tenant's API token that `engram mcp` calls.
 	URL, Token string
@@ -159,7 +164,8 @@ var envVars = []envVar{
 	{"ENGRAM_LLM_FALLBACK_AFTER", "10m", "how long the chat model must fail before ENGRAM_LLM_FALLBACK applies"},
 	{"ENGRAM_LOG_FORMAT", "text", "log format: text or json"},
 	{"ENGRAM_WORKER_HTTP_ADDR", ":9090", "where `engram worker` serves /healthz, /readyz and /metrics (off disables)"},
-	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memories-by-status gauge is refreshed"},
+	{"ENGRAM_METRICS_INTERVAL", "60s", "how often the memory gauges and the vector coverage are counted"},
+	{"ENGRAM_METRICS_TENANTS", "100", "tenants (the largest) with series of their own in the memory gauges; the rest are summed as (others)"},
 	{"ENGRAM_URL", "http://localhost:8080", "the engram API `engram mcp` calls"},
 	{"ENGRAM_TOKEN", "", "the API token `engram mcp` calls it with (the tenant is the token's)"},
 	{"ENGRAM_REEMBED", "auto", "auto: serve/dev embed what lacks a vector in the configured model in the background; off: only `engram reembed`"},
@@ -262,6 +268,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Sprintf("ENGRAM_LLM_FALLBACK=%q: want off or offline", getenv("ENGRAM_LLM_FALLBACK")))
 	}
 	c.MetricsInterval = durVar("ENGRAM_METRICS_INTERVAL", time.Minute, time.Second)
+	c.MetricsTenants = intVar("ENGRAM_METRICS_TENANTS", metrics.DefaultTenantSeries, 0, 1_000_000)
 	c.HNSWThreshold = intVar("ENGRAM_HNSW_THRESHOLD", memory.DefaultHNSWThreshold, 2, 1<<30)
 	c.HNSWEfSearch = intVar("ENGRAM_HNSW_EF_SEARCH", memory.DefaultHNSWEfSearch, 1, 1000)
 	c.HNSWM = intVar("ENGRAM_HNSW_M", memory.DefaultHNSWM, 2, 100)

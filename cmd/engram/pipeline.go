@@ -47,6 +47,7 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 		return nil, err
 	}
 	m := metrics.New(app.Logger)
+	m.LimitTenants(app.Config.MetricsTenants)
 	m.WatchJetStream(app.JS)
 	ex, chat, err := app.extractor(r, m)
 	if err != nil {

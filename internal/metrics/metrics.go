@@ -2,19 +2,24 @@
 // read at scrape time from the Stats() snapshots the components already keep (worker
 // runtime, extractor pipeline) and from JetStream consumer and stream info; the rest
 // are observed where they happen (model calls, resolver decisions, the HTTP edge) or
-// refreshed by a cheap periodic query (memories by status and type per tenant).
+// refreshed by a paced periodic census (memories by status and type per tenant: the
+// largest tenants each, the others summed).
 //
 // Conventions: names carry their unit (_seconds, _total, _messages); labels are
-// bounded sets (route patterns, stages, models, decision kinds, tenants), never a
+// bounded sets (route patterns, stages, models, decision kinds, the largest tenants), never a
 // user, session, memory or turn id, and never content.
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +60,7 @@ type Metrics struct {
 
 	memories      *prometheus.GaugeVec
 	embedded      *prometheus.GaugeVec
+	tenantSeries  int // tenants with series of their own in the memory gauges (LimitTenants)
 	gaugeUpdated  prometheus.Gauge
 	lastRunDur    *prometheus.GaugeVec
 	lastRunStart  *prometheus.GaugeVec
@@ -81,8 +87,9 @@ func New(logger *slog.Logger) *Metrics {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := promauto{reg}
 	m := &Metrics{
-		reg: reg,
-		log: logger.With("component", "metrics"),
+		reg:          reg,
+		tenantSeries: DefaultTenantSeries,
+		log:          logger.With("component", "metrics"),
 		httpRequests: f.counterVec("engram_http_requests_total",
 			"HTTP requests answered, by route pattern and status code.", "route", "code"),
 		httpDuration: f.histogramVec("engram_http_request_duration_seconds",
@@ -264,14 +271,7 @@ func (m *Metrics) refreshMemoryGauge(ctx context.Context, store *memory.Store, m
 	if err != nil {
 		errs = append(errs, err)
 	} else {
-		m.memories.Reset()
-		m.embedded.Reset()
-		for _, c := range census.Counts {
-			m.memories.WithLabelValues(c.Tenant, c.Status, c.Type).Set(float64(c.Count))
-		}
-		for _, c := range census.Embedded() {
-			m.embedded.WithLabelValues(c.Tenant, c.Model).Set(float64(c.Count))
-		}
+		m.setMemoryGauges(census)
 	}
 	runs, err := store.ConsolidationRuns(ctx, 1)
 	if err != nil {
@@ -292,6 +292,60 @@ func (m *Metrics) refreshMemoryGauge(ctx context.Context, store *memory.Store, m
 		m.gaugeUpdated.SetToCurrentTime()
 	}
 	return errors.Join(errs...)
+}
+
+// DefaultTenantSeries is how many tenants get series of their own in the memory
+// gauges unless LimitTenants says otherwise.
+const DefaultTenantSeries = 100
+
+// OtherTenants is the tenant label of the memory gauges' sum over the tenants beyond
+// the limit: no tenant can be named so (memory.CheckTenant).
+const OtherTenants = "(others)"
+
+// LimitTenants gives the n tenants with the most memories series of their own in the
+// memory gauges and sums the others under OtherTenants (0: every tenant summed). A
+// series per tenant of a service of 86,000 tenants was 190,000 series a scrape.
+func (m *Metrics) LimitTenants(n int) { m.tenantSeries = max(n, 0) }
+
+// setMemoryGauges sets the memory gauges from a census.
+func (m *Metrics) setMemoryGauges(c memory.Census) {
+	totals := map[string]int64{}
+	for _, x := range c.Counts {
+		totals[x.Tenant] += x.Count
+	}
+	tenants := slices.Collect(maps.Keys(totals))
+	slices.SortFunc(tenants, func(a, b string) int {
+		if d := cmp.Compare(totals[b], totals[a]); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	own := map[string]bool{}
+	for _, t := range tenants[:min(m.tenantSeries, len(tenants))] {
+		own[t] = true
+	}
+	label := func(tenant string) string {
+		if own[tenant] {
+			return tenant
+		}
+		return OtherTenants
+	}
+	counts := map[[3]string]int64{}
+	for _, x := range c.Counts {
+		counts[[3]string{label(x.Tenant), x.Status, x.Type}] += x.Count
+	}
+	embedded := map[[2]string]int64{}
+	for _, x := range c.Embedded() {
+		embedded[[2]string{label(x.Tenant), x.Model}] += x.Count
+	}
+	m.memories.Reset()
+	m.embedded.Reset()
+	for k, n := range counts {
+		m.memories.WithLabelValues(k[0], k[1], k[2]).Set(float64(n))
+	}
+	for k, n := range embedded {
+		m.embedded.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
 }
 
 // promauto registers families on a registry as they are made.

@@ -12,6 +12,7 @@ import (
 	"github.com/engramhq/engram/consolidator"
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/llm"
+	"github.com/engramhq/engram/memory"
 )
 
 func TestObservedFamilies(t *testing.T) {
@@ -59,5 +60,55 @@ engram_turns_received_total{outcome="rejected"} 2
 	}
 	if lint, err := testutil.GatherAndLint(m.Registry()); err != nil || len(lint) > 0 {
 		t.Errorf("metric lint: %v %v", lint, err)
+	}
+}
+
+// The memory gauges give the largest tenants series of their own and sum the others,
+// so a service of many tenants does not export a series per tenant.
+func TestMemoryGaugesLimitTenants(t *testing.T) {
+	t.Parallel()
+	census := memory.Census{
+		Counts: []memory.MemoryCount{
+			{Tenant: "acme", Status: "active", Type: "semantic", Count: 5},
+			{Tenant: "acme", Status: "pending", Type: "semantic", Count: 1},
+			{Tenant: "globex", Status: "active", Type: "semantic", Count: 3},
+			{Tenant: "hooli", Status: "active", Type: "semantic", Count: 2},
+			{Tenant: "initech", Status: "active", Type: "episodic", Count: 4},
+		},
+		Vectors: []memory.VectorCount{
+			{Tenant: "acme", Status: "active", Model: "m", Count: 5},
+			{Tenant: "globex", Status: "active", Model: "m", Count: 3},
+			{Tenant: "hooli", Status: "active", Model: "m", Count: 2},
+			{Tenant: "hooli", Status: "archived", Model: "m", Count: 9}, // not active: not embedded
+		},
+	}
+	for _, c := range []struct {
+		limit              int
+		memories, embedded string
+	}{
+		{2, `engram_memories{status="active",tenant="(others)",type="semantic"} 5
+engram_memories{status="active",tenant="acme",type="semantic"} 5
+engram_memories{status="active",tenant="initech",type="episodic"} 4
+engram_memories{status="pending",tenant="acme",type="semantic"} 1
+`, `engram_memories_embedded{model="m",tenant="(others)"} 5
+engram_memories_embedded{model="m",tenant="acme"} 5
+`},
+		{0, `engram_memories{status="active",tenant="(others)",type="episodic"} 4
+engram_memories{status="active",tenant="(others)",type="semantic"} 10
+engram_memories{status="pending",tenant="(others)",type="semantic"} 1
+`, `engram_memories_embedded{model="m",tenant="(others)"} 10
+`},
+	} {
+		m := New(nil)
+		m.LimitTenants(c.limit)
+		m.setMemoryGauges(census)
+		want := `# HELP engram_memories Memories by tenant, status and type (refreshed periodically).
+# TYPE engram_memories gauge
+` + c.memories + `# HELP engram_memories_embedded Active memories with a vector of an embedding model, by tenant (re-embedding coverage).
+# TYPE engram_memories_embedded gauge
+` + c.embedded
+		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "engram_memories", "engram_memories_embedded"); err != nil {
+			t.Errorf("limit %d: %v", c.limit, err)
+		}
 	}
 }

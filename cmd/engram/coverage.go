@@ -67,7 +67,8 @@ func (a *App) runCoverage(ctx context.Context, emb llm.Embedder) (stop func()) {
 }
 
 func (a *App) backgroundReembed(ctx context.Context, emb llm.Embedder) {
-	rep, err := reembed.Run(ctx, a.Store, emb, reembed.Options{Turns: a.Config.EmbedTurns, Logger: a.Logger})
+	rep, err := reembed.Run(ctx, a.Store, emb, reembed.Options{Turns: a.Config.EmbedTurns, Logger: a.Logger,
+		CensusAge: a.Config.MetricsInterval / 2}) // the tracker's count, just taken
 	switch {
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return // shutting down: what is embedded is stored

@@ -70,8 +70,10 @@ type Options struct {
 	// Pace spreads the count of every tenant's memories before and after the job
 	// (memory.Pace; zero: the background pace, which pauses between batches).
 	Pace memory.Pace
-	// censusAge reuses a census of memories taken within it (the tracker's refresh).
-	censusAge time.Duration
+	// CensusAge reuses, for the count before the job, a census of memories taken
+	// within it (serve's background job, right after the coverage tracker's count).
+	// The count after the job is always new.
+	CensusAge time.Duration
 }
 
 // Progress is how far a job is.
@@ -202,7 +204,9 @@ func Run(ctx context.Context, store Store, emb Embedder, opts Options) (Report, 
 			}
 		}
 	}
-	if rep.After, err = coverage(ctx, store, tenants, opts); err != nil {
+	fresh := opts
+	fresh.CensusAge = 0
+	if rep.After, err = coverage(ctx, store, tenants, fresh); err != nil {
 		return rep, err
 	}
 	opts.Logger.Info("re-embedded", "model", j.model, "memories", rep.Memories.Embedded, "failed", rep.Memories.Failed,
@@ -303,7 +307,7 @@ func kindCoverage(ctx context.Context, store Store, kind string, tenants []strin
 		if kind == KindTurns {
 			return store.AllTurnCoverage(ctx)
 		}
-		c, err := store.RecentCensus(ctx, opts.censusAge, opts.Pace)
+		c, err := store.RecentCensus(ctx, opts.CensusAge, opts.Pace)
 		if err != nil {
 			return nil, err
 		}

@@ -287,12 +287,17 @@ func TestReembedReadsGapsOnlyWhereThereAreSome(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &gapCounter{Store: f.store}
-	rep, err := reembed.Run(ctx, g, f.embB, reembed.Options{})
+	// The census the t2 job took last serves as the count before (CensusAge); the count
+	// after is new, or it would still show t1's gap.
+	rep, err := reembed.Run(ctx, g, f.embB, reembed.Options{CensusAge: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(g.read, []string{"t1"}) || rep.Memories.Embedded != f.wanted["t1"] || rep.Tenants != 2 {
 		t.Fatalf("gaps read in %v, report %+v; want t1's only and its %d memories embedded", g.read, rep.Memories, f.wanted["t1"])
+	}
+	if r := reembed.Ratio(rep.After.Memories, modelB); r != 1 {
+		t.Fatalf("coverage after the job %v (%+v), want 1: the count after must be new", r, rep.After.Memories)
 	}
 	g.read = nil
 	if _, err := reembed.Run(ctx, g, f.embB, reembed.Options{}); err != nil || len(g.read) != 0 {

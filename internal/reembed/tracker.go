@@ -45,7 +45,7 @@ func (t *Tracker) Refresh(ctx context.Context) (memory.Coverage, error) {
 		pace.Duty = 1
 	}
 	t.mu.Unlock()
-	c, err := coverage(ctx, t.store, nil, Options{Pace: pace, censusAge: t.MaxAge})
+	c, err := coverage(ctx, t.store, nil, Options{Pace: pace, CensusAge: t.MaxAge})
 	if err != nil {
 		return memory.Coverage{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -424,6 +427,7 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 		for len(n.failed) > 0 {
 			t.Logf("node failure: %v", <-n.failed)
 		}
+		logStuck(t, url)
 		t.Fatal(err)
 	}
 	turns := pgtest.Count(t, app.Pool, "t1", "SELECT count(*) FROM turns")
@@ -454,5 +458,39 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 	}
 	if dinfo.State.Msgs != 0 {
 		t.Errorf("%d dead letters", dinfo.State.Msgs)
+	}
+}
+
+// logStuck says where a pipeline that stopped draining waits: the database's sessions
+// (state, wait event, open transaction, statement), on a connection of its own since
+// the pool may be what is exhausted, and this process's goroutines by stack.
+func logStuck(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if conn, err := pgx.Connect(ctx, url); err != nil {
+		t.Logf("sessions: connecting: %v", err)
+	} else {
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, `SELECT pid, coalesce(state, ''), coalesce(wait_event_type || '/' || wait_event, ''),
+			coalesce((now() - xact_start)::text, ''), left(regexp_replace(query, '\s+', ' ', 'g'), 160)
+			FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY xact_start NULLS LAST`)
+		if err == nil {
+			var pid int
+			var state, wait, xact, query string
+			var tag pgconn.CommandTag
+			tag, err = pgx.ForEachRow(rows, []any{&pid, &state, &wait, &xact, &query}, func() error {
+				t.Logf("session %d: %s, waiting %q, transaction for %s: %s", pid, state, wait, xact, query)
+				return nil
+			})
+			t.Logf("%d other sessions on the database", tag.RowsAffected())
+		}
+		if err != nil {
+			t.Logf("sessions: %v", err)
+		}
+	}
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err == nil {
+		t.Logf("goroutines:\n%s", b.String())
 	}
 }

@@ -4,13 +4,14 @@
 -- of both cores a minute in each serve and worker process, and a turn waited behind
 -- it (turn -> retrievable p95 above 100 ms).
 --
--- The functions below return counts only, grouped by tenant, never a row's content.
--- They run as the owner (SECURITY DEFINER, like 0009's operator functions) and turn
--- engram.op_aggregate on for their one query (a function's SET clause may not name a
+-- The functions below return counts, or a memory's tenant, status, type and models,
+-- never content. They run as the owner (SECURITY DEFINER, like 0009's operator
+-- functions) and turn engram.op_aggregate on (a function's SET clause may not name a
 -- custom setting unless a superuser made it), and the policies below let the owner
--- read the rows while it is on. The application role is not the owner and not a
--- member of it, so the setting opens nothing to it; the owner could lift row-level
--- security anyway.
+-- read the rows while it is on; index maintenance, which connects as the owner, turns
+-- it on in a read-only transaction of its own. The application role is not the owner
+-- and not a member of it, so the setting opens nothing to it; the owner could lift
+-- row-level security anyway.
 
 DO $$
 DECLARE t text;

@@ -175,9 +175,8 @@ func (c Census) Coverage() map[string]Coverage {
 		cv.Models[i].WithVector += v.Count
 		out[v.Tenant] = cv
 	}
-	for t, cv := range out {
-		slices.SortFunc(cv.Models, func(a, b ModelCoverage) int { return strings.Compare(a.Model, b.Model) })
-		out[t] = cv
+	for _, cv := range out {
+		SortModels(cv.Models)
 	}
 	return out
 }

@@ -3,8 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -40,13 +38,9 @@ func (s *Store) MetricTenants(ctx context.Context) ([]string, error) {
 // AllTurnCoverage is TurnCoverage of every tenant (user nil) in one statement, by
 // tenant; a tenant without turns is absent. (Memories: MemoryCensus.)
 func (s *Store) AllTurnCoverage(ctx context.Context) (map[string]Coverage, error) {
-	return s.allCoverage(ctx, "turns", `SELECT tenant, model, n FROM engram_op_turn_coverage()`)
-}
-
-func (s *Store) allCoverage(ctx context.Context, what, sql string) (map[string]Coverage, error) {
-	rows, err := s.pool.Query(ctx, sql)
+	rows, err := s.pool.Query(ctx, `SELECT tenant, model, n FROM engram_op_turn_coverage()`)
 	if err != nil {
-		return nil, fmt.Errorf("counting the vectors of every tenant's %s: %w", what, err)
+		return nil, fmt.Errorf("counting the vectors of every tenant's turns: %w", err)
 	}
 	out := map[string]Coverage{}
 	var (
@@ -57,7 +51,7 @@ func (s *Store) allCoverage(ctx context.Context, what, sql string) (map[string]C
 	_, err = pgx.ForEachRow(rows, []any{&tenant, &model, &n}, func() error {
 		c, ok := out[tenant]
 		if !ok {
-			c.Models = []ModelCoverage{} // as MemoryCoverage has it
+			c.Models = []ModelCoverage{} // as TurnCoverage has it
 		}
 		if model == nil {
 			c.Total = n
@@ -68,11 +62,10 @@ func (s *Store) allCoverage(ctx context.Context, what, sql string) (map[string]C
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("counting the vectors of every tenant's %s: %w", what, err)
+		return nil, fmt.Errorf("counting the vectors of every tenant's turns: %w", err)
 	}
-	for t, c := range out {
-		slices.SortFunc(c.Models, func(a, b ModelCoverage) int { return strings.Compare(a.Model, b.Model) })
-		out[t] = c
+	for _, c := range out {
+		SortModels(c.Models)
 	}
 	return out, nil
 }

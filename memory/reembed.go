@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,6 +29,11 @@ const reembedStatuses = `('active', 'pending', 'archived')`
 type ModelCoverage struct {
 	Model      string `json:"model"`
 	WithVector int64  `json:"with_vector"`
+}
+
+// SortModels orders ms by model name, as the per-tenant counts list them.
+func SortModels(ms []ModelCoverage) {
+	slices.SortFunc(ms, func(a, b ModelCoverage) int { return strings.Compare(a.Model, b.Model) })
 }
 
 // Coverage counts a tenant's memories (or turns) and those with a vector, per model.

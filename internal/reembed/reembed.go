@@ -15,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -290,10 +288,9 @@ func tenantCoverage(ctx context.Context, store Store, tenants []string, opts Opt
 	if out.Memories.Models == nil {
 		out.Memories.Models = []memory.ModelCoverage{}
 	}
-	byModel := func(a, b memory.ModelCoverage) int { return strings.Compare(a.Model, b.Model) }
-	slices.SortFunc(out.Memories.Models, byModel)
+	memory.SortModels(out.Memories.Models)
 	if out.Turns != nil {
-		slices.SortFunc(out.Turns.Models, byModel)
+		memory.SortModels(out.Turns.Models)
 	}
 	return out, by, nil
 }

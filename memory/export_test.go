@@ -80,3 +80,6 @@ func (t *Tx) TurnKeywordScores(ctx context.Context, user, text string, stats Tex
 func (t *Tx) ExplainGeneric(ctx context.Context, sql string, args ...any) ([]string, error) {
 	return t.explainGeneric(ctx, sql, args, "the statement")
 }
+
+// FrequentMinDFSQL is frequentMinDFSQL, for checking it against FrequentMinDF.
+func FrequentMinDFSQL(n string) string { return frequentMinDFSQL(n) }

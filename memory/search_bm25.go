@@ -49,8 +49,8 @@ const (
 // Large owners (LargeOwnerDocs rows and more). A term in 2 % of an owner of 50,000
 // turns is in 1,000 of them, and a query of four such terms read and scored 4,000
 // rows (15 µs each): the cost grew with the owner. For them a term is frequent from
-// LargeOwnerFrequentShare of the rows (the cutoff_frequency of Elasticsearch's guide;
-// its reference's examples use 0.1 %). When the query's other terms find nothing, a
+// LargeOwnerFrequentShare of the rows, and at most LargeOwnerFrequentMaxDF of them
+// (the cutoff_frequency of Elasticsearch's guide; its reference's examples use 0.1 %). When the query's other terms find nothing, a
 // pass of the rows holding at least two of its frequent terms (the GIN index
 // intersects their posting lists) comes before the full match: a query of frequent
 // terms alone ranks the rows holding several of them, as the common-terms query does
@@ -109,15 +109,42 @@ const LargeOwnerDocs = 10_000
 // a few dozen, and BM25 ranks those first unless the pairs' rows are much shorter.
 const AllFrequentMinRows = 10
 
+// LargePairsMaxRows is how many rows a large owner's pairs pass may expect to read
+// (the sum, over the query's pairs of frequent terms, of df_a × df_b / N: as if the
+// terms were independent) before it looks among the owner's newest LargeOwnerWindow
+// rows instead. Reading the window costs about what a pairs pass of 1,000–2,000 rows
+// does, and words of one text are not independent: at 1,000,000 memories, pairs held
+// up to 3.5 times what the estimate said (7,101 rows, 85 ms), and four frequent terms'
+// pairs 44,037 rows, read and scored in 315 ms. Hence a quarter of 2,000.
+const LargePairsMaxRows = 500
+
 // LargeOwnerFrequentShare is the share of a large owner's rows from which a term is
-// frequent.
+// frequent, up to LargeOwnerFrequentMaxDF rows.
 const LargeOwnerFrequentShare = 0.01
 
-// frequentShareSQL is, in SQL, the share of an owner of n rows (an SQL expression)
-// from which a term is frequent: FrequentTermShare, or LargeOwnerFrequentShare for a
-// large owner.
-func frequentShareSQL(n string) string {
-	return fmt.Sprintf("CASE WHEN %[1]s >= %[2]d THEN %[3]g ELSE %[4]g END", n, LargeOwnerDocs, LargeOwnerFrequentShare, FrequentTermShare)
+// LargeOwnerFrequentMaxDF caps a large owner's frequent-term threshold: a term held
+// by that many rows is frequent however large the owner. A share alone let the rare
+// pass grow with the owner: at 1,000,000 memories a term in 0.9 % of them (9,000
+// rows) was read and scored in full, and the owner's search took 300 ms at p95.
+// With the cap the rare pass reads at most about that many rows per term, as it does
+// at 100,000 memories, where 1 % is the same 1,000 rows.
+const LargeOwnerFrequentMaxDF = 1000
+
+// FrequentMinDF is the document frequency from which a term is frequent in an owner of
+// n rows (besides FrequentTermMinDF): FrequentTermShare of them, or for a large owner
+// LargeOwnerFrequentShare of them up to LargeOwnerFrequentMaxDF. frequentMinDFSQL is
+// the same in SQL.
+func FrequentMinDF(n float64) float64 {
+	if n >= LargeOwnerDocs {
+		return min(n*LargeOwnerFrequentShare, LargeOwnerFrequentMaxDF)
+	}
+	return n * FrequentTermShare
+}
+
+// frequentMinDFSQL is FrequentMinDF of n (an SQL expression), in SQL.
+func frequentMinDFSQL(n string) string {
+	return fmt.Sprintf("(CASE WHEN %[1]s >= %[2]d THEN least(%[1]s * %[3]g, %[4]d) ELSE %[1]s * %[5]g END)",
+		n, LargeOwnerDocs, LargeOwnerFrequentShare, LargeOwnerFrequentMaxDF, FrequentTermShare)
 }
 
 // RowByIDMinDocs is the owner size (documents of the layer searched) from which the
@@ -138,7 +165,7 @@ func byID(stats *TextStats, join string) string {
 
 // FrequentTermMinDF and FrequentTermShare decide which terms a keyword search reports
 // as frequent for its owner: held by at least that many of the owner's rows and that
-// share of them (LargeOwnerFrequentShare for a large owner: frequentShareSQL).
+// share of them (for a large owner FrequentMinDF's share and cap).
 const (
 	FrequentTermMinDF = 50
 	FrequentTermShare = 0.125
@@ -209,7 +236,22 @@ func (s bm25Spec) ctes() []string {
 		out = append(out, c+`q AS MATERIALIZED (
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
-		out = append(out, s.side(p, c, s.match(c+"q"), none, true)...)
+		match := s.match(c + "q")
+		if s.window != nil {
+			// Pairs expected to hold more than LargePairsMaxRows rows (each pair's
+			// document frequencies taken as independent) are looked for in the
+			// owner's newest rows only: the pass's cost stays bounded however large
+			// the owner. Its counts may then be the window's; they are never above the
+			// rare pass's exact ones, which freq keeps.
+			out = append(out, fmt.Sprintf(`%[1]swide AS MATERIALIZED (
+	SELECT coalesce(sum(a.fdf * b.fdf), 0) / greatest(s.n, 1) > %[3]d AS wide
+	FROM %[2]sterms a JOIN %[2]sterms b ON a.term < b.term, %[2]sstats s
+	WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL GROUP BY s.n)`, c, p, LargePairsMaxRows))
+			wide := "coalesce((SELECT wide FROM " + c + "wide), false)"
+			match = `SELECT * FROM (` + match + `) o WHERE NOT ` + wide + `
+	UNION ALL SELECT * FROM (` + s.window(c+"q") + `) w WHERE ` + wide
+		}
+		out = append(out, s.side(p, c, match, none, true)...)
 		okCTE, answered = ok(c, 1)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
@@ -297,7 +339,7 @@ func (s bm25Spec) freq(p string, xs ...string) string {
 	return fmt.Sprintf(`%[1]sfreq AS MATERIALIZED (
 	SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') AS terms, coalesce(array_agg(df ORDER BY lexeme), '{}') AS dfs
 	FROM (SELECT DISTINCT ON (lexeme) lexeme, df, n FROM (%[2]s) c ORDER BY lexeme, df DESC) f
-	WHERE df >= %[3]d AND df >= n * %[4]s)`, p, strings.Join(from, " UNION ALL "), FrequentTermMinDF, frequentShareSQL("n"))
+	WHERE df >= %[3]d AND df >= %[4]s)`, p, strings.Join(from, " UNION ALL "), FrequentTermMinDF, frequentMinDFSQL("n"))
 }
 
 // top is <p>top: the best limit of <p>scored, ranked.

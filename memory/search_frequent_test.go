@@ -85,7 +85,7 @@ func TestKeywordFrequentTermPruning(t *testing.T) {
 				}
 				var known []memory.TermDF
 				for _, f := range full.frequent {
-					if f.DF < memory.FrequentTermMinDF || f.DF < memory.FrequentTermShare*n {
+					if f.DF < memory.FrequentTermMinDF || f.DF < memory.FrequentMinDF(n) {
 						t.Errorf("reported %v as frequent", f)
 					}
 					known = append(known, f)

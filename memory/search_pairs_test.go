@@ -80,7 +80,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 					}
 				}
 				for _, f := range full.frequent {
-					if f.DF < memory.FrequentTermMinDF || f.DF < memory.LargeOwnerFrequentShare*n {
+					if f.DF < memory.FrequentTermMinDF || f.DF < memory.FrequentMinDF(n) {
 						t.Errorf("reported %v as frequent", f)
 					}
 				}
@@ -89,7 +89,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 					// No pass of rarer rows answers: the last pass ranks the owner's
 					// newest memory.LargeOwnerWindow rows, each with the full match's
 					// score (every term's document frequency is known), best first.
-					checkWindow(t, e, layer, tc.query, limit, full)
+					checkWindow(t, e, layer, tc.query, limit, full, nil)
 					return
 				}
 				ref := full
@@ -142,10 +142,10 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 	}
 }
 
-// checkWindow checks a large owner's last keyword pass: the best limit of the owner's
-// newest memory.LargeOwnerWindow rows holding a query term, with the full match's
-// scores.
-func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full keywordRun) {
+// checkWindow checks a large owner's keyword pass over its newest rows: the best limit
+// of the owner's newest memory.LargeOwnerWindow rows holding a query term (and, with
+// keep, that keep holds), with the full match's scores.
+func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full keywordRun, keep func(id string) bool) {
 	t.Helper()
 	order := "updated_at DESC, id"
 	idCol := "id::text"
@@ -175,7 +175,7 @@ func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full 
 	var rest []float64 // the full match's scores of window rows
 	for i, id := range full.ids {
 		score[id] = full.scores[i]
-		if window[id] {
+		if window[id] && (keep == nil || keep(id)) {
 			rest = append(rest, full.scores[i])
 		}
 	}
@@ -189,6 +189,9 @@ func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full 
 		if !window[id] {
 			t.Errorf("row %s is not among the newest %d", id, memory.LargeOwnerWindow)
 		}
+		if keep != nil && !keep(id) {
+			t.Errorf("row %s should not be ranked", id)
+		}
 		if math.Abs(got.scores[i]-score[id]) > 1e-9 {
 			t.Errorf("row %s: score %v, full match %v", id, got.scores[i], score[id])
 		}
@@ -196,4 +199,77 @@ func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full 
 			t.Errorf("row %s: score %v below the window's best %d (%v)", id, got.scores[i], len(got.ids), cut)
 		}
 	}
+}
+
+// TestKeywordLargeOwnerWidePairs checks a large owner's pairs pass when its frequent
+// terms' pairs are expected to hold more than memory.LargePairsMaxRows rows: it ranks
+// the pairs among the owner's newest memory.LargeOwnerWindow rows only, with the full
+// match's scores, and never reads the pairs of the whole owner.
+func TestKeywordLargeOwnerWidePairs(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	const n = memory.LargeOwnerDocs + 2000
+	rng := rand.New(rand.NewPCG(7, 11))
+	// "amber" and "birch" each in about 40 % of the rows, independently: their pair is
+	// expected in 16 % of them (1,920 rows), above memory.LargePairsMaxRows.
+	texts := make([]string, n)
+	for i := range texts {
+		words := []string{frequentVocabulary[rng.IntN(len(frequentVocabulary))]}
+		for _, w := range []string{"amber", "birch"} {
+			if rng.IntN(5) < 2 {
+				words = append(words, w)
+			}
+		}
+		texts[i] = strings.Join(words, " ")
+	}
+	textOf := e.seedOwner(texts)
+	both := func(id string) bool {
+		t := " " + textOf[id] + " "
+		return strings.Contains(t, " amber ") && strings.Contains(t, " birch ")
+	}
+	if est := 0.4 * 0.4 * n; est <= memory.LargePairsMaxRows {
+		t.Fatalf("expected pairs %v, want above %d", est, memory.LargePairsMaxRows)
+	}
+	for _, layer := range []string{"turns", "memories"} {
+		t.Run(layer, func(t *testing.T) {
+			full := e.keyword(layer, "amber birch", n, nil)
+			if len(full.frequent) != 2 {
+				t.Fatalf("frequent terms %v, want amber and birch", full.frequent)
+			}
+			checkWindow(t, e, layer, "amber birch", 30, full, both)
+			got := e.keyword(layer, "amber birch", 30, full.frequent)
+			if !fullMatchSkipped(got.plan) {
+				t.Errorf("the full match ran\n%s", got.plan)
+			}
+			if !ownerPairsSkipped(got.plan) {
+				t.Errorf("the pairs of the whole owner were read\n%s", got.plan)
+			}
+		})
+	}
+}
+
+// ownerPairsSkipped reports whether the pairs pass (kcmatch) left the whole owner
+// alone: every scan of its first branch, the owner's rows, never executed (the second,
+// gated on "One-Time Filter: COALESCE(", reads the window).
+func ownerPairsSkipped(plan string) bool {
+	i := strings.Index(plan, "CTE kcmatch\n")
+	if i < 0 {
+		return false
+	}
+	rest := plan[i:]
+	if j := strings.Index(rest, "One-Time Filter: COALESCE("); j > 0 {
+		rest = rest[:j]
+	} else {
+		return false
+	}
+	scans := 0
+	for _, line := range strings.Split(rest, "\n") {
+		if strings.Contains(line, " on turns ") || strings.Contains(line, " on memories ") {
+			if !strings.Contains(line, "never executed") {
+				return false
+			}
+			scans++
+		}
+	}
+	return scans > 0
 }

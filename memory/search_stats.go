@@ -112,7 +112,7 @@ func (t *Tx) ReadTextStats(ctx context.Context, k StatsKey) (StoredTextStats, bo
 
 // MaxStoredFrequentTerms bounds the frequent terms stored for one owner (the most
 // frequent first). A large owner's terms are frequent from 1 % of its rows
-// (frequentShareSQL): a synthetic owner of 51,000 turns had 213 of them.
+// (FrequentMinDF): a synthetic owner of 51,000 turns had 213 of them.
 const MaxStoredFrequentTerms = 1024
 
 // statsRows selects tsv and tsv_len of the rows k's statistics are counted over.
@@ -133,7 +133,7 @@ func statsRows(k StatsKey) string {
 
 // RefreshTextStats counts k's statistics at now and stores them: the document count
 // and mean length, and with terms also the frequent terms (held by at least
-// FrequentTermMinDF rows and frequentShareSQL's share of them, the MaxStoredFrequentTerms
+// FrequentTermMinDF rows and FrequentMinDF of them, the MaxStoredFrequentTerms
 // most frequent). Without terms the stored frequent terms stay as they were. An
 // owner without a row to count has its stored statistics removed (an erased user
 // gets none back from a refresh that raced the erasure). It returns what it stored.
@@ -152,7 +152,7 @@ func (t *Tx) RefreshTextStats(ctx context.Context, k StatsKey, now time.Time, te
 		// tsvector_to_array lists a row's distinct lexemes: one count per row holding it.
 		with += `,
 			d AS (SELECT u.lexeme, count(*)::float8 AS df FROM r, unnest(tsvector_to_array(r.tsv)) u(lexeme) GROUP BY u.lexeme),
-			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= s.n * ` + frequentShareSQL("s.n") + `
+			f AS (SELECT d.lexeme, d.df FROM d, s WHERE d.df >= $6 AND d.df >= ` + frequentMinDFSQL("s.n") + `
 				ORDER BY d.df DESC, d.lexeme LIMIT $7)`
 		termVals = `coalesce((SELECT array_agg(lexeme ORDER BY lexeme) FROM f), '{}'),
 				coalesce((SELECT array_agg(df ORDER BY lexeme) FROM f), '{}'), $5`

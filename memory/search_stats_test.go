@@ -1,8 +1,10 @@
 package memory_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/engramhq/engram/memory"
+	"github.com/engramhq/engram/memory/pgtest"
 )
 
 // TestStoredTextStats checks the stored statistics of an owner (migration 0013): a
@@ -161,6 +164,38 @@ func TestStoredTextStats(t *testing.T) {
 		})
 		if !errors.Is(err, memory.ErrInvalid) {
 			t.Errorf("key %+v: %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// TestFrequentMinDF checks the threshold from which a term is frequent, and that the
+// SQL the statistics and the keyword side use agrees with it: a share of a small
+// owner, 1 % of a large one, and never above LargeOwnerFrequentMaxDF rows, so that a
+// term of a million-memory owner is frequent from 1,000 rows and not 10,000.
+func TestFrequentMinDF(t *testing.T) {
+	t.Parallel()
+	s := pgtest.Store(t)
+	for _, tc := range []struct {
+		n, want float64
+	}{
+		{0, 0},
+		{800, 100},
+		{memory.LargeOwnerDocs - 8, (memory.LargeOwnerDocs - 8) * memory.FrequentTermShare},
+		{memory.LargeOwnerDocs, memory.LargeOwnerDocs * memory.LargeOwnerFrequentShare},
+		{50_000, 500},
+		{100_000, memory.LargeOwnerFrequentMaxDF},
+		{1_000_000, memory.LargeOwnerFrequentMaxDF},
+	} {
+		if got := memory.FrequentMinDF(tc.n); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("FrequentMinDF(%v) = %v, want %v", tc.n, got, tc.want)
+		}
+		var got float64
+		err := s.Pool().QueryRow(context.Background(), `SELECT `+memory.FrequentMinDFSQL("$1::float8")+`::float8`, tc.n).Scan(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("in SQL, of %v: %v, want %v", tc.n, got, tc.want)
 		}
 	}
 }

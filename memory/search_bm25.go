@@ -50,14 +50,17 @@ const (
 // turns is in 1,000 of them, and a query of four such terms read and scored 4,000
 // rows (15 µs each): the cost grew with the owner. For them a term is frequent from
 // LargeOwnerFrequentShare of the rows, and at most LargeOwnerFrequentMaxDF of them
-// (the cutoff_frequency of Elasticsearch's guide; its reference's examples use 0.1 %). When the query's other terms find nothing, a
-// pass of the rows holding at least two of its frequent terms (the GIN index
-// intersects their posting lists) comes before the full match: a query of frequent
+// (the cutoff_frequency of Elasticsearch's guide; its reference's examples use 0.1 %).
+// When the query's other terms find nothing, a pass of the rows holding at least two
+// of its frequent terms (the GIN index intersects their posting lists) comes before
+// the full match: a query of frequent
 // terms alone ranks the rows holding several of them, as the common-terms query does
 // with its high-frequency group (all of them, or minimum_should_match). Every term of
 // that pass is known with its document frequency, so each row it ranks gets the full
 // match's score; only rows holding one frequent term and nothing else are left out.
-// Smaller owners keep the full match.
+// Where the pairs are expected in more than LargePairsMaxRows rows, that pass ranks
+// those of the owner's newest LargeOwnerWindow rows only. Smaller owners keep the full
+// match.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
@@ -256,7 +259,10 @@ func (s bm25Spec) ctes() []string {
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, c), append(answers, none+" AND "+answered), none+" AND NOT "+answered
 	}
-	counted := slices.Clone(passes) // the passes whose document frequencies are the owner's
+	// The passes whose counts are reported: the rare pass's are the owner's exactly, the
+	// others' (of fewer rows, or of the window) never above them, and freq keeps the
+	// largest count of a term.
+	counted := slices.Clone(passes)
 	if s.pairs && s.window != nil {
 		// A large owner's last pass ranks its newest LargeOwnerWindow rows only, with
 		// the known document frequencies (a term no earlier pass found is counted in

@@ -111,8 +111,10 @@ func (t *Tx) ReadTextStats(ctx context.Context, k StatsKey) (StoredTextStats, bo
 }
 
 // MaxStoredFrequentTerms bounds the frequent terms stored for one owner (the most
-// frequent first). A large owner's terms are frequent from 1 % of its rows
-// (FrequentMinDF): a synthetic owner of 51,000 turns had 213 of them.
+// frequent first). A large owner's terms are frequent from 1 % of its rows, at most
+// 1,000 (FrequentMinDF): a synthetic owner of 51,000 turns had 213 of them, one of
+// 1,000,000 memories more than this bound (the 1,024th held 1,050 rows); the others
+// are counted as rare terms by the searches that hold them.
 const MaxStoredFrequentTerms = 1024
 
 // statsRows selects tsv and tsv_len of the rows k's statistics are counted over.

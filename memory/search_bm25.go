@@ -53,11 +53,11 @@ const (
 // (the cutoff_frequency of Elasticsearch's guide; its reference's examples use 0.1 %).
 // When the query's other terms find nothing, a pass of the rows holding at least two
 // of its frequent terms (the GIN index intersects their posting lists) comes before
-// the full match: a query of frequent
-// terms alone ranks the rows holding several of them, as the common-terms query does
-// with its high-frequency group (all of them, or minimum_should_match). Every term of
-// that pass is known with its document frequency, so each row it ranks gets the full
-// match's score; only rows holding one frequent term and nothing else are left out.
+// the full match: a query of frequent terms alone ranks the rows holding several of
+// them, as the common-terms query does with its high-frequency group (all of them, or
+// minimum_should_match). Every term of that pass is known with its document
+// frequency, so each row it ranks gets the full match's score; only rows holding one
+// frequent term and nothing else are left out.
 // Where the pairs are expected in more than LargePairsMaxRows rows, that pass ranks
 // those of the owner's newest LargeOwnerWindow rows only. Smaller owners keep the full
 // match.

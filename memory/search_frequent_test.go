@@ -27,6 +27,15 @@ var frequentVocabulary = func() []string {
 	return out
 }()
 
+// vocabularyWords returns n words of frequentVocabulary drawn at random.
+func vocabularyWords(rng *rand.Rand, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = frequentVocabulary[rng.IntN(len(frequentVocabulary))]
+	}
+	return out
+}
+
 // frequentCorpus returns n texts: every one holds "plonk" (a frequent term), most
 // "grommet" too, each a few words of the vocabulary, one in a hundred "kestrel" and one
 // in a thousand "ptarmigan".
@@ -38,9 +47,7 @@ func frequentCorpus(n int) []string {
 		if i%10 != 0 {
 			words = append(words, "grommet")
 		}
-		for range 3 + rng.IntN(5) {
-			words = append(words, frequentVocabulary[rng.IntN(len(frequentVocabulary))])
-		}
+		words = append(words, vocabularyWords(rng, 3+rng.IntN(5))...)
 		if i%100 == 0 {
 			words = append(words, "kestrel")
 		}

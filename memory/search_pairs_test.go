@@ -31,10 +31,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 	// together); "ptarmigan" in one row of a thousand (rare).
 	texts := make([]string, n)
 	for i := range texts {
-		var words []string
-		for range 2 + rng.IntN(4) {
-			words = append(words, frequentVocabulary[rng.IntN(len(frequentVocabulary))])
-		}
+		words := vocabularyWords(rng, 2+rng.IntN(4))
 		if i%50 == 0 {
 			words = append(words, map[bool]string{true: "sunward", false: "moonward"}[i%100 == 0])
 		}
@@ -216,10 +213,7 @@ func TestKeywordLargeOwnerWidePairs(t *testing.T) {
 	for i := range texts {
 		// Rows of 1 to 4 other words: the pairs' scores differ, so the best pairs of the
 		// whole owner are not those of the newest rows.
-		var words []string
-		for range 1 + rng.IntN(4) {
-			words = append(words, frequentVocabulary[rng.IntN(len(frequentVocabulary))])
-		}
+		words := vocabularyWords(rng, 1+rng.IntN(4))
 		for _, w := range []string{"amber", "birch"} {
 			if rng.IntN(5) < 2 {
 				words = append(words, w)
@@ -246,7 +240,7 @@ func TestKeywordLargeOwnerWidePairs(t *testing.T) {
 			if !fullMatchSkipped(got.plan) {
 				t.Errorf("the full match ran\n%s", got.plan)
 			}
-			if !ownerPairsSkipped(got.plan) {
+			if !ownerPairsSkipped(t, got.plan) {
 				t.Errorf("the pairs of the whole owner were read\n%s", got.plan)
 			}
 		})
@@ -256,16 +250,9 @@ func TestKeywordLargeOwnerWidePairs(t *testing.T) {
 // ownerPairsSkipped reports whether the pairs pass (kcmatch) left the whole owner
 // alone and read the window: every scan of its first branch, the owner's rows, never
 // executed, and a scan of its second (gated on "One-Time Filter: COALESCE(") did.
-func ownerPairsSkipped(plan string) bool {
-	i := strings.Index(plan, "CTE kcmatch\n")
-	if i < 0 {
-		return false
-	}
-	rest := plan[i:]
-	if j := strings.Index(rest, "\n  CTE "); j > 0 {
-		rest = rest[:j]
-	}
-	j := strings.Index(rest, "One-Time Filter: COALESCE(")
+func ownerPairsSkipped(t *testing.T, plan string) bool {
+	block := cteBlock(t, plan, "kcmatch\n")
+	j := strings.Index(block, "One-Time Filter: COALESCE(")
 	if j < 0 {
 		return false
 	}
@@ -281,7 +268,7 @@ func ownerPairsSkipped(plan string) bool {
 		}
 		return ran, skipped
 	}
-	ownerRan, ownerSkipped := scans(rest[:j])
-	windowRan, _ := scans(rest[j:])
+	ownerRan, ownerSkipped := scans(block[:j])
+	windowRan, _ := scans(block[j:])
 	return ownerRan == 0 && ownerSkipped > 0 && windowRan > 0
 }

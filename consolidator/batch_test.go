@@ -35,18 +35,7 @@ func TestOwnerBatch(t *testing.T) {
 
 	// Another transaction holds the owner's lock: the first candidate leads, takes a
 	// batch of itself and waits for the lock; the others queue behind it.
-	locked, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = s.InTx(ctx, tenant, func(tx *memory.Tx) error {
-			if err := tx.LockOwner(ctx, consolidator.LockKey(first)); err != nil {
-				return err
-			}
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
+	release := holdOwnerLock(ctx, t, s, first)
 	type result struct {
 		d   consolidator.Decision
 		err error
@@ -62,12 +51,12 @@ func TestOwnerBatch(t *testing.T) {
 		}()
 	}
 	start(0, first)
-	waitFor(t, func() bool { return consolidator.QueuedFor(r, first) == 0 })
+	waitFor(t, func() bool { return consolidator.Leading(r, first) })
 	for i, c := range later {
 		start(i+1, c)
 		waitFor(t, func() bool { return consolidator.QueuedFor(r, first) == i+1 })
 	}
-	close(release)
+	release()
 	wg.Wait()
 
 	want := []consolidator.DecisionKind{consolidator.KindAdd, consolidator.KindAdd, consolidator.KindConfirm, "",
@@ -137,18 +126,7 @@ func TestOwnerBatchShared(t *testing.T) {
 	for i, f := range facts {
 		cs[i] = cand("u2", f)
 	}
-	locked, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = s.InTx(ctx, tenant, func(tx *memory.Tx) error {
-			if err := tx.LockOwner(ctx, consolidator.LockKey(cs[0])); err != nil {
-				return err
-			}
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
+	release := holdOwnerLock(ctx, t, s, cs[0])
 	var wg sync.WaitGroup
 	errs := make([]error, len(cs))
 	gaveUp, cancel := context.WithCancel(ctx)
@@ -162,11 +140,15 @@ func TestOwnerBatchShared(t *testing.T) {
 			defer wg.Done()
 			_, errs[i] = r.ResolveQueued(cctx, c)
 		}()
-		waitFor(t, func() bool { return consolidator.QueuedFor(r, cs[0]) == max(i, 0) })
+		if i == 0 {
+			waitFor(t, func() bool { return consolidator.Leading(r, cs[0]) })
+		} else {
+			waitFor(t, func() bool { return consolidator.QueuedFor(r, cs[0]) == i })
+		}
 	}
 	cancel() // candidate 2 gives up while queued
 	waitFor(t, func() bool { return consolidator.QueuedFor(r, cs[0]) == len(cs)-2 })
-	close(release)
+	release()
 	wg.Wait()
 	for i, err := range errs {
 		if (i == 2) != (err != nil) || (i == 2 && !errors.Is(err, context.Canceled)) {
@@ -179,6 +161,32 @@ func TestOwnerBatchShared(t *testing.T) {
 	if n := pgtest.Count(t, s.pool, tenant, `SELECT count(*) FROM memories WHERE user_id = 'u2'`); n != len(cs)-1 {
 		t.Errorf("%d memories, want %d", n, len(cs)-1)
 	}
+}
+
+// holdOwnerLock holds c's owner's lock in another transaction until the returned
+// release is called, or the test ends: a test that fails while the lock is held must
+// not leave its transaction open, or its database could never be dropped.
+func holdOwnerLock(ctx context.Context, t *testing.T, s testDB, c memory.Candidate) (release func()) {
+	t.Helper()
+	locked, released := make(chan struct{}), make(chan struct{})
+	release = sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release)
+	go func() {
+		_ = s.InTx(ctx, tenant, func(tx *memory.Tx) error {
+			if err := tx.LockOwner(ctx, consolidator.LockKey(c)); err != nil {
+				return err
+			}
+			close(locked)
+			<-released
+			return nil
+		})
+	}()
+	select {
+	case <-locked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out taking the owner's lock")
+	}
+	return release
 }
 
 func waitFor(t *testing.T, cond func() bool) {

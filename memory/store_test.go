@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -419,6 +420,8 @@ func TestOwnerLockSerialises(t *testing.T) {
 	ctx := context.Background()
 	locked := make(chan struct{})
 	release := make(chan struct{})
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock) // a failed test must not leave a handler or transaction blocked
 	done := make(chan error, 1)
 	go func() {
 		done <- s.InTx(ctx, "t", func(tx *memory.Tx) error {
@@ -449,7 +452,7 @@ func TestOwnerLockSerialises(t *testing.T) {
 	if err == nil {
 		t.Fatal("a second transaction took the same owner's lock")
 	}
-	close(release)
+	unblock()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

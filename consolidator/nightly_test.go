@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -433,10 +434,13 @@ func TestOneRunAtATime(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("taking the run lock: %v, %v", ok, err)
 	}
+	// Released on failure too: the held connection would keep the pool from closing.
+	release := sync.OnceFunc(func() { lock.Release(context.WithoutCancel(e.ctx)) })
+	t.Cleanup(release)
 	if _, err := e.c.Run(e.ctx, RunOptions{}); !errors.Is(err, ErrRunInProgress) {
 		t.Fatalf("run while locked: %v, want ErrRunInProgress", err)
 	}
-	lock.Release(e.ctx)
+	release()
 	e.run(RunOptions{})
 }
 

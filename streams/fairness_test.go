@@ -91,7 +91,9 @@ func TestWorkerParkedMessagesLiveThroughAckWaitShutdownAndErasure(t *testing.T) 
 	cfg := testWorkerConfig("parked")
 	cfg.Concurrency = 2
 	cfg.TenantInFlight = 1
-	cfg.AckWait = 300 * time.Millisecond
+	// Progress reports go out every third of AckWait; a second leaves a loaded CI
+	// machine room for a late one without a redelivery.
+	cfg.AckWait = time.Second
 	cfg.MaxAckPending = 100
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -127,7 +129,7 @@ func TestWorkerParkedMessagesLiveThroughAckWaitShutdownAndErasure(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * cfg.AckWait) // several ack waits with the first handler blocked
+	time.Sleep(3 * cfg.AckWait) // several ack waits with the first handler blocked
 	info, err := cons.Info(testCtx(t))
 	if err != nil {
 		t.Fatal(err)

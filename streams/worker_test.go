@@ -231,20 +231,20 @@ func TestWorkerInProgressOutlivesAckWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testWorkerConfig("slow")
-	cfg.AckWait = time.Second
+	cfg.AckWait = 2 * time.Second // reports every third of it: room for a late one under -race
 	cfg.Concurrency = 64
 	var calls atomic.Int32
 	w := startWorker(t, js, cfg, func(ctx context.Context, m *streams.Msg) error {
 		calls.Add(1)
 		select {
-		case <-time.After(2500 * time.Millisecond):
+		case <-time.After(5 * time.Second):
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	})
-	waitFor(t, 15*time.Second, "acks", func() bool { return w.Stats().Acked == n })
-	time.Sleep(1200 * time.Millisecond) // longer than AckWait: a timed-out copy would show up
+	waitFor(t, 30*time.Second, "acks", func() bool { return w.Stats().Acked == n })
+	time.Sleep(cfg.AckWait + 200*time.Millisecond) // longer than AckWait: a timed-out copy would show up
 	if got := calls.Load(); got != n {
 		t.Fatalf("%d deliveries, want %d", got, n)
 	}

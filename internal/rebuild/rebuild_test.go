@@ -377,10 +377,13 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 	}
 
 	// A rebuild that runs while another holds the tenant is refused at once.
-	release, ok, err := h.store.TryLock(ctx, "engram-rebuild/"+tenant)
+	unlock, ok, err := h.store.TryLock(ctx, "engram-rebuild/"+tenant)
 	if err != nil || !ok {
 		t.Fatalf("taking the lock: %v %v", ok, err)
 	}
+	// Released on failure too: the held connection would keep the pool from closing.
+	release := sync.OnceFunc(unlock)
+	t.Cleanup(release)
 	if _, err := rb.Run(ctx, rebuild.Options{Tenant: tenant}); !errors.Is(err, rebuild.ErrRunning) {
 		t.Fatalf("concurrent rebuild: %v, want ErrRunning", err)
 	}

@@ -270,11 +270,20 @@ max_wal_size = 4GB
 checkpoint_timeout = 15min
 log_min_messages = warning
 EOF
-	# pg_stat_statements, where the package ships it: what the statements cost is how
-	# the resolver's and the search's profiles are read (CREATE EXTENSION
+	# Preloaded where the package ships them. pg_stat_statements: what the statements
+	# cost is how the resolver's and the search's profiles are read (CREATE EXTENSION
 	# pg_stat_statements as postgres, then SELECT … FROM pg_stat_statements).
-	if [[ -f "$(pg_bin)/../lib/pg_stat_statements.so" ]]; then
-		echo "shared_preload_libraries = 'pg_stat_statements'" | as_owner tee -a "$dir/data/postgresql.conf" >/dev/null
+	# pg_prewarm's autoprewarm: the buffers' list is saved every few minutes and read
+	# back after a restart, so the first searches after one do not each fault their
+	# owner's pages in (docs/perf-search.md, session 24).
+	local libs=() lib
+	for lib in pg_stat_statements pg_prewarm; do
+		if [[ -f "$(pg_bin)/../lib/$lib.so" ]]; then
+			libs+=("$lib")
+		fi
+	done
+	if ((${#libs[@]} > 0)); then
+		echo "shared_preload_libraries = '$(IFS=,; echo "${libs[*]}")'" | as_owner tee -a "$dir/data/postgresql.conf" >/dev/null
 	fi
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 
@@ -17,6 +18,7 @@ import (
 type bodyBudget struct {
 	sem   *semaphore.Weighted
 	total int64
+	held  atomic.Int64 // what reservations hold now (the semaphore does not say)
 }
 
 func newBodyBudget(total int64) *bodyBudget {
@@ -43,6 +45,7 @@ func (b *bodyBudget) reserve(r *http.Request, limit int64) (*reservation, error)
 		p.header = retryAfter()
 		return &reservation{}, p
 	}
+	b.held.Add(n)
 	return &reservation{b: b, n: n}, nil
 }
 
@@ -54,6 +57,7 @@ func (r *reservation) keep(n int64) {
 		return
 	}
 	r.b.sem.Release(r.n - n)
+	r.b.held.Add(n - r.n)
 	r.n = n
 }
 
@@ -61,6 +65,7 @@ func (r *reservation) keep(n int64) {
 func (r *reservation) release() {
 	if r.b != nil {
 		r.b.sem.Release(r.n)
+		r.b.held.Add(-r.n)
 		r.b = nil
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/httpapi"
@@ -35,8 +36,8 @@ func TestPostTurnsBodyBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: quietLogger(),
-		MaxBodyBytesInFlight: 1 << 20}))
+	h := httpapi.New(httpapi.Config{Tokens: tokens, Turns: svc, Logger: quietLogger(), MaxBodyBytesInFlight: 1 << 20})
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	url := ts.URL + "/v1/turns"
 	body := func(user string) string { // 24 turns of 30 KB: about 720 KB
@@ -50,6 +51,9 @@ func TestPostTurnsBodyBudget(t *testing.T) {
 	// The first request sends its head and stalls: the server holds its reservation.
 	first := body("u-first")
 	pr, pw := io.Pipe()
+	// Before ts.Close, which waits for the first request: a failure must not leave its
+	// body stalled.
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
 	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, pr)
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +68,15 @@ func TestPostTurnsBodyBudget(t *testing.T) {
 		}
 		done <- resp
 	}()
-	if _, err := pw.Write([]byte(first[:1024])); err != nil { // returns once the server reads
+	if _, err := pw.Write([]byte(first[:1024])); err != nil {
 		t.Fatal(err)
+	}
+	// The write returns once the client has read it, which says nothing of the server:
+	// wait until its handler holds the first body's reservation.
+	for deadline := time.Now().Add(10 * time.Second); httpapi.BodyBytesHeld(h) != int64(len(first)); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first request holds %d bytes of the budget, want %d", httpapi.BodyBytesHeld(h), len(first))
+		}
 	}
 
 	r := post(t, url, "Bearer "+tok, body("u-second"))

@@ -164,13 +164,11 @@ func TestOwnerBatchShared(t *testing.T) {
 }
 
 // holdOwnerLock holds c's owner's lock in another transaction until the returned
-// release is called, or the test ends: a test that fails while the lock is held must
-// not leave its transaction open, or its database could never be dropped.
+// release is called, or the test ends (pgtest.Held).
 func holdOwnerLock(ctx context.Context, t *testing.T, s testDB, c memory.Candidate) (release func()) {
 	t.Helper()
 	locked, released := make(chan struct{}), make(chan struct{})
-	release = sync.OnceFunc(func() { close(released) })
-	t.Cleanup(release)
+	release = pgtest.Held(t, func() { close(released) })
 	go func() {
 		_ = s.InTx(ctx, tenant, func(tx *memory.Tx) error {
 			if err := tx.LockOwner(ctx, consolidator.LockKey(c)); err != nil {

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -434,9 +433,7 @@ func TestOneRunAtATime(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("taking the run lock: %v, %v", ok, err)
 	}
-	// Released on failure too: the held connection would keep the pool from closing.
-	release := sync.OnceFunc(func() { lock.Release(context.WithoutCancel(e.ctx)) })
-	t.Cleanup(release)
+	release := pgtest.Held(t, func() { lock.Release(context.WithoutCancel(e.ctx)) })
 	if _, err := e.c.Run(e.ctx, RunOptions{}); !errors.Is(err, ErrRunInProgress) {
 		t.Fatalf("run while locked: %v, want ErrRunInProgress", err)
 	}

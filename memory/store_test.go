@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -420,8 +419,7 @@ func TestOwnerLockSerialises(t *testing.T) {
 	ctx := context.Background()
 	locked := make(chan struct{})
 	release := make(chan struct{})
-	unblock := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(unblock) // a failed test must not leave a handler or transaction blocked
+	unblock := pgtest.Held(t, func() { close(release) })
 	done := make(chan error, 1)
 	go func() {
 		done <- s.InTx(ctx, "t", func(tx *memory.Tx) error {

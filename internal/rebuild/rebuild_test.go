@@ -381,9 +381,7 @@ func TestRebuildOfflineToLLM(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("taking the lock: %v %v", ok, err)
 	}
-	// Released on failure too: the held connection would keep the pool from closing.
-	release := sync.OnceFunc(unlock)
-	t.Cleanup(release)
+	release := pgtest.Held(t, unlock)
 	if _, err := rb.Run(ctx, rebuild.Options{Tenant: tenant}); !errors.Is(err, rebuild.ErrRunning) {
 		t.Fatalf("concurrent rebuild: %v, want ErrRunning", err)
 	}

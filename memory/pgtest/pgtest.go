@@ -457,6 +457,16 @@ func Exec(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) {
 	}
 }
 
+// Held returns release as a function that may be called more than once, and calls it
+// when the test ends: a test that fails while it holds a connection, a lock or an open
+// transaction must still give it back, or the pool could not close and the test
+// database could not be dropped (the package would hang until its timeout).
+func Held(t testing.TB, release func()) func() {
+	release = sync.OnceFunc(release)
+	t.Cleanup(release)
+	return release
+}
+
 // Count runs a query returning one integer in a transaction of tenant on pool.
 func Count(t testing.TB, pool *pgxpool.Pool, tenant, sql string, args ...any) int {
 	t.Helper()

@@ -27,6 +27,10 @@ scan only). Seeding 1,000 × 1,000 takes about a minute. Run it against a
 benchmark database: the seeded tenant ("bench-<random>") stays unless --cleanup.
 Every candidate goes through the worker's path (consolidator.ResolveQueued): the
 candidates of one owner handled at the same moment are resolved in one transaction.
+Each phase also reports what a candidate cost the machine's cores (from /proc:
+this process, PostgreSQL's processes on this machine) and the rate that cost allows
+with every core busy: a phase with its cores busy is bounded by CPU, one without
+(one owner's candidates, applied in order) by waiting.
 Targets: ≥ 1,000 candidates/s across 1,000 owners × 1,000 memories, ≥ 300/s
 for the one owner of 10,000.
 `
@@ -96,6 +100,7 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 		row(fmt.Sprintf("one owner of %d, %s", r.LargeOwnerSize, path), *r.Large)
 	}
 	tw.Flush()
+	printResolveCPU(w, r)
 	if ix := r.LargeIndex; ix != nil {
 		fmt.Fprintf(w, "\nowner index: the maintenance pass (threshold %d) built %s over %d vectors in %.1f s (m %d, ef_construction %d, ef_search %d, the resolver's %d)\n",
 			ix.Threshold, ix.Index, ix.Vectors, ix.BuildSeconds, ix.M, ix.EfConstruction, ix.EfSearch, ix.ResolveEfSearch)
@@ -125,6 +130,41 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 		fmt.Fprintf(w, "target: %.0f candidates/s for the owner of %d %s ≥ %d/s\n", r.Large.PerSecond, r.LargeOwnerSize,
 			verdict(r.Large.PerSecond, benchResolveLargeTarget), benchResolveLargeTarget)
 	}
+}
+
+// printResolveCPU says, per phase, what a candidate cost the machine's cores and the
+// rate that cost allows with every core busy: a phase whose cores were busy is bounded
+// by CPU, one whose were not (one owner's candidates, applied in order) by waiting.
+func printResolveCPU(w io.Writer, r bench.ResolveResult) {
+	type phase struct {
+		name string
+		p    *bench.ResolvePhase
+	}
+	phases := []phase{{"across owners", &r.Across}, {"owner, exact scan", r.LargeExact}, {"owner, index", r.Large}}
+	if r.LargeIndex == nil {
+		phases[2].name = "owner, exact scan"
+	}
+	tw := newTabWriter(w, true)
+	header := false
+	for _, ph := range phases {
+		if ph.p == nil || ph.p.CPU == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nCPU per candidate (from /proc; PostgreSQL: its processes on this machine):")
+			fmt.Fprintln(tw, "phase\tmachine ms\tengram ms\tpostgres ms\tcores busy\tat this cost, all cores allow\t")
+			header = true
+		}
+		u := *ph.p.CPU
+		machine, engram, pg := u.PerItemMs(ph.p.Candidates)
+		pgs := fmt.Sprintf("%.2f", pg)
+		if !u.PostgresLocal {
+			pgs = "elsewhere"
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.0f%% of %d\t%.0f/s\t\n", ph.name, machine, engram, pgs, 100*u.Busy, u.Cores,
+			u.CoreBound(ph.p.Candidates))
+	}
+	tw.Flush()
 }
 
 // The resolver's targets (issue 17): across owners, and for one large owner.

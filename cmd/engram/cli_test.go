@@ -259,3 +259,39 @@ func TestBenchResolvePrintsLargeOwnerPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchResolvePrintsCPU: per phase, the CPU a candidate cost and the rate all
+// cores would allow at that cost; a database elsewhere says so; without /proc, nothing.
+func TestBenchResolvePrintsCPU(t *testing.T) {
+	t.Parallel()
+	across := bench.ResolvePhase{Candidates: 5000, PerSecond: 480, Decisions: map[string]int{"add": 1},
+		CPU: &bench.CPUUse{Cores: 2, MachineSeconds: 20, EngramSeconds: 4, PostgresSeconds: 15.5, PostgresLocal: true, Busy: 0.96}}
+	remote := across
+	remote.CPU = &bench.CPUUse{Cores: 2, MachineSeconds: 4, EngramSeconds: 4, Busy: 0.2}
+	bare := across
+	bare.CPU = nil
+	for _, c := range []struct {
+		name      string
+		res       bench.ResolveResult
+		want, not []string
+	}{
+		{"local", bench.ResolveResult{Across: across}, []string{"CPU per candidate", "across owners", "4.00", "0.80", "3.10", "96% of 2", "500/s"}, []string{"elsewhere"}},
+		{"remote", bench.ResolveResult{Across: remote}, []string{"0.80", "elsewhere", "20% of 2", "2500/s"}, nil},
+		{"no /proc", bench.ResolveResult{Across: bare}, nil, []string{"CPU per candidate"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			printBenchResolve(&b, c.res)
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("%q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

@@ -95,6 +95,8 @@ type ResolvePhase struct {
 	P99Ms       float64        `json:"p99_ms"`
 	Decisions   map[string]int `json:"decisions"`
 	Errors      int            `json:"errors"`
+	// CPU is what the phase cost the machine's cores (nil where /proc cannot say).
+	CPU *CPUUse `json:"cpu,omitempty"`
 }
 
 // ResolveResult is what RunResolve measured.
@@ -450,6 +452,7 @@ func runResolvePhase(ctx context.Context, r *consolidator.Resolver, cands []memo
 	errs := make([]error, len(cands))
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
+	cpu0, cpuOK := sampleCPU()
 	start := time.Now()
 	for range workers {
 		wg.Add(1)
@@ -473,6 +476,7 @@ func runResolvePhase(ctx context.Context, r *consolidator.Resolver, cands []memo
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	ph.CPU = cpuSince(cpu0, cpuOK)
 	if err := ctx.Err(); err != nil {
 		return ph, err
 	}

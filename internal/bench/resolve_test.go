@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -53,6 +54,14 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if ix := res.LargeIndex; ix == nil || ix.RecallQueries == 0 || ix.IndexedReads != ix.RecallQueries {
 		t.Fatalf("the large owner's index phase: %+v; want every recall read through the index", ix)
+	}
+	if runtime.GOOS == "linux" {
+		// What the rate is bounded by rides on every phase: CPU read from /proc.
+		for name, ph := range map[string]*bench.ResolvePhase{"across owners": &res.Across, "large owner": res.Large} {
+			if u := ph.CPU; u == nil || u.Cores < 1 || u.EngramSeconds <= 0 || u.MachineSeconds <= 0 || u.Busy <= 0 {
+				t.Errorf("%s: CPU use %+v; want the cores, this process's and the machine's CPU time, and how busy it was", name, u)
+			}
+		}
 	}
 	for _, k := range []consolidator.DecisionKind{consolidator.KindAdd, consolidator.KindConfirm, consolidator.KindUpdate, consolidator.KindSupersede} {
 		if res.Across.Decisions[string(k)] == 0 {

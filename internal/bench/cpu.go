@@ -99,7 +99,11 @@ func cpuSince(before cpuSample, ok bool) *CPUUse {
 	}
 	u := &CPUUse{Cores: runtime.NumCPU(), MachineSeconds: after.machine - before.machine, EngramSeconds: after.self - before.self}
 	for pid, t := range after.postgres {
-		u.PostgresSeconds += t - before.postgres[pid]
+		d := t - before.postgres[pid]
+		if d < 0 { // the pid was reused by a new backend: all of its time is the phase's
+			d = t
+		}
+		u.PostgresSeconds += d
 		u.PostgresLocal = true
 	}
 	if wall := after.at.Sub(before.at).Seconds(); wall > 0 {

@@ -55,10 +55,13 @@ func TestEngramSubprocess(t *testing.T) {
 }
 
 // engramCmd is `engram args…` as a child process with env (and nothing else of the
-// test's environment but PATH and HOME).
-func engramCmd(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
+// test's environment but PATH and HOME), killed when ctx ends: a child that hangs
+// fails its test at the test's deadline instead of holding the package until go
+// test's, and one left running by a failed test goes with it.
+func engramCmd(ctx context.Context, t *testing.T, env map[string]string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestEngramSubprocess$", "--"}, args...)...)
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestEngramSubprocess$", "--"}, args...)...)
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = []string{subprocessEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -129,7 +132,7 @@ func TestOperatorCommandsJoinTheServe(t *testing.T) {
 		"ENGRAM_HTTP_ADDR": "127.0.0.1:" + strconv.Itoa(httpPort), "ENGRAM_TOKENS": tenant + "/test=" + httpapi.HashToken(tok),
 		"ENGRAM_CONSOLIDATE_CRON": "off", "ENGRAM_REEMBED": "off",
 	}
-	serve := engramCmd(t, env, "serve")
+	serve := engramCmd(ctx, t, env, "serve")
 	var serveLog lockedBuffer
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
 	if err := serve.Start(); err != nil {
@@ -194,7 +197,7 @@ func TestOperatorCommandsJoinTheServe(t *testing.T) {
 	results := make(chan result, 2)
 	for _, args := range [][]string{{"dlq", "replay", "--all", "--json"}, {"users", "delete", "--tenant", tenant, "gone"}} {
 		wg.Go(func() {
-			out, err := engramCmd(t, env, args...).CombinedOutput()
+			out, err := engramCmd(ctx, t, env, args...).CombinedOutput()
 			results <- result{args, string(out), err}
 		})
 	}
@@ -231,7 +234,7 @@ func TestOperatorCommandsJoinTheServe(t *testing.T) {
 	}
 
 	// A second serve on the same store is refused, naming the holder.
-	second := engramCmd(t, map[string]string{
+	second := engramCmd(ctx, t, map[string]string{
 		"ENGRAM_DATABASE_URL": dbURL, "ENGRAM_DATA_DIR": dataDir, "ENGRAM_NATS_PORT": strconv.Itoa(freeLoopbackPort(t)),
 		"ENGRAM_HTTP_ADDR": "127.0.0.1:0", "ENGRAM_TOKENS": env["ENGRAM_TOKENS"], "ENGRAM_CONSOLIDATE_CRON": "off", "ENGRAM_REEMBED": "off",
 	}, "serve")

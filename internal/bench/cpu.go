@@ -48,6 +48,7 @@ func (u CPUUse) CoreBound(items int) float64 {
 // zero and one that ended does not count at all).
 type cpuSample struct {
 	at       time.Time
+	cores    int // the machine's, which /proc/stat's total covers (not this process's affinity)
 	machine  float64
 	self     float64
 	postgres map[int]float64
@@ -66,6 +67,10 @@ func sampleCPU() (cpuSample, bool) {
 	}
 	t := st.CPUTotal
 	s.machine = t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
+	s.cores = len(st.CPU)
+	if s.cores == 0 {
+		s.cores = runtime.NumCPU()
+	}
 	self, err := fs.Self()
 	if err != nil {
 		return s, false
@@ -97,7 +102,7 @@ func cpuSince(before cpuSample, ok bool) *CPUUse {
 	if !ok {
 		return nil
 	}
-	u := &CPUUse{Cores: runtime.NumCPU(), MachineSeconds: after.machine - before.machine, EngramSeconds: after.self - before.self}
+	u := &CPUUse{Cores: after.cores, MachineSeconds: after.machine - before.machine, EngramSeconds: after.self - before.self}
 	for pid, t := range after.postgres {
 		d := t - before.postgres[pid]
 		if d < 0 { // the pid was reused by a new backend: all of its time is the phase's

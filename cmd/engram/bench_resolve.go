@@ -84,23 +84,14 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 	fmt.Fprintf(w, "\nseeded %d memories in %.1f s (%.0f rows/s)\n\n", r.SeededRows, r.SeedSeconds, r.SeedRowsPerSec)
 	tw := newTabWriter(w, true)
 	fmt.Fprintln(tw, "phase\tcandidates\tworkers\tper s\tp50 ms\tp95 ms\tp99 ms\terrors\t")
-	row := func(name string, p bench.ResolvePhase) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t\n", name, p.Candidates, p.Concurrency, p.PerSecond,
+	phases := resolvePhases(r)
+	for _, ph := range phases {
+		p := ph.p
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t\n", ph.name, p.Candidates, p.Concurrency, p.PerSecond,
 			p.P50Ms, p.P95Ms, p.P99Ms, p.Errors)
 	}
-	row("across owners", r.Across)
-	if r.LargeExact != nil {
-		row(fmt.Sprintf("one owner of %d, exact scan", r.LargeOwnerSize), *r.LargeExact)
-	}
-	if r.Large != nil {
-		path := "exact scan"
-		if r.LargeIndex != nil {
-			path = "owner index"
-		}
-		row(fmt.Sprintf("one owner of %d, %s", r.LargeOwnerSize, path), *r.Large)
-	}
 	tw.Flush()
-	printResolveCPU(w, r)
+	printResolveCPU(w, phases)
 	if ix := r.LargeIndex; ix != nil {
 		fmt.Fprintf(w, "\nowner index: the maintenance pass (threshold %d) built %s over %d vectors in %.1f s (m %d, ef_construction %d, ef_search %d, the resolver's %d)\n",
 			ix.Threshold, ix.Index, ix.Vectors, ix.BuildSeconds, ix.M, ix.EfConstruction, ix.EfSearch, ix.ResolveEfSearch)
@@ -132,22 +123,36 @@ func printBenchResolve(w io.Writer, r bench.ResolveResult) {
 	}
 }
 
+// namedPhase is a phase of the resolver benchmark with its name in the tables.
+type namedPhase struct {
+	name string
+	p    *bench.ResolvePhase
+}
+
+// resolvePhases are r's phases that ran, in order, named for the tables.
+func resolvePhases(r bench.ResolveResult) []namedPhase {
+	phases := []namedPhase{{"across owners", &r.Across}}
+	if r.LargeExact != nil {
+		phases = append(phases, namedPhase{fmt.Sprintf("one owner of %d, exact scan", r.LargeOwnerSize), r.LargeExact})
+	}
+	if r.Large != nil {
+		path := "exact scan"
+		if r.LargeIndex != nil {
+			path = "owner index"
+		}
+		phases = append(phases, namedPhase{fmt.Sprintf("one owner of %d, %s", r.LargeOwnerSize, path), r.Large})
+	}
+	return phases
+}
+
 // printResolveCPU says, per phase, what a candidate cost the machine's cores and the
 // rate that cost allows with every core busy: a phase whose cores were busy is bounded
 // by CPU, one whose were not (one owner's candidates, applied in order) by waiting.
-func printResolveCPU(w io.Writer, r bench.ResolveResult) {
-	type phase struct {
-		name string
-		p    *bench.ResolvePhase
-	}
-	phases := []phase{{"across owners", &r.Across}, {"owner, exact scan", r.LargeExact}, {"owner, index", r.Large}}
-	if r.LargeIndex == nil {
-		phases[2].name = "owner, exact scan"
-	}
+func printResolveCPU(w io.Writer, phases []namedPhase) {
 	tw := newTabWriter(w, true)
 	header := false
 	for _, ph := range phases {
-		if ph.p == nil || ph.p.CPU == nil {
+		if ph.p.CPU == nil {
 			continue
 		}
 		if !header {

@@ -246,16 +246,7 @@ func TestBenchResolvePrintsLargeOwnerPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
 			printBenchResolve(&b, c.res)
-			for _, w := range c.want {
-				if !strings.Contains(b.String(), w) {
-					t.Errorf("no %q in\n%s", w, b.String())
-				}
-			}
-			for _, w := range c.not {
-				if strings.Contains(b.String(), w) {
-					t.Errorf("%q in\n%s", w, b.String())
-				}
-			}
+			checkContains(t, b.String(), c.want, c.not)
 		})
 	}
 }
@@ -282,16 +273,22 @@ func TestBenchResolvePrintsCPU(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
 			printBenchResolve(&b, c.res)
-			for _, w := range c.want {
-				if !strings.Contains(b.String(), w) {
-					t.Errorf("no %q in\n%s", w, b.String())
-				}
-			}
-			for _, w := range c.not {
-				if strings.Contains(b.String(), w) {
-					t.Errorf("%q in\n%s", w, b.String())
-				}
-			}
+			checkContains(t, b.String(), c.want, c.not)
 		})
+	}
+}
+
+// checkContains fails t for each of want that out lacks and each of not it holds.
+func checkContains(t *testing.T, out string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(out, w) {
+			t.Errorf("%q in\n%s", w, out)
+		}
 	}
 }

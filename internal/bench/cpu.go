@@ -56,14 +56,19 @@ type cpuSample struct {
 
 // sampleCPU reads /proc; ok is false where it cannot (not Linux, no procfs).
 func sampleCPU() (cpuSample, bool) {
+	s, err := readCPU()
+	return s, err == nil
+}
+
+func readCPU() (cpuSample, error) {
 	s := cpuSample{at: time.Now(), postgres: map[int]float64{}}
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return s, false
+		return s, err
 	}
 	st, err := fs.Stat()
 	if err != nil {
-		return s, false
+		return s, err
 	}
 	t := st.CPUTotal
 	s.machine = t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
@@ -73,24 +78,22 @@ func sampleCPU() (cpuSample, bool) {
 	}
 	self, err := fs.Self()
 	if err != nil {
-		return s, false
+		return s, err
 	}
 	ps, err := self.Stat()
 	if err != nil {
-		return s, false
+		return s, err
 	}
 	s.self = ps.CPUTime()
-	procs, err := fs.AllProcs()
-	if err != nil {
-		return s, true
-	}
+	// Without a listing the machine and this process still count (PostgresLocal false).
+	procs, _ := fs.AllProcs()
 	for _, p := range procs {
 		// A process may end between the listing and its read: it is skipped.
 		if pst, err := p.Stat(); err == nil && pst.Comm == "postgres" {
 			s.postgres[p.PID] = pst.CPUTime()
 		}
 	}
-	return s, true
+	return s, nil
 }
 
 // cpuSince is what was spent between before and now; nil when either read failed.

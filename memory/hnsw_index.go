@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Approximate vector indexes for very large owners (migration 0011). A search scans
@@ -31,6 +32,28 @@ type HNSWConfig struct {
 	// graph reaches a recall at a smaller ef_search, for a slower build and slower
 	// inserts.
 	M, EfConstruction int
+	// IVFThreshold is the owner size from which its index is IVFFlat instead of HNSW
+	// (migration 0018); an IVFFlat owner goes back to HNSW below half of it. <= 0:
+	// DefaultIVFThreshold.
+	IVFThreshold int
+	// IVFListRows is the owner's vectors per IVFFlat list at build (lists = vectors /
+	// IVFListRows); an owner that doubles is rebuilt with lists for its new size. <= 0:
+	// DefaultIVFListRows.
+	IVFListRows int
+	// IVFProbes is the lists a search of a new IVFFlat index reads; <= 0: one in
+	// DefaultIVFProbeDivisor of its lists.
+	IVFProbes int
+	// SwapGrace is how long a replaced index outlives its replacement, so reads
+	// planned from a registry entry cached before the swap still find it; 0: a little
+	// more than the cache's lifetime, < 0: none.
+	SwapGrace time.Duration
+}
+
+func (c HNSWConfig) swapGrace() time.Duration {
+	if c.SwapGrace == 0 {
+		return ownerIndexesTTL + 5*time.Second
+	}
+	return c.SwapGrace
 }
 
 // Defaults. The threshold: an exact scan costs ~2 µs a vector (FACTS.md: 18/19 ms
@@ -47,6 +70,26 @@ const (
 	DefaultHNSWEfSearch       = 400
 	DefaultHNSWM              = 24
 	DefaultHNSWEfConstruction = 128
+	// IVFFlat for the largest owners. `engram bench large`'s owner of 1,000,000 (the
+	// hashing embedder's vectors, 3–5-word queries; session 26): its HNSW index at
+	// ef_search 400 reached recall@10 0.90 at 21 ms p95 of the bare index read, an
+	// IVFFlat index of 2,000 lists reading 40 of them 0.98 at 16–19 ms (1,000 lists:
+	// 0.98 at 30 probes); at 100,000 HNSW was ahead (0.996 at 14 ms against IVFFlat's
+	// 0.986 at 15 ms), and at 10,000 far ahead (IVFFlat 0.87 reading a fifth of its
+	// lists). Where between 100,000 and 1,000,000 they cross was not measured: the
+	// threshold sits between the two sizes measured. Inserts into an IVFFlat index
+	// cost one distance a list, not an HNSW graph update.
+	DefaultIVFThreshold    = 500_000
+	DefaultIVFListRows     = 500
+	DefaultIVFProbeDivisor = 50
+	// maxIVFLists is pgvector's limit.
+	maxIVFLists = 32768
+)
+
+// Index methods of the registry (hnsw_owner_indexes.method).
+const (
+	MethodHNSW    = "hnsw"
+	MethodIVFFlat = "ivfflat"
 )
 
 func (c HNSWConfig) withDefaults() HNSWConfig {
@@ -62,7 +105,35 @@ func (c HNSWConfig) withDefaults() HNSWConfig {
 	if c.EfConstruction <= 0 {
 		c.EfConstruction = DefaultHNSWEfConstruction
 	}
+	if c.IVFThreshold <= 0 {
+		c.IVFThreshold = DefaultIVFThreshold
+	}
+	if c.IVFListRows <= 0 {
+		c.IVFListRows = DefaultIVFListRows
+	}
 	return c
+}
+
+// method is the index kind an owner of rows vectors gets, given the one it has (""
+// for none): IVFFlat from IVFThreshold on, kept down to half of it.
+func (c HNSWConfig) method(rows int64, have string) string {
+	if rows >= int64(c.IVFThreshold) || (have == MethodIVFFlat && rows >= int64(c.IVFThreshold/2)) {
+		return MethodIVFFlat
+	}
+	return MethodHNSW
+}
+
+// ivfLists and ivfProbes are an IVFFlat index's lists for an owner of rows vectors,
+// and the lists a search of it reads.
+func (c HNSWConfig) ivfLists(rows int64) int {
+	return int(max(1, min(rows/int64(c.IVFListRows), maxIVFLists)))
+}
+
+func (c HNSWConfig) ivfProbes(lists int) int {
+	if c.IVFProbes > 0 {
+		return min(c.IVFProbes, lists)
+	}
+	return max(1, (lists+DefaultIVFProbeDivisor-1)/DefaultIVFProbeDivisor)
 }
 
 // HNSWOwnerIndex is one owner's index as the registry records it.
@@ -72,18 +143,28 @@ type HNSWOwnerIndex struct {
 	UserID   string `json:"user_id"` // "" is the tenant's global scope
 	Dims     int    `json:"dims"`
 	Name     string `json:"index"`
-	State    string `json:"state"`         // building, ready
-	Rows     int64  `json:"rows_at_build"` // the owner's vectors when the build started
-	EfSearch int    `json:"ef_search"`
+	State    string `json:"state"`               // building, ready
+	Rows     int64  `json:"rows_at_build"`       // the owner's vectors when the build started
+	Method   string `json:"method"`              // MethodHNSW or MethodIVFFlat
+	EfSearch int    `json:"ef_search,omitempty"` // HNSW
+	Lists    int    `json:"lists,omitempty"`     // IVFFlat, fixed at build
+	Probes   int    `json:"probes,omitempty"`    // IVFFlat: lists a search reads
 	// BuildSeconds is how long MaintainHNSW took to build it (in its report only).
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
 }
 
 // hnswIndexName names an owner's index by a hash, so catalog names carry no tenant
-// or user id and fit PostgreSQL's 63 characters whatever the ids.
+// or user id and fit PostgreSQL's 63 characters whatever the ids. An IVFFlat index's
+// name also hashes its lists, so the index that replaces it when the owner has grown
+// has a name of its own while both exist.
 func hnswIndexName(tenant, model, userID string) string {
 	h := sha256.Sum256([]byte(tenant + "\x00" + model + "\x00" + userID))
 	return "engram_hnsw_" + hex.EncodeToString(h[:8])
+}
+
+func ivfIndexName(tenant, model, userID string, lists int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00ivfflat\x00%d", tenant, model, userID, lists)))
+	return "engram_ivf_" + hex.EncodeToString(h[:8])
 }
 
 // hnswIndexFor is the ready index of the search's owner, or nil: the search's choice
@@ -115,19 +196,45 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 	return ix.State == "ready" && ix.Dims == len(vec)
 }
 
-// hnswScanSQL sets the transaction up for a statement that reads an owner's index
-// ($1: hnsw.ef_search), and hnswScanDoneSQL restores the planner for the statements
-// after it (plannerRestoreSQL). Iterative scans keep reading the index until enough
-// rows pass the statement's filters; relaxed order is re-sorted by the exact
-// distance. Custom plans: the index's predicate names the owner, so only a plan made
+// hnswScanSQL sets the transaction up for a statement that reads an owner's HNSW
+// index ($1: hnsw.ef_search), ivfScanSQL for one that reads its IVFFlat index ($1:
+// ivfflat.probes), and hnswScanDoneSQL restores the planner for the statements
+// after it (plannerRestoreSQL). Iterative scans keep reading the index (more of the
+// graph, more lists) until enough rows pass the statement's filters; relaxed order is
+// re-sorted by the exact distance. Custom plans: the index's predicate names the owner, so only a plan made
 // with the owner's values can use it, and a cached generic plan would fall back to the
 // exact scan. No sort: the planner would otherwise sort a mid-sized owner's exact
 // distances (cheap by its estimate, not by the measurement) and ignore the index.
 const (
 	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
+		ivfStaleSQL +
+		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+	ivfScanSQL = `SELECT set_config('ivfflat.iterative_scan', 'relaxed_order', true), set_config('ivfflat.probes', $1, true), ` +
+		hnswStaleSQL +
 		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
 	hnswScanDoneSQL = plannerRestoreSQL
 )
+
+// While an owner's index is being replaced by one of the other method, a read planned
+// from a registry entry cached before the swap may find the new index (or only it):
+// each setup also gives the other method settings that keep its answer near-exact
+// (every list, a long candidate list), slow rather than wrong for that minute.
+const (
+	ivfStaleSQL  = `set_config('ivfflat.probes', '32768', true), `
+	hnswStaleSQL = `set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '1000', true), `
+)
+
+// scanSQL is the statement and argument that set a read of the index up: a search's
+// (resolve false) or the resolver's.
+func (ix *HNSWOwnerIndex) scanSQL(resolve bool) (string, string) {
+	if ix.Method == MethodIVFFlat {
+		return ivfScanSQL, fmt.Sprint(ix.Probes)
+	}
+	if resolve {
+		return hnswScanSQL, fmt.Sprint(ix.ResolveEfSearch())
+	}
+	return hnswScanSQL, fmt.Sprint(ix.EfSearch)
+}
 
 // useHNSW is the search's hook (memory/search.go): it points q at the owner's index
 // when it has a ready one and sets the scan up for the next statement; done restores
@@ -137,7 +244,8 @@ func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err err
 	if err != nil || ix == nil {
 		return func() {}, err
 	}
-	if _, err := t.tx.Exec(ctx, hnswScanSQL, fmt.Sprint(ix.EfSearch)); err != nil {
+	sql, arg := ix.scanSQL(false)
+	if _, err := t.tx.Exec(ctx, sql, arg); err != nil {
 		return func() {}, fmt.Errorf("setting up the owner's vector index scan: %w", err)
 	}
 	q.hnsw = ix

@@ -17,8 +17,11 @@ const hnswLockKey int64 = 0x656e6772616d11 // "engram" + 0x11
 // HNSWReport is what one MaintainHNSW pass did.
 type HNSWReport struct {
 	// Busy: another process holds the maintenance lock; nothing was done.
-	Busy    bool             `json:"busy"`
-	Built   []HNSWOwnerIndex `json:"built"`
+	Busy  bool             `json:"busy"`
+	Built []HNSWOwnerIndex `json:"built"`
+	// Rebuilt: owners whose index was replaced (the new one): they crossed the
+	// IVFFlat threshold, or outgrew their IVFFlat lists.
+	Rebuilt []HNSWOwnerIndex `json:"rebuilt"`
 	Dropped []HNSWOwnerIndex `json:"dropped"`
 	Kept    int              `json:"kept"`
 	// BuildSeconds is the time the builds took, together.
@@ -144,7 +147,6 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			return err
 		}
 		if n >= int64(cfg.Threshold/2) && ix.State == "ready" && valid {
-			rep.Kept++
 			continue
 		}
 		if err := s.dropHNSW(ctx, c, ix); err != nil {
@@ -158,39 +160,88 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 		}
 	}
 	for _, o := range large {
-		if _, ok := have[[2]string{o.model, o.user}]; ok || o.rows < int64(cfg.Threshold) {
+		cur, ok := have[[2]string{o.model, o.user}]
+		if !ok && o.rows < int64(cfg.Threshold) {
 			continue
 		}
+		var replacing *HNSWOwnerIndex
+		if ok {
+			// An owner that crossed the IVFFlat threshold (either way), or whose
+			// IVFFlat lists were sized for half its vectors or fewer, gets a new index;
+			// the rest keep theirs.
+			want := cfg.method(o.rows, cur.Method)
+			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists
+			if want == cur.Method && !grown {
+				rep.Kept++
+				continue
+			}
+			replacing = &cur
+		}
 		start := time.Now()
-		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, log)
+		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, replacing, log)
 		if err != nil {
 			return err
 		}
-		if ix != nil {
-			rep.Built = append(rep.Built, *ix)
-			rep.BuildSeconds += time.Since(start).Seconds()
+		if ix == nil {
+			if replacing != nil {
+				rep.Kept++
+			}
+			continue
 		}
+		if replacing != nil {
+			rep.Rebuilt = append(rep.Rebuilt, *ix)
+		} else {
+			rep.Built = append(rep.Built, *ix)
+		}
+		rep.BuildSeconds += time.Since(start).Seconds()
 	}
 	return nil
 }
 
-// buildHNSW records the owner's index as building, builds it concurrently and marks
-// it ready; nil when the owner's vectors have mixed dimensions (nothing to index).
-func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig, log *slog.Logger) (*HNSWOwnerIndex, error) {
-	ix := HNSWOwnerIndex{Tenant: tenant, Model: o.model, UserID: o.user, Name: hnswIndexName(tenant, o.model, o.user),
-		State: "building", Rows: o.rows, EfSearch: cfg.EfSearch}
+// buildHNSW builds the owner's index, of the method its size calls for, concurrently
+// and marks it ready; nil when the owner's vectors have mixed dimensions beyond the
+// index's limit (nothing to index). A first index is recorded as building before the
+// build (a build that dies is found and redone). One that replaces the owner's
+// current index (replacing) is built beside it unrecorded (if the pass dies, the next
+// one drops it as an orphan), takes its place in the registry in one statement, and
+// the old one is dropped after cfg.SwapGrace, when no process's cached registry entry
+// (ownerIndexesTTL) still points at it.
+func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig,
+	replacing *HNSWOwnerIndex, log *slog.Logger) (*HNSWOwnerIndex, error) {
+	have := ""
+	if replacing != nil {
+		have = replacing.Method
+	}
+	ix := HNSWOwnerIndex{Tenant: tenant, Model: o.model, UserID: o.user, State: "building", Rows: o.rows,
+		Method: cfg.method(o.rows, have)}
+	if ix.Method == MethodIVFFlat {
+		ix.Lists = cfg.ivfLists(o.rows)
+		ix.Probes = cfg.ivfProbes(ix.Lists)
+		ix.Name = ivfIndexName(tenant, o.model, o.user, ix.Lists)
+	} else {
+		ix.EfSearch = cfg.EfSearch
+		ix.Name = hnswIndexName(tenant, o.model, o.user)
+	}
+	if replacing != nil && replacing.Name == ix.Name {
+		return nil, nil // the same index (IVFFlat at pgvector's most lists)
+	}
 	err := s.InTx(ctx, tenant, func(tx *Tx) error {
 		// The most common dimension: the index covers the rows of that size.
 		if err := tx.tx.QueryRow(ctx, `SELECT dims FROM memory_embeddings WHERE tenant = $1 AND model = $2 AND user_id = $3
 			GROUP BY dims ORDER BY count(*) DESC LIMIT 1`, tenant, o.model, o.user).Scan(&ix.Dims); err != nil {
 			return fmt.Errorf("reading the owner's vector dimensions: %w", err)
 		}
-		if ix.Dims > 2000 { // pgvector's HNSW limit for vector
+		if ix.Dims > 2000 { // pgvector's limit for vector in both methods
 			ix.Dims = 0
 			return nil
 		}
-		_, err := tx.tx.Exec(ctx, `INSERT INTO hnsw_owner_indexes (tenant, model, user_id, dims, index_name, state, rows_at_build, ef_search)
-			VALUES ($1, $2, $3, $4, $5, 'building', $6, $7)`, tenant, o.model, o.user, ix.Dims, ix.Name, o.rows, cfg.EfSearch)
+		if replacing != nil {
+			return nil
+		}
+		_, err := tx.tx.Exec(ctx, `INSERT INTO hnsw_owner_indexes (tenant, model, user_id, dims, index_name, state, rows_at_build,
+			method, ef_search, lists, probes)
+			VALUES ($1, $2, $3, $4, $5, 'building', $6, $7, $8, $9, $10)`, tenant, o.model, o.user, ix.Dims, ix.Name, o.rows,
+			ix.Method, nullIfZero(ix.EfSearch), nullIfZero(ix.Lists), nullIfZero(ix.Probes))
 		if err != nil {
 			return fmt.Errorf("recording the index build: %w", err)
 		}
@@ -200,23 +251,36 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		return nil, err
 	}
 	log.Info("building a vector index for a large owner", "tenant", tenant, "model", o.model, "user_id", o.user,
-		"vectors", o.rows, "index", ix.Name)
+		"vectors", o.rows, "index", ix.Name, "method", ix.Method, "lists", ix.Lists)
 	start := time.Now()
-	var ddl string
 	// format() quotes the literals; the predicate names the owner, so only its
 	// searches can use the index, and the dimension, so the cast never fails.
-	if err := c.QueryRow(ctx, `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory_embeddings
-		USING hnsw ((embedding::vector(%s)) vector_cosine_ops) WITH (m = %s, ef_construction = %s)
-		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::int, $6::int, $7::int, $3::text, $4::text, $5::text, $2::int)`,
-		ix.Name, ix.Dims, tenant, o.model, o.user, cfg.M, cfg.EfConstruction).Scan(&ddl); err != nil {
+	using := fmt.Sprintf("hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)", ix.Dims, cfg.M, cfg.EfConstruction)
+	if ix.Method == MethodIVFFlat {
+		using = fmt.Sprintf("ivfflat ((embedding::vector(%d)) vector_cosine_ops) WITH (lists = %d)", ix.Dims, ix.Lists)
+		// IVFFlat's k-means holds a sample of 50 vectors a list in memory, which
+		// pgvector refuses to build beyond maintenance_work_mem.
+		need := 64 + (int64(ix.Lists)*50*int64(ix.Dims)*4*3/2)>>20
+		if _, err := c.Exec(ctx, `SELECT set_config('maintenance_work_mem', $1, false)
+			WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes($1)`, fmt.Sprintf("%dMB", need)); err != nil {
+			return nil, fmt.Errorf("sizing the memory of the IVFFlat build: %w", err)
+		}
+		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), `RESET maintenance_work_mem`) }()
+	}
+	var ddl string
+	if err := c.QueryRow(ctx, `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory_embeddings USING `+using+`
+		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::text, $3::text, $4::text, $5::int)`,
+		ix.Name, tenant, o.model, o.user, ix.Dims).Scan(&ddl); err != nil {
 		return nil, fmt.Errorf("writing the index statement: %w", err)
 	}
 	if _, err := c.Exec(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("building the vector index of tenant %s owner %q (%s): %w", tenant, o.user, ix.Name, err)
 	}
 	err = s.InTx(ctx, tenant, func(tx *Tx) error {
-		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET state = 'ready', ready_at = now()
-			WHERE tenant = $1 AND model = $2 AND user_id = $3`, tenant, o.model, o.user)
+		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET state = 'ready', ready_at = now(), index_name = $4, method = $5,
+			ef_search = $6, lists = $7, probes = $8, rows_at_build = $9, dims = $10
+			WHERE tenant = $1 AND model = $2 AND user_id = $3`, tenant, o.model, o.user, ix.Name, ix.Method,
+			nullIfZero(ix.EfSearch), nullIfZero(ix.Lists), nullIfZero(ix.Probes), o.rows, ix.Dims)
 		return err
 	})
 	if err != nil {
@@ -224,7 +288,28 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	}
 	ix.State, ix.BuildSeconds = "ready", time.Since(start).Seconds()
 	log.Info("built a vector index", "index", ix.Name, "seconds", ix.BuildSeconds)
+	if replacing != nil {
+		s.indexes.forget()
+		if g := cfg.swapGrace(); g > 0 {
+			log.Info("keeping the replaced vector index while cached registry entries expire", "index", replacing.Name, "for", g)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err() // the next pass drops it as an orphan
+			case <-time.After(g):
+			}
+		}
+		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+replacing.Name); err != nil {
+			return nil, fmt.Errorf("dropping the replaced vector index %s: %w", replacing.Name, err)
+		}
+	}
 	return &ix, nil
+}
+
+func nullIfZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }
 
 // dropHNSW takes the index out of the registry first (searches stop choosing it),
@@ -251,7 +336,7 @@ func (s *Store) dropHNSW(ctx context.Context, c *pgx.Conn, ix HNSWOwnerIndex) er
 // between unregistering and dropping).
 func (s *Store) dropOrphanHNSW(ctx context.Context, c *pgx.Conn, log *slog.Logger) error {
 	rows, err := c.Query(ctx, `SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-		WHERE x.indrelid = 'memory_embeddings'::regclass AND i.relname LIKE 'engram\_hnsw\_%'
+		WHERE x.indrelid = 'memory_embeddings'::regclass AND (i.relname LIKE 'engram\_hnsw\_%' OR i.relname LIKE 'engram\_ivf\_%')
 		  AND NOT EXISTS (SELECT 1 FROM hnsw_owner_indexes r WHERE r.index_name = i.relname)`)
 	if err != nil {
 		return fmt.Errorf("listing orphan vector indexes: %w", err)
@@ -289,7 +374,8 @@ func hnswIndexValid(ctx context.Context, c *pgx.Conn, name string) (bool, error)
 
 // hnswRegistry is the transaction's tenant's registered indexes.
 func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
-	rows, err := t.tx.Query(ctx, `SELECT tenant, model, user_id, dims, index_name, state, rows_at_build, ef_search
+	rows, err := t.tx.Query(ctx, `SELECT tenant, model, user_id, dims, index_name, state, rows_at_build, method,
+		coalesce(ef_search, 0), coalesce(lists, 0), coalesce(probes, 0)
 		FROM hnsw_owner_indexes WHERE tenant = $1 ORDER BY model, user_id`, t.tenant)
 	if err != nil {
 		return nil, fmt.Errorf("reading the vector index registry: %w", err)
@@ -303,14 +389,16 @@ func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
 
 func scanHNSWIndex(r pgx.CollectableRow) (HNSWOwnerIndex, error) {
 	var ix HNSWOwnerIndex
-	return ix, r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.EfSearch)
+	return ix, r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
+		&ix.EfSearch, &ix.Lists, &ix.Probes)
 }
 
 // HNSWIndexes lists every registered owner index (the owner role's store sees all
 // tenants' rows), with its size on disk.
 func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT r.tenant, r.model, r.user_id, r.dims, r.index_name, r.state, r.rows_at_build,
-		r.ef_search, coalesce(pg_relation_size(to_regclass(r.index_name)), 0)
+		r.method, coalesce(r.ef_search, 0), coalesce(r.lists, 0), coalesce(r.probes, 0),
+		coalesce(pg_relation_size(to_regclass(r.index_name)), 0)
 		FROM hnsw_owner_indexes r ORDER BY r.tenant, r.model, r.user_id`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
@@ -321,7 +409,8 @@ func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, err
 	for rows.Next() {
 		var ix HNSWOwnerIndex
 		var n int64
-		if err := rows.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.EfSearch, &n); err != nil {
+		if err := rows.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
+			&ix.EfSearch, &ix.Lists, &ix.Probes, &n); err != nil {
 			return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
 		}
 		out = append(out, ix)

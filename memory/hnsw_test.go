@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -68,7 +70,9 @@ func usesOwnerIndex(t *testing.T, s *memory.Store, tenant string, q memory.Memor
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(plan, func(l string) bool { return strings.Contains(l, "engram_hnsw_") })
+	return slices.ContainsFunc(plan, func(l string) bool {
+		return strings.Contains(l, "engram_hnsw_") || strings.Contains(l, "engram_ivf_")
+	})
 }
 
 // hnswStores opens a fresh database's stores: the application role's, which searches
@@ -234,4 +238,154 @@ func execErr(pool *pgxpool.Pool, tenant, sql string) error {
 		_, err := tx.Exec(context.Background(), sql)
 		return err
 	})
+}
+
+// ownerIndexCount counts the owner indexes of a method's name prefix in the catalog.
+func ownerIndexCount(t *testing.T, opool *pgxpool.Pool, prefix string) int {
+	t.Helper()
+	return pgtest.OwnerCount(t, opool, "acme", `SELECT count(*)::int FROM pg_class WHERE relname LIKE '`+prefix+`%'`)
+}
+
+// exactRecall is the share of the exact top 10 of the owner that its vector side
+// (through its index, which it must use) returns, over queries random vectors.
+func exactRecall(t *testing.T, s *memory.Store, user string, queries int, rng *rand.Rand) float64 {
+	t.Helper()
+	ctx := context.Background()
+	hits, total := 0, 0
+	for range queries {
+		q := make([]float32, 16)
+		for j := range q {
+			q[j] = float32(rng.NormFloat64())
+		}
+		var exact, got []uuid.UUID
+		var used bool
+		err := s.InTx(ctx, "acme", func(tx *memory.Tx) error {
+			var err error
+			if exact, err = tx.ExactNearest(ctx, hnswModel, user, q, 10); err != nil {
+				return err
+			}
+			got, used, err = tx.OwnerVectorSide(ctx, hnswModel, memory.ScopeUser, user, q, 10)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !used {
+			t.Fatalf("the vector side of %q did not use its owner index", user)
+		}
+		for _, id := range exact {
+			if slices.Contains(got, id) {
+				hits++
+			}
+		}
+		total += len(exact)
+	}
+	return float64(hits) / float64(total)
+}
+
+func TestIVFFlatOwnerIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app, owner, pool, opool := hnswStores(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	seedVectors(t, app, "acme", "big", 300, rng)
+	seedVectors(t, app, "acme", "mid", 150, rng)
+	// Every list probed: the IVFFlat reads must be exact, so any miss is a defect.
+	cfg := memory.HNSWConfig{Threshold: 100, EfSearch: 100, IVFThreshold: 250, IVFListRows: 50, IVFProbes: 1000, SwapGrace: -1}
+	method := func(rep []memory.HNSWOwnerIndex) map[string]string {
+		out := map[string]string{}
+		for _, ix := range rep {
+			out[ix.UserID] = fmt.Sprintf("%s/%d/%d", ix.Method, ix.Lists, ix.Probes)
+		}
+		return out
+	}
+
+	rep, err := owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := method(rep.Built), map[string]string{"big": "ivfflat/6/6", "mid": "hnsw/0/0"}; !maps.Equal(got, want) {
+		t.Fatalf("built %v, want %v", got, want)
+	}
+	if n := ownerIndexCount(t, opool, `engram\_ivf\_`); n != 1 {
+		t.Errorf("%d IVFFlat indexes, want 1", n)
+	}
+	vec := make([]float32, 16)
+	for j := range vec {
+		vec[j] = float32(rng.NormFloat64())
+	}
+	for _, user := range []string{"big", "mid"} {
+		if !usesOwnerIndex(t, app, "acme", hnswSearch(user, vec)) {
+			t.Errorf("%s: the search plan does not read its owner index", user)
+		}
+		if r := exactRecall(t, app, user, 10, rng); user == "big" && r != 1 {
+			t.Errorf("%s: recall@10 %.3f through an IVFFlat index read whole, want 1", user, r)
+		}
+	}
+	// An episodic-only search fills its 10 through the IVFFlat index (the filter
+	// inside the iterative scan).
+	q := hnswSearch("big", vec)
+	q.Types, q.VectorOnly = []string{"episodic"}, true
+	var cands []memory.MemoryHit
+	if err := app.InTx(ctx, "acme", func(tx *memory.Tx) error {
+		cands, _, err = tx.MemoryCandidates(ctx, q)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 10 {
+		t.Errorf("episodic-only search through the IVFFlat index: %d candidates, want 10", len(cands))
+	}
+
+	// mid crosses the IVFFlat threshold: its HNSW index is replaced. app's cached
+	// registry entry still says HNSW for the next minute; its reads must stay exact.
+	seedVectors(t, app, "acme", "mid", 110, rng)
+	// big doubles: its lists are sized for its new size, under a new name.
+	seedVectors(t, app, "acme", "big", 300, rng)
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := method(rep.Rebuilt), map[string]string{"big": "ivfflat/12/12", "mid": "ivfflat/5/5"}; !maps.Equal(got, want) || len(rep.Built) != 0 {
+		t.Fatalf("rebuilt %v (built %d), want %v", got, len(rep.Built), want)
+	}
+	if h, i := ownerIndexCount(t, opool, `engram\_hnsw\_`), ownerIndexCount(t, opool, `engram\_ivf\_`); h != 0 || i != 2 {
+		t.Errorf("%d HNSW and %d IVFFlat indexes after the swaps, want 0 and 2", h, i)
+	}
+	if r := exactRecall(t, app, "mid", 10, rng); r != 1 {
+		t.Errorf("mid, read from a registry entry cached before its swap: recall@10 %.3f, want 1", r)
+	}
+	fresh := memory.NewStore(pool)
+	for _, user := range []string{"big", "mid"} {
+		if r := exactRecall(t, fresh, user, 10, rng); r != 1 {
+			t.Errorf("%s after its rebuild: recall@10 %.3f, want 1", user, r)
+		}
+	}
+	if rep, err := owner.MaintainHNSW(ctx, cfg, nil); err != nil || len(rep.Built)+len(rep.Rebuilt)+len(rep.Dropped) != 0 || rep.Kept != 2 {
+		t.Fatalf("third pass: %+v, %v; want both kept", rep, err)
+	}
+
+	// big shrinks below half the IVFFlat threshold (but not below half the HNSW one):
+	// back to HNSW.
+	pgtest.Exec(t, pool, "acme", `DELETE FROM memories WHERE user_id = 'big' AND id IN
+		(SELECT id FROM memories WHERE user_id = 'big' ORDER BY id LIMIT 500)`)
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := method(rep.Rebuilt), map[string]string{"big": "hnsw/0/0"}; !maps.Equal(got, want) {
+		t.Fatalf("rebuilt %v, want %v", got, want)
+	}
+	ixs, _, err := owner.HNSWIndexes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ix := range ixs {
+		if want := map[string]string{"big": memory.MethodHNSW, "mid": memory.MethodIVFFlat}[ix.UserID]; ix.Method != want || ix.State != "ready" {
+			t.Errorf("registry row %+v, want a ready %s index", ix, want)
+		}
+	}
+	if h, i := ownerIndexCount(t, opool, `engram\_hnsw\_`), ownerIndexCount(t, opool, `engram\_ivf\_`); h != 1 || i != 1 {
+		t.Errorf("%d HNSW and %d IVFFlat indexes, want 1 and 1", h, i)
+	}
 }

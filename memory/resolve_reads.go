@@ -76,7 +76,8 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 	// An index scan's settings hold for the nearest read alone: the key reads after
 	// it plan as always.
 	if ix != nil {
-		b.Queue(hnswScanSQL, fmt.Sprint(ix.ResolveEfSearch()))
+		sql, arg := ix.scanSQL(true)
+		b.Queue(sql, arg)
 	}
 	nearSQL, nearArgs := t.resolveNearest(ix, nq)
 	b.Queue(nearSQL, nearArgs...)

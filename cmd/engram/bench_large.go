@@ -40,6 +40,8 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
 	fs.IntVar(&cfg.M, "m", memory.DefaultHNSWM, "the owner indexes' m (links per node)")
 	fs.IntVar(&cfg.EfConstruction, "ef-construction", memory.DefaultHNSWEfConstruction, "the owner indexes' ef_construction")
+	fs.IntVar(&cfg.IVFThreshold, "ivf-threshold", memory.DefaultIVFThreshold, "owner size from which its index is IVFFlat instead of HNSW")
+	fs.IntVar(&cfg.IVFProbes, "ivf-probes", 0, "lists an IVFFlat owner index's search reads (0: one in 50 of its lists)")
 	fs.StringVar(&cfg.Tenant, "tenant", "engram-bench-large", "benchmark tenant (its memories are replaced)")
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
 	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")
@@ -59,7 +61,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	}
 	if err := positiveFlags("bench large", []intFlag{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
 		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
-		{"m", cfg.M}, {"ef-construction", cfg.EfConstruction}}); err != nil {
+		{"m", cfg.M}, {"ef-construction", cfg.EfConstruction}, {"ivf-threshold", cfg.IVFThreshold}}); err != nil {
 		return err
 	}
 	if cfg.GlobalMemories < 0 {
@@ -67,6 +69,9 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	}
 	if cfg.M < 2 || cfg.M > 100 || cfg.EfConstruction < 2*cfg.M || cfg.EfConstruction > 1000 {
 		return usagef("bench large: --m must be 2 to 100 and --ef-construction 2×m to 1000 (pgvector's limits), got %d and %d", cfg.M, cfg.EfConstruction)
+	}
+	if cfg.IVFProbes < 0 {
+		return usagef("bench large: --ivf-probes must not be negative, got %d", cfg.IVFProbes)
 	}
 	if cfg.EfSearch > 1000 {
 		return usagef("bench large: --ef-search must be at most 1000 (pgvector's limit), got %d", cfg.EfSearch)
@@ -91,6 +96,11 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 		path := "exact"
 		if o.UsesIndex {
 			path = "owner index"
+			if ix := o.Index; ix != nil && ix.Method == memory.MethodIVFFlat {
+				path = fmt.Sprintf("owner IVFFlat (%d lists, %d probes)", ix.Lists, ix.Probes)
+			} else if ix != nil {
+				path = fmt.Sprintf("owner HNSW (ef_search %d)", ix.EfSearch)
+			}
 		}
 		if o.UsesIndex != o.PlanUsesIndex {
 			path += fmt.Sprintf(" (plan: index %v)", o.PlanUsesIndex)

@@ -126,6 +126,15 @@ type Config struct {
 	// HNSWM (ENGRAM_HNSW_M) and HNSWEfConstruction (ENGRAM_HNSW_EF_CONSTRUCTION) are the
 	// owner indexes' build parameters.
 	HNSWM, HNSWEfConstruction int
+	// IVFThreshold (ENGRAM_IVF_THRESHOLD) is the owner size from which its index is
+	// IVFFlat instead of HNSW.
+	IVFThreshold int
+}
+
+// hnswConfig is the owner indexes' configuration, as serve and `engram index` use it.
+func (c Config) hnswConfig() memory.HNSWConfig {
+	return memory.HNSWConfig{Threshold: c.HNSWThreshold, EfSearch: c.HNSWEfSearch, M: c.HNSWM,
+		EfConstruction: c.HNSWEfConstruction, IVFThreshold: c.IVFThreshold}
 }
 
 // envVar documents one variable for --help.
@@ -173,6 +182,7 @@ var envVars = []envVar{
 	{"ENGRAM_HNSW_EF_SEARCH", fmt.Sprint(memory.DefaultHNSWEfSearch), "hnsw.ef_search of the owner indexes (candidates re-ranked exactly)"},
 	{"ENGRAM_HNSW_M", fmt.Sprint(memory.DefaultHNSWM), "m (links per node) of the owner indexes built from now on"},
 	{"ENGRAM_HNSW_EF_CONSTRUCTION", fmt.Sprint(memory.DefaultHNSWEfConstruction), "ef_construction of the owner indexes built from now on (at least 2 × m)"},
+	{"ENGRAM_IVF_THRESHOLD", fmt.Sprint(memory.DefaultIVFThreshold), "owner size from which its index is IVFFlat instead of HNSW (kept until half of it; lists: one a 500 vectors, rebuilt when it doubles)"},
 	{"ENGRAM_HNSW_INTERVAL", "10m", "how often serve builds and drops owner indexes (needs ENGRAM_MIGRATE_DATABASE_URL; off: only `engram index`)"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, a 5ms settle offline), off, or a duration such as 100ms"},
@@ -273,6 +283,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.HNSWEfSearch = intVar("ENGRAM_HNSW_EF_SEARCH", memory.DefaultHNSWEfSearch, 1, 1000)
 	c.HNSWM = intVar("ENGRAM_HNSW_M", memory.DefaultHNSWM, 2, 100)
 	c.HNSWEfConstruction = intVar("ENGRAM_HNSW_EF_CONSTRUCTION", memory.DefaultHNSWEfConstruction, 4, 1000)
+	c.IVFThreshold = intVar("ENGRAM_IVF_THRESHOLD", memory.DefaultIVFThreshold, 2, 1<<30)
 	if c.HNSWEfConstruction < 2*c.HNSWM {
 		errs = append(errs, fmt.Sprintf("ENGRAM_HNSW_EF_CONSTRUCTION=%d: must be at least 2 × ENGRAM_HNSW_M (%d)", c.HNSWEfConstruction, 2*c.HNSWM))
 	}

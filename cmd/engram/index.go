@@ -15,11 +15,15 @@ const indexUsage = `Usage: engram index [maintain] [flags]
 
 Very large owners (a user, or a tenant's global scope, with more than
 ENGRAM_HNSW_THRESHOLD vectors of one model) get a partial HNSW index of their
-own, which their searches use (iterative scans, re-ranked by exact distance);
-every other owner keeps the exact scan. "maintain" (the default) builds the
-missing ones (CREATE INDEX CONCURRENTLY: writes go on) and drops those of owners
-that shrank below half the threshold, once; serve does the same every
-ENGRAM_HNSW_INTERVAL when it has the owner role's URL. "list" shows them.
+own, which their searches and the resolver use (iterative scans, re-ranked by
+exact distance); every other owner keeps the exact scan. From
+ENGRAM_IVF_THRESHOLD vectors on the owner's index is IVFFlat instead (one list
+a 500 vectors, one list in 50 read a search), rebuilt when the owner doubles.
+"maintain" (the default) builds the missing ones (CREATE INDEX CONCURRENTLY:
+writes go on), replaces those whose owner crossed the IVFFlat threshold or
+outgrew its lists, and drops those of owners that shrank below half the
+threshold, once; serve does the same every ENGRAM_HNSW_INTERVAL when it has the
+owner role's URL. "list" shows them.
 Runs as the owner role (ENGRAM_MIGRATE_DATABASE_URL): the application role owns
 nothing and cannot create an index.
 `
@@ -30,11 +34,11 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		sub, args = args[0], args[1:]
 	}
 	fs := usageFlagSet("engram index "+sub, indexUsage, env.Stderr)
-	cfg := memory.HNSWConfig{Threshold: env.Config.HNSWThreshold, EfSearch: env.Config.HNSWEfSearch,
-		M: env.Config.HNSWM, EfConstruction: env.Config.HNSWEfConstruction}
+	cfg := env.Config.hnswConfig()
 	if sub == "maintain" {
 		fs.IntVar(&cfg.Threshold, "threshold", cfg.Threshold, "owner size from which an owner gets an index (ENGRAM_HNSW_THRESHOLD)")
 		fs.IntVar(&cfg.EfSearch, "ef-search", cfg.EfSearch, "hnsw.ef_search of new indexes (ENGRAM_HNSW_EF_SEARCH)")
+		fs.IntVar(&cfg.IVFThreshold, "ivf-threshold", cfg.IVFThreshold, "owner size from which its index is IVFFlat instead of HNSW (ENGRAM_IVF_THRESHOLD)")
 	}
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -42,6 +46,9 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 	}
 	if cfg.Threshold < 2 {
 		return usagef("index: --threshold must be at least 2, got %d", cfg.Threshold)
+	}
+	if cfg.IVFThreshold < 2 {
+		return usagef("index: --ivf-threshold must be at least 2, got %d", cfg.IVFThreshold)
 	}
 	if cfg.EfSearch < 1 || cfg.EfSearch > 1000 {
 		return usagef("index: --ef-search must be in [1, 1000], got %d", cfg.EfSearch)
@@ -73,14 +80,18 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 			return writeJSON(env.Stdout, out)
 		}
 		tw := newTabWriter(env.Stdout, false)
-		fmt.Fprintln(tw, "TENANT\tOWNER\tMODEL\tDIMS\tSTATE\tROWS AT BUILD\tEF_SEARCH\tMB\tINDEX")
+		fmt.Fprintln(tw, "TENANT\tOWNER\tMODEL\tDIMS\tSTATE\tROWS AT BUILD\tMETHOD\tSEARCH\tMB\tINDEX")
 		for i, ix := range ixs {
 			user := ix.UserID
 			if user == "" {
 				user = "(global)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
-				ix.EfSearch, float64(sizes[i])/(1<<20), ix.Name)
+			search := fmt.Sprintf("ef_search %d", ix.EfSearch)
+			if ix.Method == memory.MethodIVFFlat {
+				search = fmt.Sprintf("%d of %d lists", ix.Probes, ix.Lists)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
+				ix.Method, search, float64(sizes[i])/(1<<20), ix.Name)
 		}
 		return tw.Flush()
 	}
@@ -103,10 +114,14 @@ func printHNSWReport(w io.Writer, rep memory.HNSWReport) {
 	for _, ix := range rep.Built {
 		fmt.Fprintf(w, "built %s for tenant %s owner %q (%d vectors) in %.1f s\n", ix.Name, ix.Tenant, ix.UserID, ix.Rows, ix.BuildSeconds)
 	}
+	for _, ix := range rep.Rebuilt {
+		fmt.Fprintf(w, "rebuilt the index of tenant %s owner %q (%d vectors) as %s %s in %.1f s\n", ix.Tenant, ix.UserID, ix.Rows,
+			ix.Method, ix.Name, ix.BuildSeconds)
+	}
 	for _, ix := range rep.Dropped {
 		fmt.Fprintf(w, "dropped %s of tenant %s owner %q\n", ix.Name, ix.Tenant, ix.UserID)
 	}
-	fmt.Fprintf(w, "%d built, %d dropped, %d kept\n", len(rep.Built), len(rep.Dropped), rep.Kept)
+	fmt.Fprintf(w, "%d built, %d rebuilt, %d dropped, %d kept\n", len(rep.Built), len(rep.Rebuilt), len(rep.Dropped), rep.Kept)
 }
 
 // runHNSW keeps the large owners' vector indexes up every ENGRAM_HNSW_INTERVAL until
@@ -128,8 +143,7 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	owner := memory.NewStore(pool)
-	cfg := memory.HNSWConfig{Threshold: a.Config.HNSWThreshold, EfSearch: a.Config.HNSWEfSearch,
-		M: a.Config.HNSWM, EfConstruction: a.Config.HNSWEfConstruction}
+	cfg := a.Config.hnswConfig()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -141,8 +155,9 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 				return // shutting down: a build cut short is redone on the next pass
 			case err != nil:
 				a.Logger.Warn("maintaining large owners' vector indexes failed; tried again later", "error", err)
-			case len(rep.Built)+len(rep.Dropped) > 0:
-				a.Logger.Info("large owners' vector indexes", "built", len(rep.Built), "dropped", len(rep.Dropped), "kept", rep.Kept)
+			case len(rep.Built)+len(rep.Rebuilt)+len(rep.Dropped) > 0:
+				a.Logger.Info("large owners' vector indexes", "built", len(rep.Built), "rebuilt", len(rep.Rebuilt),
+					"dropped", len(rep.Dropped), "kept", rep.Kept)
 			}
 			select {
 			case <-ctx.Done():

@@ -26,7 +26,7 @@ func TestIndexCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{"maintain", []string{"index"}, both, 0, "0 built, 0 dropped, 0 kept"},
+		{"maintain", []string{"index"}, both, 0, "0 built, 0 rebuilt, 0 dropped, 0 kept"},
 		{"maintain as JSON", []string{"index", "maintain", "--json"}, both, 0, `"built": null`},
 		{"list", []string{"index", "list"}, both, 0, "TENANT"},
 		{"without the owner", []string{"index"}, map[string]string{"ENGRAM_DATABASE_URL": app}, 1, "ENGRAM_MIGRATE_DATABASE_URL"},

@@ -163,7 +163,7 @@ func hnswIndexName(tenant, model, userID string) string {
 }
 
 func ivfIndexName(tenant, model, userID string, lists int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00ivfflat\x00%d", tenant, model, userID, lists)))
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00ivfflat-halfvec\x00%d", tenant, model, userID, lists)))
 	return "engram_ivf_" + hex.EncodeToString(h[:8])
 }
 
@@ -279,14 +279,26 @@ func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter st
 // hnswNearestSQL selects id and exact dist of the owner's limit (an SQL expression)
 // nearest vectors through its partial index, filter (a condition on memories m)
 // applied inside the index scan. The owner and dimension conditions repeat the
-// index's predicate, which the planner must see implied.
+// index's predicate, which the planner must see implied. An IVFFlat index holds the
+// vectors in half precision (half the pages a probe reads): it orders twice limit by
+// that distance, and the exact distance picks limit of them.
 func (ix *HNSWOwnerIndex) hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
-	expr := fmt.Sprintf("(e.embedding::vector(%d) <=> %s)", ix.Dims, vecArg)
-	return `SELECT e.memory_id AS id, ` + expr + ` AS dist
+	from := `
 	FROM memory_embeddings e JOIN memories m ON m.tenant = $1 AND m.id = e.memory_id
 	WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + ownerArg + fmt.Sprintf(` AND e.dims = %d`, ix.Dims) + `
-	  AND ` + filter + `
+	  AND ` + filter
+	if ix.Method == MethodIVFFlat {
+		return `SELECT id, dist FROM (SELECT e.memory_id AS id, (e.embedding <=> ` + vecArg + `) AS dist` + from + `
+	ORDER BY ` + ivfOrderExpr(ix.Dims, vecArg) + ` LIMIT 2 * (` + limit + `)) ivf ORDER BY dist LIMIT ` + limit
+	}
+	expr := fmt.Sprintf("(e.embedding::vector(%d) <=> %s)", ix.Dims, vecArg)
+	return `SELECT e.memory_id AS id, ` + expr + ` AS dist` + from + `
 	ORDER BY ` + expr + ` LIMIT ` + limit
+}
+
+// ivfOrderExpr is the IVFFlat index's expression (buildHNSW) as a distance to vecArg.
+func ivfOrderExpr(dims int, vecArg string) string {
+	return fmt.Sprintf("(e.embedding::halfvec(%d) <=> %s::halfvec(%d))", dims, vecArg, dims)
 }
 
 // OwnerIndexed reports whether the vector side of q reads the owner's own HNSW index

@@ -43,6 +43,9 @@ type HNSWConfig struct {
 	// IVFProbes is the lists a search of a new IVFFlat index reads; <= 0: one in
 	// DefaultIVFProbeDivisor of its lists.
 	IVFProbes int
+	// Tenants, when set, limits a pass to these tenants' owners (a benchmark's
+	// tenant, leaving the rest of the database's indexes alone); empty: every tenant.
+	Tenants []string
 	// SwapGrace is how long a replaced index outlives its replacement, so reads
 	// planned from a registry entry cached before the swap still find it; 0: a little
 	// more than the cache's lifetime, < 0: none.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,6 +102,9 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 		return rep, fmt.Errorf("maintaining vector indexes: listing the tenants with large owners: %w", err)
 	}
 	for _, tenant := range tenants {
+		if len(cfg.Tenants) > 0 && !slices.Contains(cfg.Tenants, tenant) {
+			continue
+		}
 		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, log, &rep); err != nil {
 			return rep, err
 		}

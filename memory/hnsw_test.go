@@ -111,6 +111,11 @@ func TestHNSWOwnerIndexLifecycle(t *testing.T) {
 	if _, err := app.MaintainHNSW(ctx, cfg, nil); err == nil {
 		t.Error("the application role built an index")
 	}
+	// A pass limited to other tenants builds nothing here.
+	if rep, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 200, EfSearch: 100, Tenants: []string{"globex"}}, nil); err != nil ||
+		len(rep.Built) != 0 {
+		t.Fatalf("a pass limited to globex: %+v, %v; want nothing built", rep, err)
+	}
 	rep, err := owner.MaintainHNSW(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +130,11 @@ func TestHNSWOwnerIndexLifecycle(t *testing.T) {
 	}
 	if rep, err := owner.MaintainHNSW(ctx, cfg, nil); err != nil || len(rep.Built)+len(rep.Dropped) != 0 || rep.Kept != 2 {
 		t.Fatalf("second pass: %+v, %v; want both kept", rep, err)
+	}
+	// Nor does it drop them (a threshold out of reach would, for acme).
+	if rep, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 30, Tenants: []string{"globex"}}, nil); err != nil ||
+		len(rep.Dropped) != 0 {
+		t.Fatalf("a pass limited to globex: %+v, %v; want nothing dropped", rep, err)
 	}
 	// The registry is read-only for the application.
 	if err := execErr(pool, "acme", `DELETE FROM hnsw_owner_indexes`); err == nil || !strings.Contains(err.Error(), "permission denied") {

@@ -200,7 +200,8 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	corpus := newBenchCorpus(cfg.Seed)
 
 	// An earlier run's owner indexes would slow the seeding ~100x: drop them (no owner
-	// is large once the threshold is out of reach).
+	// is large once the threshold is out of reach). Every pass here touches the bench
+	// tenant's indexes only: other tenants' (another bench's) are left as they are.
 	log := slog.New(slog.NewTextHandler(cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	have := 0
 	if cfg.Reuse {
@@ -210,7 +211,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 		}
 	}
 	if have != total {
-		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62}, log); err != nil {
+		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 		start := time.Now()
@@ -223,7 +224,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	}
 	kept := cfg.Reuse && cfg.KeepIndexes && have == total
 	if !kept {
-		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62}, log); err != nil {
+		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 	}
@@ -317,7 +318,8 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	fmt.Fprintf(cfg.Progress, "building the owner indexes (owners of %d vectors and more)\n", threshold)
 	// No grace for a replaced index: no other process reads this tenant.
 	rep, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: threshold, EfSearch: cfg.EfSearch, M: cfg.M,
-		EfConstruction: cfg.EfConstruction, IVFThreshold: cfg.IVFThreshold, IVFProbes: cfg.IVFProbes, SwapGrace: -1}, log)
+		EfConstruction: cfg.EfConstruction, IVFThreshold: cfg.IVFThreshold, IVFProbes: cfg.IVFProbes, SwapGrace: -1,
+		Tenants: []string{cfg.Tenant}}, log)
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}

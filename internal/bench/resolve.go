@@ -231,10 +231,11 @@ func RunResolve(ctx context.Context, pool *pgxpool.Pool, cfg ResolveConfig) (Res
 }
 
 // largeIndexConfig is production's index configuration, with the threshold lowered to
-// the large owner's size when that is smaller, so that it crosses it.
+// the large owner's size when that is smaller, so that it crosses it, for the bench
+// tenant alone (the database's other tenants keep their indexes as they are).
 func largeIndexConfig(cfg ResolveConfig) memory.HNSWConfig {
 	return memory.HNSWConfig{Threshold: min(memory.DefaultHNSWThreshold, cfg.LargeOwner),
-		M: memory.DefaultHNSWM, EfConstruction: memory.DefaultHNSWEfConstruction}
+		M: memory.DefaultHNSWM, EfConstruction: memory.DefaultHNSWEfConstruction, Tenants: []string{cfg.Tenant}}
 }
 
 // recallQueries is how many of the indexed phase's candidates measure the recall.

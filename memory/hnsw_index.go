@@ -41,7 +41,7 @@ type HNSWConfig struct {
 	// DefaultIVFListRows.
 	IVFListRows int
 	// IVFProbes is the lists a search of a new IVFFlat index reads; <= 0: one in
-	// DefaultIVFProbeDivisor of its lists.
+	// DefaultIVFProbeDivisor of its lists, at least DefaultIVFMinProbes.
 	IVFProbes int
 	// Tenants, when set, limits a pass to these tenants' owners (a benchmark's
 	// tenant, leaving the rest of the database's indexes alone); empty: every tenant.
@@ -77,14 +77,19 @@ const (
 	// hashing embedder's vectors, 3–5-word queries; session 26): its HNSW index at
 	// ef_search 400 reached recall@10 0.90 at 21 ms p95 of the bare index read, an
 	// IVFFlat index of 2,000 lists reading 40 of them 0.98 at 16–19 ms (1,000 lists:
-	// 0.98 at 30 probes); at 100,000 HNSW was ahead (0.996 at 14 ms against IVFFlat's
-	// 0.986 at 15 ms), and at 10,000 far ahead (IVFFlat 0.87 reading a fifth of its
-	// lists). Where between 100,000 and 1,000,000 they cross was not measured: the
-	// threshold sits between the two sizes measured. Inserts into an IVFFlat index
-	// cost one distance a list, not an HNSW graph update.
+	// 0.98 at 30 probes); at 500,000 IVFFlat was ahead too (1,000 lists, half
+	// precision, 20 probes: 0.956 at 7.6 ms p95; HNSW at ef_search 400: 0.939 at 19.2
+	// ms); at 100,000 HNSW was ahead (0.996 at 14 ms against IVFFlat's 0.986 at 15 ms),
+	// and at 10,000 far ahead (IVFFlat 0.87 reading a fifth of its lists). Where
+	// between 100,000 and 500,000 they cross was not measured. Inserts into an IVFFlat
+	// index cost one distance a list, not an HNSW graph update.
 	DefaultIVFThreshold    = 500_000
 	DefaultIVFListRows     = 500
 	DefaultIVFProbeDivisor = 50
+	// DefaultIVFMinProbes: recall follows the lists read, not only their share. The
+	// owner of 500,000 (1,000 lists) reached recall@10 0.918 reading 20 of them and
+	// 0.978 reading 40, at 12 and 21 ms p95 of the bench's vector side.
+	DefaultIVFMinProbes = 40
 	// maxIVFLists is pgvector's limit.
 	maxIVFLists = 32768
 )
@@ -136,7 +141,7 @@ func (c HNSWConfig) ivfProbes(lists int) int {
 	if c.IVFProbes > 0 {
 		return min(c.IVFProbes, lists)
 	}
-	return max(1, (lists+DefaultIVFProbeDivisor-1)/DefaultIVFProbeDivisor)
+	return min(lists, max(DefaultIVFMinProbes, (lists+DefaultIVFProbeDivisor-1)/DefaultIVFProbeDivisor))
 }
 
 // HNSWOwnerIndex is one owner's index as the registry records it.

@@ -18,7 +18,8 @@ ENGRAM_HNSW_THRESHOLD vectors of one model) get a partial HNSW index of their
 own, which their searches and the resolver use (iterative scans, re-ranked by
 exact distance); every other owner keeps the exact scan. From
 ENGRAM_IVF_THRESHOLD vectors on the owner's index is IVFFlat instead (one list
-a 500 vectors, one list in 50 read a search), rebuilt when the owner doubles.
+a 500 vectors; a search reads one list in 50, at least 40), rebuilt when the
+owner doubles.
 "maintain" (the default) builds the missing ones (CREATE INDEX CONCURRENTLY:
 writes go on), replaces those whose owner crossed the IVFFlat threshold or
 outgrew its lists, and drops those of owners that shrank below half the

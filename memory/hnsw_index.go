@@ -90,8 +90,16 @@ const (
 	// owner of 500,000 (1,000 lists) reached recall@10 0.918 reading 20 of them and
 	// 0.978 reading 40, at 12 and 21 ms p95 of the bench's vector side.
 	DefaultIVFMinProbes = 40
-	// maxIVFLists is pgvector's limit.
-	maxIVFLists = 32768
+	// maxIVFLists bounds an owner's lists: pgvector's k-means keeps a bound for
+	// every sample and list (4 bytes × 50 samples a list × lists), about 0.8 GB of
+	// maintenance_work_mem at 2,000 lists and four times that at 4,000. Past
+	// 1,000,000 vectors the lists grow longer instead, and a search reads more vectors.
+	maxIVFLists = 2000
+	// minIVFSamplesPerList: pgvector samples the index's k-means from 50 blocks a list
+	// of the whole table, keeping the owner's rows among them; an owner with fewer rows
+	// than a fifth of the table's blocks would get under 10 a list, too few for its
+	// lists to be worth more than HNSW's graph, and keeps HNSW.
+	minIVFSamplesPerList = 10
 )
 
 // Index methods of the registry (hnsw_owner_indexes.method).
@@ -123,12 +131,37 @@ func (c HNSWConfig) withDefaults() HNSWConfig {
 }
 
 // method is the index kind an owner of rows vectors gets, given the one it has (""
-// for none): IVFFlat from IVFThreshold on, kept down to half of it.
-func (c HNSWConfig) method(rows int64, have string) string {
-	if rows >= int64(c.IVFThreshold) || (have == MethodIVFFlat && rows >= int64(c.IVFThreshold/2)) {
+// for none) and the blocks of memory_embeddings: IVFFlat from IVFThreshold on, kept
+// down to half of it; a new one only where its k-means can sample the owner well.
+func (c HNSWConfig) method(rows int64, have string, tableBlocks int64) string {
+	if have == MethodIVFFlat && rows >= int64(c.IVFThreshold/2) {
+		return MethodIVFFlat
+	}
+	if rows >= int64(c.IVFThreshold) && ivfSamplesPerList(rows, tableBlocks) >= minIVFSamplesPerList {
 		return MethodIVFFlat
 	}
 	return MethodHNSW
+}
+
+// ivfSamplesPerList estimates the k-means samples a list of an owner of rows vectors
+// gets in a table of tableBlocks blocks: 50 blocks a list sampled, the owner's share of
+// their rows kept (and never more than all of the owner's rows).
+func ivfSamplesPerList(rows, tableBlocks int64) int64 {
+	if tableBlocks <= 0 {
+		return 50
+	}
+	return min(50, 50*rows/tableBlocks)
+}
+
+// ivfWorkMem is the maintenance_work_mem in MB an IVFFlat build of lists lists over
+// dims dimensions needs (pgvector's k-means: the samples, at least 10,000, and the
+// centres as full vectors, a bound for each sample and list, the distances between
+// centres), with a quarter over and 64 MB besides.
+func ivfWorkMem(lists, dims int) int64 {
+	l, d := int64(lists), int64(dims)
+	samples := max(50*l, 10_000)
+	bytes := (samples+2*l)*(8+4*d) + 4*samples*l + 4*l*l
+	return 64 + (bytes*5/4)>>20
 }
 
 // ivfLists and ivfProbes are an IVFFlat index's lists for an owner of rows vectors,
@@ -215,21 +248,10 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 // distances (cheap by its estimate, not by the measurement) and ignore the index.
 const (
 	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
-		ivfStaleSQL +
 		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
 	ivfScanSQL = `SELECT set_config('ivfflat.iterative_scan', 'relaxed_order', true), set_config('ivfflat.probes', $1, true), ` +
-		hnswStaleSQL +
 		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
 	hnswScanDoneSQL = plannerRestoreSQL
-)
-
-// While an owner's index is being replaced by one of the other method, a read planned
-// from a registry entry cached before the swap may find the new index (or only it):
-// each setup also gives the other method settings that keep its answer near-exact
-// (every list, a long candidate list), slow rather than wrong for that minute.
-const (
-	ivfStaleSQL  = `set_config('ivfflat.probes', '32768', true), `
-	hnswStaleSQL = `set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '1000', true), `
 )
 
 // scanSQL is the statement and argument that set a read of the index up: a search's

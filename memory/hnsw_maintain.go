@@ -25,6 +25,8 @@ type HNSWReport struct {
 	Rebuilt []HNSWOwnerIndex `json:"rebuilt"`
 	Dropped []HNSWOwnerIndex `json:"dropped"`
 	Kept    int              `json:"kept"`
+	// Failed: owners whose build failed this pass (logged; tried again next pass).
+	Failed int `json:"failed"`
 	// BuildSeconds is the time the builds took, together.
 	BuildSeconds float64 `json:"build_seconds"`
 }
@@ -101,18 +103,24 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 	if err != nil {
 		return rep, fmt.Errorf("maintaining vector indexes: listing the tenants with large owners: %w", err)
 	}
+	// How well an IVFFlat build could sample an owner depends on the table's size.
+	var blocks int64
+	if err := c.QueryRow(ctx, `SELECT pg_relation_size('memory_embeddings') / current_setting('block_size')::bigint`).Scan(&blocks); err != nil {
+		return rep, fmt.Errorf("maintaining vector indexes: sizing the vector table: %w", err)
+	}
 	for _, tenant := range tenants {
 		if len(cfg.Tenants) > 0 && !slices.Contains(cfg.Tenants, tenant) {
 			continue
 		}
-		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, log, &rep); err != nil {
+		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, blocks, log, &rep); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
 }
 
-func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant string, cfg HNSWConfig, log *slog.Logger, rep *HNSWReport) error {
+func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant string, cfg HNSWConfig, blocks int64,
+	log *slog.Logger, rep *HNSWReport) error {
 	var large []hnswOwner
 	have := map[[2]string]HNSWOwnerIndex{}
 	err := s.InTx(ctx, tenant, func(tx *Tx) error {
@@ -173,8 +181,9 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			// An owner that crossed the IVFFlat threshold (either way), or whose
 			// IVFFlat lists were sized for half its vectors or fewer, gets a new index;
 			// the rest keep theirs.
-			want := cfg.method(o.rows, cur.Method)
-			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists
+			want := cfg.method(o.rows, cur.Method, blocks)
+			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists &&
+				ivfSamplesPerList(o.rows, blocks) >= minIVFSamplesPerList
 			if want == cur.Method && !grown {
 				rep.Kept++
 				continue
@@ -182,7 +191,16 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			replacing = &cur
 		}
 		start := time.Now()
-		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, replacing, log)
+		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, blocks, replacing, log)
+		if err != nil && ctx.Err() == nil {
+			// One owner's failed build (memory, a lock, a bad row) must not keep every
+			// other owner's index from being maintained: the next pass tries it again
+			// (its invalid index or unrecorded replacement is dropped first).
+			log.Warn("building a vector index failed; the next pass tries again", "tenant", tenant, "model", o.model,
+				"user_id", o.user, "vectors", o.rows, "error", err)
+			rep.Failed++
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -210,20 +228,19 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 // one drops it as an orphan), takes its place in the registry in one statement, and
 // the old one is dropped after cfg.SwapGrace, when no process's cached registry entry
 // (ownerIndexesTTL) still points at it.
-func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig,
+func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig, blocks int64,
 	replacing *HNSWOwnerIndex, log *slog.Logger) (*HNSWOwnerIndex, error) {
 	have := ""
 	if replacing != nil {
 		have = replacing.Method
 	}
 	ix := HNSWOwnerIndex{Tenant: tenant, Model: o.model, UserID: o.user, State: "building", Rows: o.rows,
-		Method: cfg.method(o.rows, have)}
+		Method: cfg.method(o.rows, have, blocks), EfSearch: cfg.EfSearch}
 	if ix.Method == MethodIVFFlat {
 		ix.Lists = cfg.ivfLists(o.rows)
 		ix.Probes = cfg.ivfProbes(ix.Lists)
 		ix.Name = ivfIndexName(tenant, o.model, o.user, ix.Lists)
 	} else {
-		ix.EfSearch = cfg.EfSearch
 		ix.Name = hnswIndexName(tenant, o.model, o.user)
 	}
 	if replacing != nil && replacing.Name == ix.Name {
@@ -245,7 +262,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		_, err := tx.tx.Exec(ctx, `INSERT INTO hnsw_owner_indexes (tenant, model, user_id, dims, index_name, state, rows_at_build,
 			method, ef_search, lists, probes)
 			VALUES ($1, $2, $3, $4, $5, 'building', $6, $7, $8, $9, $10)`, tenant, o.model, o.user, ix.Dims, ix.Name, o.rows,
-			ix.Method, nullIfZero(ix.EfSearch), nullIfZero(ix.Lists), nullIfZero(ix.Probes))
+			ix.Method, ix.EfSearch, nullIfZero(ix.Lists), nullIfZero(ix.Probes))
 		if err != nil {
 			return fmt.Errorf("recording the index build: %w", err)
 		}
@@ -267,7 +284,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		using = fmt.Sprintf("ivfflat ((embedding::halfvec(%d)) halfvec_cosine_ops) WITH (lists = %d)", ix.Dims, ix.Lists)
 		// IVFFlat's k-means holds a sample of 50 vectors a list in memory, which
 		// pgvector refuses to build beyond maintenance_work_mem.
-		need := 64 + (int64(ix.Lists)*50*int64(ix.Dims)*4*3/2)>>20
+		need := ivfWorkMem(ix.Lists, ix.Dims)
 		if _, err := c.Exec(ctx, `SELECT set_config('maintenance_work_mem', $1, false)
 			WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes($1)`, fmt.Sprintf("%dMB", need)); err != nil {
 			return nil, fmt.Errorf("sizing the memory of the IVFFlat build: %w", err)
@@ -287,7 +304,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET state = 'ready', ready_at = now(), index_name = $4, method = $5,
 			ef_search = $6, lists = $7, probes = $8, rows_at_build = $9, dims = $10
 			WHERE tenant = $1 AND model = $2 AND user_id = $3`, tenant, o.model, o.user, ix.Name, ix.Method,
-			nullIfZero(ix.EfSearch), nullIfZero(ix.Lists), nullIfZero(ix.Probes), o.rows, ix.Dims)
+			ix.EfSearch, nullIfZero(ix.Lists), nullIfZero(ix.Probes), o.rows, ix.Dims)
 		return err
 	})
 	if err != nil {

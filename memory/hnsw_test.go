@@ -348,7 +348,9 @@ func TestIVFFlatOwnerIndexes(t *testing.T) {
 	}
 
 	// mid crosses the IVFFlat threshold: its HNSW index is replaced. app's cached
-	// registry entry still says HNSW for the next minute; its reads must stay exact.
+	// registry entry still says HNSW for the next minute, and (no grace here) the HNSW
+	// index is gone: its statement matches no index (the IVFFlat one is over halfvec)
+	// and must scan exactly.
 	seedVectors(t, app, "acme", "mid", 110, rng)
 	// big doubles: its lists are sized for its new size, under a new name.
 	seedVectors(t, app, "acme", "big", 300, rng)
@@ -367,6 +369,9 @@ func TestIVFFlatOwnerIndexes(t *testing.T) {
 	}
 	fresh := memory.NewStore(pool)
 	for _, user := range []string{"big", "mid"} {
+		if !usesOwnerIndex(t, fresh, "acme", hnswSearch(user, vec)) {
+			t.Errorf("%s after its rebuild: the search plan does not read its owner index", user)
+		}
 		if r := exactRecall(t, fresh, user, 10, rng); r != 1 {
 			t.Errorf("%s after its rebuild: recall@10 %.3f, want 1", user, r)
 		}

@@ -123,6 +123,9 @@ func printHNSWReport(w io.Writer, rep memory.HNSWReport) {
 		fmt.Fprintf(w, "dropped %s of tenant %s owner %q\n", ix.Name, ix.Tenant, ix.UserID)
 	}
 	fmt.Fprintf(w, "%d built, %d rebuilt, %d dropped, %d kept\n", len(rep.Built), len(rep.Rebuilt), len(rep.Dropped), rep.Kept)
+	if rep.Failed > 0 {
+		fmt.Fprintf(w, "%d failed (logged; the next pass tries again)\n", rep.Failed)
+	}
 }
 
 // runHNSW keeps the large owners' vector indexes up every ENGRAM_HNSW_INTERVAL until
@@ -156,9 +159,9 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 				return // shutting down: a build cut short is redone on the next pass
 			case err != nil:
 				a.Logger.Warn("maintaining large owners' vector indexes failed; tried again later", "error", err)
-			case len(rep.Built)+len(rep.Rebuilt)+len(rep.Dropped) > 0:
+			case len(rep.Built)+len(rep.Rebuilt)+len(rep.Dropped)+rep.Failed > 0:
 				a.Logger.Info("large owners' vector indexes", "built", len(rep.Built), "rebuilt", len(rep.Rebuilt),
-					"dropped", len(rep.Dropped), "kept", rep.Kept)
+					"dropped", len(rep.Dropped), "kept", rep.Kept, "failed", rep.Failed)
 			}
 			select {
 			case <-ctx.Done():

@@ -137,20 +137,18 @@ func (c HNSWConfig) method(rows int64, have string, tableBlocks int64) string {
 	if have == MethodIVFFlat && rows >= int64(c.IVFThreshold/2) {
 		return MethodIVFFlat
 	}
-	if rows >= int64(c.IVFThreshold) && ivfSamplesPerList(rows, tableBlocks) >= minIVFSamplesPerList {
+	if rows >= int64(c.IVFThreshold) && ivfSampleable(rows, tableBlocks) {
 		return MethodIVFFlat
 	}
 	return MethodHNSW
 }
 
-// ivfSamplesPerList estimates the k-means samples a list of an owner of rows vectors
-// gets in a table of tableBlocks blocks: 50 blocks a list sampled, the owner's share of
-// their rows kept (and never more than all of the owner's rows).
-func ivfSamplesPerList(rows, tableBlocks int64) int64 {
-	if tableBlocks <= 0 {
-		return 50
-	}
-	return min(50, 50*rows/tableBlocks)
+// ivfSampleable reports whether pgvector's k-means would get at least
+// minIVFSamplesPerList samples a list of an owner of rows vectors in a table of
+// tableBlocks blocks: it samples 50 blocks a list and keeps the owner's rows among them,
+// about 50 × rows / tableBlocks a list (at most 50).
+func ivfSampleable(rows, tableBlocks int64) bool {
+	return tableBlocks <= 0 || min(50, 50*rows/tableBlocks) >= minIVFSamplesPerList
 }
 
 // ivfWorkMem is the maintenance_work_mem in MB an IVFFlat build of lists lists over
@@ -192,6 +190,14 @@ type HNSWOwnerIndex struct {
 	Probes   int    `json:"probes,omitempty"`    // IVFFlat: lists a search reads
 	// BuildSeconds is how long MaintainHNSW took to build it (in its report only).
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
+}
+
+// Reads says how a search reads the index: "ef_search 400", "40 of 2000 lists".
+func (ix HNSWOwnerIndex) Reads() string {
+	if ix.Method == MethodIVFFlat {
+		return fmt.Sprintf("%d of %d lists", ix.Probes, ix.Lists)
+	}
+	return fmt.Sprintf("ef_search %d", ix.EfSearch)
 }
 
 // hnswIndexName names an owner's index by a hash, so catalog names carry no tenant
@@ -247,10 +253,11 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 // exact scan. No sort: the planner would otherwise sort a mid-sized owner's exact
 // distances (cheap by its estimate, not by the measurement) and ignore the index.
 const (
-	hnswScanSQL = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
-		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+	ownerScanPlannerSQL = plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+	hnswScanSQL         = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
+		ownerScanPlannerSQL
 	ivfScanSQL = `SELECT set_config('ivfflat.iterative_scan', 'relaxed_order', true), set_config('ivfflat.probes', $1, true), ` +
-		plannerSaveSQL + `, set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)`
+		ownerScanPlannerSQL
 	hnswScanDoneSQL = plannerRestoreSQL
 )
 

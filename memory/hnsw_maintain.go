@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -93,8 +92,12 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT tenant FROM memory_embeddings GROUP BY tenant, model, user_id HAVING count(*) >= $1
-			UNION SELECT tenant FROM hnsw_owner_indexes ORDER BY 1`, cfg.Threshold/2)
+		// $2: the tenants a pass is limited to (NULL: all), so a limited pass counts
+		// only theirs.
+		rows, err := tx.Query(ctx, `SELECT tenant FROM memory_embeddings WHERE $2::text[] IS NULL OR tenant = ANY($2)
+			GROUP BY tenant, model, user_id HAVING count(*) >= $1
+			UNION SELECT tenant FROM hnsw_owner_indexes WHERE $2::text[] IS NULL OR tenant = ANY($2) ORDER BY 1`,
+			cfg.Threshold/2, cfg.Tenants)
 		if err == nil {
 			tenants, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		}
@@ -109,9 +112,6 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 		return rep, fmt.Errorf("maintaining vector indexes: sizing the vector table: %w", err)
 	}
 	for _, tenant := range tenants {
-		if len(cfg.Tenants) > 0 && !slices.Contains(cfg.Tenants, tenant) {
-			continue
-		}
 		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, blocks, log, &rep); err != nil {
 			return rep, err
 		}
@@ -182,8 +182,7 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			// IVFFlat lists were sized for half its vectors or fewer, gets a new index;
 			// the rest keep theirs.
 			want := cfg.method(o.rows, cur.Method, blocks)
-			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists &&
-				ivfSamplesPerList(o.rows, blocks) >= minIVFSamplesPerList
+			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists && ivfSampleable(o.rows, blocks)
 			if want == cur.Method && !grown {
 				rep.Kept++
 				continue
@@ -242,9 +241,6 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		ix.Name = ivfIndexName(tenant, o.model, o.user, ix.Lists)
 	} else {
 		ix.Name = hnswIndexName(tenant, o.model, o.user)
-	}
-	if replacing != nil && replacing.Name == ix.Name {
-		return nil, nil // the same index (IVFFlat at pgvector's most lists)
 	}
 	err := s.InTx(ctx, tenant, func(tx *Tx) error {
 		// The most common dimension: the index covers the rows of that size.

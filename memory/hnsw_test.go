@@ -157,36 +157,7 @@ func TestHNSWOwnerIndexLifecycle(t *testing.T) {
 
 	// Results through the index: near-exact, and filtered inside the scan (an
 	// episodic-only search still fills its 10).
-	hits, total := 0, 0
-	for range 20 {
-		q := make([]float32, 16)
-		for j := range q {
-			q[j] = float32(rng.NormFloat64())
-		}
-		var exact, got []uuid.UUID
-		var used bool
-		err := app.InTx(ctx, "acme", func(tx *memory.Tx) error {
-			var err error
-			if exact, err = tx.ExactNearest(ctx, hnswModel, "big", q, 10); err != nil {
-				return err
-			}
-			got, used, err = tx.OwnerVectorSide(ctx, hnswModel, memory.ScopeUser, "big", q, 10)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !used {
-			t.Fatal("the vector side did not use the owner index")
-		}
-		for _, id := range exact {
-			if slices.Contains(got, id) {
-				hits++
-			}
-		}
-		total += len(exact)
-	}
-	if recall := float64(hits) / float64(total); recall < 0.9 {
+	if recall := exactRecall(t, app, "big", 20, rng); recall < 0.9 {
 		t.Errorf("recall@10 through the owner index %.2f, want >= 0.9", recall)
 	}
 	q := hnswSearch("big", vec)

@@ -96,10 +96,8 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 		path := "exact"
 		if o.UsesIndex {
 			path = "owner index"
-			if ix := o.Index; ix != nil && ix.Method == memory.MethodIVFFlat {
-				path = fmt.Sprintf("owner IVFFlat (%d lists, %d probes)", ix.Lists, ix.Probes)
-			} else if ix != nil {
-				path = fmt.Sprintf("owner HNSW (ef_search %d)", ix.EfSearch)
+			if ix := o.Index; ix != nil {
+				path = fmt.Sprintf("owner %s (%s)", ix.Method, ix.Reads())
 			}
 		}
 		if o.UsesIndex != o.PlanUsesIndex {

@@ -87,12 +87,8 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 			if user == "" {
 				user = "(global)"
 			}
-			search := fmt.Sprintf("ef_search %d", ix.EfSearch)
-			if ix.Method == memory.MethodIVFFlat {
-				search = fmt.Sprintf("%d of %d lists", ix.Probes, ix.Lists)
-			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
-				ix.Method, search, float64(sizes[i])/(1<<20), ix.Name)
+				ix.Method, ix.Reads(), float64(sizes[i])/(1<<20), ix.Name)
 		}
 		return tw.Flush()
 	}

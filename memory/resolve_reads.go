@@ -106,10 +106,11 @@ func (t *Tx) ResolveReads(ctx context.Context, q ResolveQuery) (ResolveRead, err
 			continue
 		}
 		mentions = append(mentions, m)
-		// Through the owner's full-text index (memories_user_tsv), as a phrase of the
+		// Through the owner's full-text index (memories_owner_tsv), as a phrase of the
 		// words as stored: a read of the rows holding the name, whatever the owner's size.
 		b.Queue(neighboursSQL+`
-			WHERE m.tenant = $1 AND m.user_id = $2 AND m.tsv @@ phraseto_tsquery('english', $3) AND m.status = 'active'
+			WHERE m.tenant = $1 AND m.user_id = $2 AND `+ownerKeySQL("m", "$1", "$2")+`
+			  AND m.tsv @@ phraseto_tsquery('english', $3) AND m.status = 'active'
 			ORDER BY m.updated_at DESC LIMIT $6`, t.tenant, nq.UserID, SearchText(m), nq.Model, vec, q.MentionLimit)
 	}
 	br := t.tx.SendBatch(ctx, b)

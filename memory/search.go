@@ -103,7 +103,7 @@ type MemoryHit struct {
 // (owner, status, expiry, time, types, categories) is applied inside each side before
 // it ranks, so ranking never sees another tenant's or owner's rows, and no side reads
 // more of the owner than it needs: the keyword side only the owner's rows holding a
-// query term (memories_user_tsv), the recency side the newest rows (memories_owner),
+// query term (memories_owner_tsv), the recency side the newest rows (memories_owner),
 // the vector side the owner's vectors (the exact scan, vectorDistancesSQL). Reading
 // history (AsOf) materialises the owner's versions first (historyCandidatesSQL).
 func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
@@ -135,6 +135,16 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		where = append(where, col+" <= "+arg(*q.To))
 	}
 	filter := "m.tenant = $1 AND " + strings.Join(where, " AND ")
+	// The keyword side's match reads the owner's full-text entries, not every
+	// tenant's of the same user id (an agent's memories have no one owner).
+	kfilter := filter
+	switch {
+	case q.VectorAlone || q.Scope == ScopeAgent: // no keyword side; no one owner
+	case q.Scope == ScopeGlobal:
+		kfilter += " AND " + ownerKeySQL("m", "$1", "''")
+	default:
+		kfilter += " AND " + ownerKeySQL("m", "$1", arg(q.UserID))
+	}
 
 	limit := arg(q.Limit)
 	// BM25 with the owner's statistics (bm25Spec): N and the mean length from
@@ -146,7 +156,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	spec := bm25Spec{prefix: "k", text: text, limit: limit, order: "id",
 		match: func(qc string) string {
-			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + filter + ` AND m.tsv @@ ` + qc + `.q`
+			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + kfilter + ` AND m.tsv @@ ` + qc + `.q`
 		},
 		window: func(qc string) string {
 			return `SELECT w.id, w.tsv, w.tsv_len, true AS keep FROM (SELECT m.id, m.tsv, m.tsv_len FROM memories m WHERE ` + filter +
@@ -246,6 +256,14 @@ func vectorDistancesSQL(q MemorySearch, filter string, arg func(any) string) str
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + owner
 	}
+}
+
+// ownerKeySQL lets a statement read one owner's full-text entries (memories_owner_tsv,
+// turns_owner_tsv; migration 0019): the owner_key of alias's rows for tenant and user
+// (SQL expressions), computed as the generated column computes it. Statements keep
+// their tenant and user conditions beside it: two owners' hashes may collide.
+func ownerKeySQL(alias, tenant, user string) string {
+	return alias + ".owner_key = hashtextextended(" + tenant + "::text || '/' || " + user + "::text, 0)"
 }
 
 // memoryFilters are the conditions on memories m of a search's owner, types, metadata
@@ -618,7 +636,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	if keyword {
 		// BM25 over the user's turns with the user's statistics: N and the mean length
 		// from an index-only scan of turns_user_time (which carries tsv_len), document
-		// frequencies from the user's matching turns (turns_user_tsv). Those are the
+		// frequencies from the user's matching turns (turns_owner_tsv). Those are the
 		// user's whole log, whatever the session, agent and time filters, which only
 		// decide which matches are ranked (keep). The search text is bound only when
 		// the keyword side runs: PostgreSQL rejects a parameter no part of the query uses.
@@ -631,7 +649,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 			order: "occurred_at DESC, id",
 			match: func(qc string) string {
 				return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
-	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
+	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND ` + ownerKeySQL("t", "$1", "$2") + ` AND t.tsv @@ ` + qc + `.q`
 			},
 			window: func(qc string) string {
 				return `SELECT w.* FROM (SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, (` + filter + `) AS keep
@@ -793,8 +811,10 @@ func (t *Tx) TurnChecks(ctx context.Context, userID, session, query string, ids 
 		}
 	}
 	rows, err := t.tx.Query(ctx, `SELECT t.turn_id,
-		EXISTS (SELECT 1 FROM memories m WHERE m.tenant = $1 AND m.user_id = $2 AND m.valid_from >= t.occurred_at AND m.tsv @@ tq.q)
-		OR EXISTS (SELECT 1 FROM turns l WHERE l.tenant = $1 AND l.user_id = $2 AND l.role = 'user' AND l.session_id <> $4
+		EXISTS (SELECT 1 FROM memories m WHERE m.tenant = $1 AND m.user_id = $2 AND `+ownerKeySQL("m", "$1", "$2")+`
+			AND m.valid_from >= t.occurred_at AND m.tsv @@ tq.q)
+		OR EXISTS (SELECT 1 FROM turns l WHERE l.tenant = $1 AND l.user_id = $2 AND `+ownerKeySQL("l", "$1", "$2")+`
+			AND l.role = 'user' AND l.session_id <> $4
 			AND (l.occurred_at, l.seq) > (t.occurred_at, t.seq) AND l.tsv @@ tq.q),
 		(SELECT coalesce(array_agg(DISTINCT u.lexeme), '{}') FROM unnest(to_tsvector('english', $5)) u WHERE t.tsv @@ `+lexemeQuery+`)
 	FROM turns t

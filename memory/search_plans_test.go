@@ -61,7 +61,7 @@ func TestHeavyOwnerGenericPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	text0 := strings.Join(plan, "\n")
-	for _, want := range []string{"turns_user_tsv", "turns_session"} {
+	for _, want := range []string{"turns_owner_tsv", "turns_session"} {
 		if !strings.Contains(text0, want) {
 			t.Errorf("the generic plan does not use %s:\n%s", want, text0)
 		}
@@ -140,7 +140,7 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 		t.Errorf("the best keyword hit does not hold the rare term")
 	}
 	match := cteBlock(t, strings.Join(plan, "\n"), "kmatch") // no frequent term known yet: one pass
-	if !strings.Contains(match, "memories_user_tsv") || strings.Contains(match, "memories_owner") {
+	if !strings.Contains(match, "memories_owner_tsv") || strings.Contains(match, "memories_owner ") {
 		t.Errorf("the large owner's keyword side does not read its full-text entries:\n%s", match)
 	}
 }
@@ -238,11 +238,11 @@ END $$`)
 			t.Errorf("%s: the generic plan reads the tenant's range of the primary key:\n%s", name, plan)
 		}
 	}
-	if !strings.Contains(plans["turns"], "turns_user_tsv") {
+	if !strings.Contains(plans["turns"], "turns_owner_tsv") {
 		t.Errorf("the turns' keyword side does not read the user's full-text entries:\n%s", plans["turns"])
 	}
 	match := cteBlock(t, plans["memories"], "kmatch")
-	if !strings.Contains(match, "memories_user_tsv") {
+	if !strings.Contains(match, "memories_owner_tsv") {
 		t.Errorf("the memories' keyword side does not read the user's full-text entries:\n%s", match)
 	}
 }
@@ -267,4 +267,109 @@ func cteBlock(t *testing.T, plan, name string) string {
 		block = block[:j]
 	}
 	return block
+}
+
+// TestKeywordSideReadsItsTenantOnly checks that a keyword side reads its own tenant's
+// owner only (migration 0019). A user id is a tenant's own name for its user, and the
+// global scope is user_id ” in every tenant: keyed by user id, the full-text index
+// gave a tenant's search every tenant's rows of that id holding a term, each read and
+// rechecked (a 100,000-memory user read 8,419 rows to rank its 545). Here another
+// tenant holds 2,000 matching rows of the same user and global scope; the small
+// tenant's keyword sides must read only their own few, through the index.
+func TestKeywordSideReadsItsTenantOnly(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	rows := func(user string, n, every int) ([]memory.BulkTurn, []memory.BulkMemory) {
+		var turns []memory.BulkTurn
+		var mems []memory.BulkMemory
+		for i := range n {
+			text := planRowText(i)
+			if i%every == 0 {
+				text += " kingfisher"
+			}
+			if user != "" {
+				turns = append(turns, memory.BulkTurn{TurnID: fmt.Sprintf("t%d", i), UserID: user, SessionID: fmt.Sprintf("s%d", i/20),
+					Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)})
+			}
+			scope := memory.ScopeUser
+			if user == "" {
+				scope = memory.ScopeGlobal
+			}
+			mems = append(mems, memory.BulkMemory{ID: uuid.New(), UserID: user, Scope: scope, Type: memory.Semantic,
+				Category: memory.CatFact, Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at,
+				Source: memory.SourceUser, Extractor: "test", Embedding: []float32{1, float32(i%7) / 7}})
+		}
+		return turns, mems
+	}
+	// The other tenant: every row of its user-1 and of its global scope holds the term.
+	turns, mems := rows("user-1", 2000, 1)
+	e.copyRows("other", turns, mems)
+	_, mems = rows("", 2000, 1)
+	e.copyRows("other", nil, mems)
+	// This tenant: one row in ten of 40.
+	turns, mems = rows("user-1", 40, 10)
+	e.copyRows("acme", turns, mems)
+	_, mems = rows("", 40, 10)
+	e.copyRows("acme", nil, mems)
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turns")
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memories")
+
+	// indexRows is how many rows the plan's scan of index read.
+	indexRows := func(plan, index string) int {
+		t.Helper()
+		for _, line := range strings.Split(plan, "\n") {
+			if !strings.Contains(line, "Index Scan on "+index) {
+				continue
+			}
+			i := strings.Index(line, "actual time=")
+			var a, b float64
+			var n int
+			if i < 0 {
+				break
+			}
+			if _, err := fmt.Sscanf(line[i:], "actual time=%f..%f rows=%d", &a, &b, &n); err != nil {
+				t.Fatalf("reading %q: %v", line, err)
+			}
+			return n
+		}
+		t.Fatalf("the plan does not read %s:\n%s", index, plan)
+		return 0
+	}
+	for _, scope := range []memory.Scope{memory.ScopeUser, memory.ScopeGlobal} {
+		user := "user-1"
+		if scope == memory.ScopeGlobal {
+			user = ""
+		}
+		var plan []string
+		if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+			stats, err := tx.OwnerTextStats(e.ctx, scope, user, "", []string{"active"}, time.Now())
+			if err != nil {
+				return err
+			}
+			plan, err = tx.ExplainAnalyzeMemoryCandidates(e.ctx, memory.MemorySearch{Query: "kingfisher", Scope: scope, UserID: user,
+				Statuses: []string{"active"}, Now: time.Now(), Limit: 20, RecentLimit: 5, Stats: &stats})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := indexRows(cteBlock(t, strings.Join(plan, "\n"), "kmatch"), "memories_owner_tsv"); n != 4 {
+			t.Errorf("%s scope: the keyword side read %d index entries, want this tenant's 4", scope, n)
+		}
+	}
+	var plan []string
+	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		stats, err := tx.TurnTextStats(e.ctx, "user-1")
+		if err != nil {
+			return err
+		}
+		plan, err = tx.ExplainAnalyzeTurnCandidates(e.ctx, memory.TurnSearch{Query: "kingfisher", UserID: "user-1",
+			Keyword: true, Limit: 20, Stats: &stats})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexRows(strings.Join(plan, "\n"), "turns_owner_tsv"); n != 4 {
+		t.Errorf("turns: the keyword side read %d index entries, want this tenant's 4", n)
+	}
 }

@@ -375,3 +375,60 @@ func TestIVFFlatOwnerIndexes(t *testing.T) {
 		t.Errorf("%d HNSW and %d IVFFlat indexes, want 1 and 1", h, i)
 	}
 }
+
+// TestOwnerVectorSideExact checks the bench's vector side of an owner without an index
+// of its own (the exact path): the nearest active memories of the owner, nearest first,
+// whatever the scope; a memory no longer active is passed over, not counted.
+func TestOwnerVectorSideExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app, _, pool, _ := hnswStores(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, user := range []string{"small", ""} {
+		seedVectors(t, app, "acme", user, 60, rng)
+		seedVectors(t, app, "other", user, 60, rng)
+	}
+	tests := []struct {
+		name  string
+		scope memory.Scope
+		user  string
+	}{
+		{"user", memory.ScopeUser, "small"},
+		{"global scope", memory.ScopeGlobal, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := make([]float32, 16)
+			for j := range q {
+				q[j] = float32(rng.NormFloat64())
+			}
+			nearest := func() (exact, got []uuid.UUID) {
+				t.Helper()
+				if err := app.InTx(ctx, "acme", func(tx *memory.Tx) error {
+					var err error
+					var used bool
+					if exact, err = tx.ExactNearest(ctx, hnswModel, tc.user, q, 11); err != nil {
+						return err
+					}
+					got, used, err = tx.OwnerVectorSide(ctx, hnswModel, tc.scope, tc.user, q, 10)
+					if used {
+						t.Errorf("the vector side used an owner index; the owner has none")
+					}
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return exact, got
+			}
+			exact, got := nearest()
+			if !slices.Equal(got, exact[:10]) {
+				t.Fatalf("vector side %v, want the exact top 10 %v", got, exact[:10])
+			}
+			// The nearest is superseded: the eleventh comes in.
+			pgtest.OwnerExec(t, pool, "acme", `UPDATE memories SET status = 'superseded' WHERE tenant = 'acme' AND id = $1`, exact[0])
+			if _, got = nearest(); !slices.Equal(got, exact[1:11]) {
+				t.Errorf("vector side after superseding the nearest %v, want %v", got, exact[1:11])
+			}
+		})
+	}
+}

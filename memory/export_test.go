@@ -50,7 +50,7 @@ func (t *Tx) TurnKeywordScores(ctx context.Context, user, text string, stats Tex
 	spec := bm25Spec{prefix: "k", text: "$3", limit: arg(20), order: "occurred_at DESC, id",
 		match: func(qc string) string {
 			return `SELECT t.turn_id AS id, t.tsv, t.tsv_len, t.occurred_at, true AS keep
-	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND t.tsv @@ ` + qc + `.q`
+	FROM turns t, ` + qc + ` WHERE t.tenant = $1 AND t.user_id = $2 AND ` + ownerKeySQL("t", "$1", "$2") + ` AND t.tsv @@ ` + qc + `.q`
 		},
 		stats: `SELECT ` + arg(stats.N) + `::float8 AS n, ` + arg(stats.AvgLen) + `::float8 AS avgdl`,
 	}

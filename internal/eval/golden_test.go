@@ -167,7 +167,8 @@ func TestCaseTurns(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	t.Parallel()
-	text := "The user prefers GREEN tea\n[memory_ref: 1] (unconfirmed) The assistant stated: the plan costs $49\n用户偏好周五下午开会 ＰｏｓｔｇｒｅＳＱＬ"
+	text := "The user prefers GREEN tea\n[memory_ref: 1] (unconfirmed) The assistant stated: the plan costs $49\n用户偏好周五下午开会 ＰｏｓｔｇｒｅＳＱＬ\n" +
+		"[memory_ref: 01a248ae-a7b4-7db1-ba87-a5e9b4199070] (semantic · profile) 用户是独立开发者\n[turn: t-7731] (user said · 2 days ago) ok"
 	tests := []struct {
 		name          string
 		expect        [][]string
@@ -187,6 +188,7 @@ func TestJudge(t *testing.T) {
 		{"unconfirmed line counts", nil, [][]string{{"$49"}}, false, 0, 0, []string{"$49"}},
 		{"unconfirmed line ignored when allowed", nil, [][]string{{"$49"}}, true, 0, 0, nil},
 		{"expect still sees unconfirmed lines", [][]string{{"$49"}}, nil, true, 1, 0, nil},
+		{"citations are not facts", [][]string{{"7731"}}, [][]string{{"199"}, {"a7b4"}}, false, 0, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

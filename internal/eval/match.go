@@ -1,9 +1,15 @@
 package eval
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
+
+// citation is how engram's context names what a line comes from ([memory_ref: id],
+// [turn: id], [task: id]). An id is no fact: a memory's random UUID held "199", a
+// forbidden price, once in a few hundred runs.
+var citation = regexp.MustCompile(`\[(?:memory_ref|turn|task): [^\]]*\]`)
 
 // fold normalises text for matching: lower case (which only affects cased
 // scripts, so Chinese is untouched), full-width ASCII to ASCII, typographic
@@ -76,6 +82,7 @@ func (j judgement) passed() bool { return len(j.missing) == 0 && len(j.forbidden
 // items (each violated when any alternative occurs) against text.
 func judge(text string, expect, forbid [][]string, unconfirmedOK bool) judgement {
 	var j judgement
+	text = citation.ReplaceAllString(text, "")
 	folded := fold(text)
 	for _, alts := range expect {
 		if firstFound(folded, alts) != "" {

@@ -41,18 +41,14 @@ func (t *Tx) OwnerVectorSide(ctx context.Context, model string, scope Scope, use
 	if q.hnsw != nil {
 		ctes = q.hnsw.hnswDistsCTEs(modelArg, vecArg, owner, where, k)
 	} else {
-		// As the search's exact path (vectorDistancesSQL, vtop): the owner's distances
-		// alone, then the nearest first checked against the filters by primary key. A
-		// join of vectors and memories up front was planned from the user id's share
-		// of the whole table: a 2,000-memory global scope beside other tenants' global
+		// As the search's exact path (vectorDistancesSQL, nearestKeptSQL). A join of
+		// vectors and memories up front was planned from the user id's share of the
+		// whole table: a 2,000-memory global scope beside other tenants' global
 		// scopes of 100,000 took 45 ms where the search took 6.
 		ctes = []string{`edist AS MATERIALIZED (
 	SELECT e.memory_id AS id, e.embedding <=> ` + vecArg + ` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + owner + `)`,
-			`dists AS (
-	SELECT d.id, d.dist FROM (SELECT id, dist FROM edist ORDER BY dist, id OFFSET 0) d
-	WHERE (SELECT true FROM memories m WHERE m.tenant = $1 AND m.id = d.id AND ` + strings.Join(where, " AND ") + `)
-	ORDER BY d.dist, d.id LIMIT ` + fmt.Sprint(k) + `)`}
+			`dists AS (` + nearestKeptSQL("edist", "true", "m.tenant = $1 AND "+strings.Join(where, " AND "), fmt.Sprint(k)) + `)`}
 	}
 	ids, err := t.nearestIDsArgs(ctx, "WITH "+strings.Join(ctes, ",\n")+fmt.Sprintf("\nSELECT id FROM dists ORDER BY dist, id LIMIT %d", k), args)
 	return ids, q.hnsw != nil, err

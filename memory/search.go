@@ -195,16 +195,9 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	}
 	if q.Vector != nil {
 		ctes = append(ctes, `dists AS MATERIALIZED (`+vectorDistancesSQL(q, filter, arg)+`)`,
-			// The nearest first; each is checked against the filters by primary key
-			// until limit pass, so a filter costs a few lookups, not a read of the
-			// owner's rows. OFFSET 0 keeps the sorted list a subquery of its own and the
-			// check a scalar subquery, so neither is flattened into a join that would
-			// check every vector before the limit.
 			`vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM (
-		SELECT d.id, d.dist FROM (SELECT id, dist FROM dists WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id OFFSET 0) d
-		WHERE (SELECT true FROM memories m WHERE `+filter+` AND m.id = d.id)
-		ORDER BY d.dist, d.id LIMIT `+limit+`) x)`)
+		`+nearestKeptSQL("dists", "dist <= "+arg(q.MaxDistance)+"::float8", filter, limit)+`) x)`)
 		if q.VectorOnly || q.VectorAlone {
 			union = "SELECT id FROM vtop"
 		} else {
@@ -226,6 +219,18 @@ SELECT ` + memoryColumnsAs("m") + `, vtop.rank, vtop.dist, ` + kcols + `, ` + vc
 FROM cand c
 JOIN memories m ON m.tenant = $1 AND m.id = c.id
 ` + vjoin + kjoins + ejoin, args
+}
+
+// nearestKeptSQL selects id and dist of the rows of dists (a relation of id and dist)
+// meeting cond, nearest first, that pass filter (a condition on memories m), at most
+// limit: each is checked against the filters by primary key until limit pass, so a
+// filter costs a few lookups, not a read of the owner's rows. OFFSET 0 keeps the
+// sorted list a subquery of its own and the check a scalar subquery, so neither is
+// flattened into a join that would check every vector before the limit.
+func nearestKeptSQL(dists, cond, filter, limit string) string {
+	return `SELECT d.id, d.dist FROM (SELECT id, dist FROM ` + dists + ` WHERE ` + cond + ` ORDER BY dist, id OFFSET 0) d
+		WHERE (SELECT true FROM memories m WHERE ` + filter + ` AND m.id = d.id)
+		ORDER BY d.dist, d.id LIMIT ` + limit
 }
 
 // vectorDistancesSQL selects id and dist (cosine distance to q.Vector under q.Model)

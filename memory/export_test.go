@@ -14,7 +14,8 @@ import (
 func (t *Tx) Raw() pgx.Tx { return t.tx }
 
 // ExplainResolveNearest is the plan of ResolveReads' nearest read of q, chosen and set
-// up as ResolveReads does, one line a row.
+// up as ResolveReads does, one line a row: its generic plan, as a resolver
+// transaction runs it (inPipelinedTx).
 func (t *Tx) ExplainResolveNearest(ctx context.Context, q NearestQuery) ([]string, error) {
 	ix, err := t.ownerIndex(ctx, q.Model, q.UserID, q.Vector)
 	if err != nil {
@@ -27,7 +28,7 @@ func (t *Tx) ExplainResolveNearest(ctx context.Context, q NearestQuery) ([]strin
 		defer func() { _, _ = t.tx.Exec(ctx, hnswScanDoneSQL) }()
 	}
 	sql, args := t.resolveNearest(ix, q)
-	return t.explain(ctx, "EXPLAIN ", sql, args, "the resolver's nearest read")
+	return t.explainGeneric(ctx, sql, args, "the resolver's nearest read")
 }
 
 // FreezeOwnerIndexes stops the clock of s's cache of ready owner indexes, so what it
@@ -83,3 +84,6 @@ func (t *Tx) ExplainGeneric(ctx context.Context, sql string, args ...any) ([]str
 
 // FrequentMinDFSQL is frequentMinDFSQL, for checking it against FrequentMinDF.
 func FrequentMinDFSQL(n string) string { return frequentMinDFSQL(n) }
+
+// SQLLiteral is sqlLiteral, for its test against PostgreSQL.
+func SQLLiteral(s string) string { return sqlLiteral(s) }

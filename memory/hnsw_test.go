@@ -64,7 +64,8 @@ func usesOwnerIndex(t *testing.T, s *memory.Store, tenant string, q memory.Memor
 	var plan []string
 	err := s.InTx(context.Background(), tenant, func(tx *memory.Tx) error {
 		var err error
-		plan, err = tx.ExplainMemoryCandidates(context.Background(), q)
+		// The plan a search runs: the generic plan, prepared once a connection.
+		plan, err = tx.ExplainAnalyzeMemoryCandidates(context.Background(), q)
 		return err
 	})
 	if err != nil {
@@ -430,5 +431,31 @@ func TestOwnerVectorSideExact(t *testing.T) {
 				t.Errorf("vector side after superseding the nearest %v, want %v", got, exact[1:11])
 			}
 		})
+	}
+}
+
+// TestSQLLiteral checks the literals an owner index's statement names its owner by
+// (predicateSQL): PostgreSQL reads each back as the same string, whatever
+// standard_conforming_strings says.
+func TestSQLLiteral(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, _, pool, _ := hnswStores(t)
+	for _, conforming := range []string{"on", "off"} {
+		for _, s := range []string{"", "bench-large", "o'brien", `back\slash`, `\'`, "''", "naïve 用户", `E'x'`} {
+			var got string
+			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "SELECT set_config('standard_conforming_strings', $1, true)", conforming); err != nil {
+					return err
+				}
+				return tx.QueryRow(ctx, "SELECT "+memory.SQLLiteral(s)+"::text").Scan(&got)
+			})
+			if err != nil {
+				t.Fatalf("standard_conforming_strings %s, %q: %v", conforming, s, err)
+			}
+			if got != s {
+				t.Errorf("standard_conforming_strings %s: %q read back as %q", conforming, s, got)
+			}
+		}
 	}
 }

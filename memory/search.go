@@ -43,9 +43,6 @@ type MemorySearch struct {
 	// keyword or recency ranks, for a caller that runs those sides apart
 	// (MemoryCandidates of both then merged by memory).
 	VectorAlone bool
-	// CustomPlan plans the statement for its values, as an owner index's statement
-	// is (useHNSW): set on the other sides of an indexed owner run apart.
-	CustomPlan  bool
 	Limit       int // candidates per ranked side (keyword, vector)
 	RecentLimit int // candidates of the recency side
 	// Vector is the query's embedding under Model; nil leaves the vector side out.

@@ -17,9 +17,8 @@ import (
 
 // ExplainAnalyzeMemoryCandidates runs the candidate query of q under EXPLAIN
 // (ANALYZE, BUFFERS) with the plan a search runs and returns the plan, one line a
-// row: the generic plan, or the plan made for its values where a search makes one (an
-// owner with its own vector index, useHNSW; a large owner's keyword side,
-// LargeOwnerCustomPlans).
+// row: the generic plan, or the plan made for its values where a search makes one (a
+// very large owner's keyword side, LargeOwnerCustomPlans).
 func (t *Tx) ExplainAnalyzeMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
 	done, err := t.useHNSW(ctx, &q)
 	if err != nil {
@@ -27,7 +26,7 @@ func (t *Tx) ExplainAnalyzeMemoryCandidates(ctx context.Context, q MemorySearch)
 	}
 	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
-	if q.hnsw != nil || customPlanned(q) {
+	if customPlanned(q) {
 		return t.explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) ", sql, args, "the memory candidate query")
 	}
 	return t.explainGeneric(ctx, sql, args, "the memory candidate query")

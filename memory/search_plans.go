@@ -19,19 +19,22 @@ func (t *Tx) PreferGenericPlans(ctx context.Context) error {
 	return nil
 }
 
-// LargeOwnerCustomPlans: a keyword side over an owner of LargeOwnerDocs rows and more
-// runs with a plan made for its values. A generic plan is made for any owner, and
-// PostgreSQL estimates an owner as a few rows (tenant and user as independent
-// columns; dependency statistics on memories misled other statements, migration
-// 0014), so it read a 100,000-memory owner's rows through memories_owner and tested
-// each (113 ms) where its own plan intersects the owner's full-text entries (3 ms).
-// Planning costs about 3 ms, which only such owners repay.
+// LargeOwnerCustomPlans: a keyword side over an owner of LargeOwnerCustomPlanDocs
+// rows and more runs with a plan made for its values; every other owner's runs with
+// its generic plan. Before migration 0019 a generic plan read a 100,000-memory
+// owner's rows through memories_owner and tested each (113 ms), because the full-text
+// index was not keyed by owner; it now reads the owner's full-text entries
+// (TestLargeOwnerMemoryPlan), and planning the long statement afresh costs 4–6 ms a
+// search. Measured with `engram bench large` (session 28, 2026-12-06): at 100,000
+// memories the generic plan was ahead (full search p95 29.2 and 29.0 ms against 35.3
+// and 29.9 with custom plans), at 1,000,000 the custom plan (57.8 and 43.1 against
+// 73.1 and 68.4). Where they cross was not measured.
+const LargeOwnerCustomPlanDocs = 500_000
 
-// customPlanned reports whether q's statement plans for its values when it does not
-// read an owner index (which plans so anyway, useHNSW): asked for (CustomPlan), or a
-// keyword side over an owner of LargeOwnerDocs rows or more, by its statistics.
+// customPlanned reports whether q's statement plans for its values: a keyword side
+// over an owner of LargeOwnerCustomPlanDocs rows or more, by its statistics.
 func customPlanned(q MemorySearch) bool {
-	return q.CustomPlan || (!q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerDocs)
+	return !q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerCustomPlanDocs
 }
 
 // plannerSaveSQL (select-list items) keeps the transaction's plan_cache_mode and

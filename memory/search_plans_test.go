@@ -72,10 +72,11 @@ func TestHeavyOwnerGenericPlan(t *testing.T) {
 }
 
 // TestLargeOwnerMemoryPlan checks the plan of a large owner's memory search in a
-// database of many tenants (LargeOwnerCustomPlans): the generic plan, made for an
-// owner of about one row, read all of a 100,000-memory owner's rows through
-// memories_owner and tested each against the query (113 ms); the plan made for the
-// owner's values reads its full-text entries.
+// database of many tenants (LargeOwnerCustomPlans): before migration 0019 the generic
+// plan, made for an owner of about one row, read all of a 100,000-memory owner's rows
+// through memories_owner and tested each against the query (113 ms). The plan a
+// search runs for it now (its generic plan, below LargeOwnerCustomPlanDocs) reads its
+// full-text entries.
 func TestLargeOwnerMemoryPlan(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)

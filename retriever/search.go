@@ -510,7 +510,7 @@ func (r *Retriever) memoryStatements(ctx context.Context, tx *memory.Tx, ms memo
 		return []memory.MemorySearch{ms}, err
 	}
 	kq, vq := ms, ms
-	kq.Vector, kq.CustomPlan = nil, true
+	kq.Vector = nil
 	vq.VectorAlone, vq.Stats = true, nil
 	return []memory.MemorySearch{kq, vq}, nil
 }

@@ -39,7 +39,7 @@ func (t *Tx) OwnerVectorSide(ctx context.Context, model string, scope Scope, use
 	modelArg, vecArg := arg(model), arg(pgvector.NewVector(vec))
 	var ctes []string
 	if q.hnsw != nil {
-		ctes = q.hnsw.hnswDistsCTEs(modelArg, vecArg, owner, where, k)
+		ctes = q.hnsw.hnswDistsCTEs(modelArg, vecArg, owner, where, arg(k))
 	} else {
 		// As the search's exact path (vectorDistancesSQL, nearestKeptSQL). A join of
 		// vectors and memories up front was planned from the user id's share of the

@@ -250,7 +250,8 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 // graph, more lists) until enough rows pass the statement's filters; relaxed order is
 // re-sorted by the exact distance. The statement names the owner by literals
 // (predicateSQL), so its generic plan reads the index: it is prepared once a
-// connection and owner, not planned afresh for each search (2.3 ms of a
+// connection, owner and shape of filters (the limit is a parameter), not planned
+// afresh for each search (2.3 ms of a
 // 100,000-memory owner's vector side, when its owner was a parameter and only a
 // custom plan could use the index). No sort: the planner would otherwise sort a
 // mid-sized owner's exact distances (cheap by its estimate, not by the measurement)
@@ -300,7 +301,7 @@ func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err err
 // on memories m) applied inside the index scan so an iterative scan reads on until
 // enough pass, with exact distances that vtop re-ranks. The owner and dimension
 // conditions repeat the index's predicate, which the planner must see implied.
-func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where []string, limit int) []string {
+func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where []string, limit string) []string {
 	return []string{`edist AS MATERIALIZED (` + ix.hnswDistancesSQL(modelArg, vecArg, ownerArg, strings.Join(where, " AND "), limit) + `)`,
 		`dists AS (SELECT id, dist FROM edist)`}
 }
@@ -312,8 +313,8 @@ func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where
 // set nearest first, so taking only limit of them keeps the same nearest while the
 // filter's lookups and exact distances are paid for limit rows, not ef_search (400
 // lookups were 3.5 of a 100,000-memory owner's 16 ms).
-func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter string, limit int) string {
-	return ix.hnswNearestSQL(modelArg, vecArg, ownerArg, filter, fmt.Sprint(limit))
+func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
+	return ix.hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit)
 }
 
 // hnswNearestSQL selects id and exact dist of the owner's limit (an SQL expression)

@@ -32,9 +32,11 @@ func (t *Tx) PreferGenericPlans(ctx context.Context) error {
 const LargeOwnerCustomPlanDocs = 500_000
 
 // customPlanned reports whether q's statement plans for its values: a keyword side
-// over an owner of LargeOwnerCustomPlanDocs rows or more, by its statistics.
+// over an owner of LargeOwnerCustomPlanDocs rows or more, by its statistics, in a
+// statement that does not read an owner index (useHNSW has set the planner up for
+// that one, and the placeholders plannerSaveSQL keeps do not nest).
 func customPlanned(q MemorySearch) bool {
-	return !q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerCustomPlanDocs
+	return q.hnsw == nil && !q.VectorAlone && q.Stats != nil && q.Stats.N >= LargeOwnerCustomPlanDocs
 }
 
 // plannerSaveSQL (select-list items) keeps the transaction's plan_cache_mode and

@@ -121,17 +121,43 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 		if hits, _, err = tx.MemoryCandidates(e.ctx, q); err != nil {
 			return err
 		}
-		// The statement planned for its values; the transaction's statements after it
-		// plan as it chose.
-		var mode string
-		if err := tx.Raw().QueryRow(e.ctx, "SELECT current_setting('plan_cache_mode')").Scan(&mode); err != nil {
+		plan, err = tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
+		if err != nil {
 			return err
 		}
-		if mode != "force_generic_plan" {
-			t.Errorf("plan_cache_mode after the search: %s, want force_generic_plan", mode)
+		// An owner of LargeOwnerCustomPlanDocs and more (its statistics say so here)
+		// plans for its values, and the transaction's statements after it plan as it
+		// chose.
+		customPlans := func() (n int) {
+			if err := tx.Raw().QueryRow(e.ctx, "SELECT coalesce(sum(custom_plans), 0) FROM pg_prepared_statements").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
-		plan, err = tx.ExplainAnalyzeMemoryCandidates(e.ctx, q)
-		return err
+		before := customPlans()
+		huge := stats
+		huge.N = memory.LargeOwnerCustomPlanDocs
+		q.Stats = &huge
+		again, _, err := tx.MemoryCandidates(e.ctx, q)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(again, func(h memory.MemoryHit) bool {
+			return h.KeywordRank == 1 && strings.Contains(h.Memory.Content, "kingfisher")
+		}) {
+			t.Errorf("custom-planned, the best keyword hit does not hold the rare term")
+		}
+		if after := customPlans(); after <= before {
+			t.Errorf("custom plans of the connection's statements: %d before the very large owner's search, %d after; want more", before, after)
+		}
+		var mode, sorting string
+		if err := tx.Raw().QueryRow(e.ctx, "SELECT current_setting('plan_cache_mode'), current_setting('enable_sort')").Scan(&mode, &sorting); err != nil {
+			return err
+		}
+		if mode != "force_generic_plan" || sorting != "on" {
+			t.Errorf("after the search: plan_cache_mode %s, enable_sort %s; want force_generic_plan, on", mode, sorting)
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}

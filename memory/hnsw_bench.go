@@ -75,9 +75,9 @@ func (t *Tx) SharedHNSWNearest(ctx context.Context, model string, scope Scope, u
 	}
 	// The model is a literal, so the generic plan can use the index of that model.
 	sql := fmt.Sprintf(`SELECT memory_id FROM memory_embeddings e
-		WHERE e.model = '%s' AND e.tenant = $1 AND e.user_id = $2
+		WHERE e.model = %s AND e.tenant = $1 AND e.user_id = $2
 		ORDER BY e.embedding::vector(%d) <=> $3::vector(%d) LIMIT %d`,
-		strings.ReplaceAll(model, "'", "''"), dims, dims, k)
+		sqlLiteral(model), dims, dims, k)
 	return t.nearestIDsArgs(ctx, sql, []any{t.tenant, userID, pgvector.NewVector(vec)})
 }
 
@@ -86,8 +86,8 @@ func (t *Tx) ExplainSharedHNSW(ctx context.Context, model, userID string, vec []
 	if _, err := t.tx.Exec(ctx, `SELECT set_config('enable_sort', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`); err != nil {
 		return nil, fmt.Errorf("setting up the shared HNSW scan: %w", err)
 	}
-	sql := fmt.Sprintf(`EXPLAIN SELECT memory_id FROM memory_embeddings e WHERE e.model = '%s' AND e.tenant = $1 AND e.user_id = $2
-		ORDER BY e.embedding::vector(%d) <=> $3::vector(%d) LIMIT 10`, strings.ReplaceAll(model, "'", "''"), dims, dims)
+	sql := fmt.Sprintf(`EXPLAIN SELECT memory_id FROM memory_embeddings e WHERE e.model = %s AND e.tenant = $1 AND e.user_id = $2
+		ORDER BY e.embedding::vector(%d) <=> $3::vector(%d) LIMIT 10`, sqlLiteral(model), dims, dims)
 	rows, err := t.tx.Query(ctx, sql, t.tenant, userID, pgvector.NewVector(vec))
 	if err != nil {
 		return nil, fmt.Errorf("explaining the shared HNSW scan: %w", err)

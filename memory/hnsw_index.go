@@ -249,13 +249,12 @@ func (ix *HNSWOwnerIndex) serves(vec []float32) bool {
 // after it (plannerRestoreSQL). Iterative scans keep reading the index (more of the
 // graph, more lists) until enough rows pass the statement's filters; relaxed order is
 // re-sorted by the exact distance. The statement names the owner by literals
-// (predicateSQL), so its generic plan reads the index: it is prepared once a
+// (ownerIndexPredicate), so its generic plan reads the index: it is prepared once a
 // connection, owner and shape of filters (the limit is a parameter), not planned
-// afresh for each search (2.3 ms of a
-// 100,000-memory owner's vector side, when its owner was a parameter and only a
-// custom plan could use the index). No sort: the planner would otherwise sort a
-// mid-sized owner's exact distances (cheap by its estimate, not by the measurement)
-// and ignore the index.
+// afresh for each search (2.3 ms of a 100,000-memory owner's vector side when the
+// owner was a parameter and only a custom plan could use the index). No sort: the
+// planner would otherwise sort a mid-sized owner's exact distances (cheap by its
+// estimate, not by the measurement) and ignore the index.
 const (
 	ownerScanPlannerSQL = plannerSaveSQL + `, set_config('enable_sort', 'off', true)`
 	hnswScanSQL         = `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true), ` +
@@ -302,32 +301,26 @@ func (t *Tx) useHNSW(ctx context.Context, q *MemorySearch) (done func(), err err
 // enough pass, with exact distances that vtop re-ranks. The owner and dimension
 // conditions repeat the index's predicate, which the planner must see implied.
 func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where []string, limit string) []string {
-	return []string{`edist AS MATERIALIZED (` + ix.hnswDistancesSQL(modelArg, vecArg, ownerArg, strings.Join(where, " AND "), limit) + `)`,
+	return []string{`edist AS MATERIALIZED (` + ix.hnswNearestSQL(modelArg, vecArg, ownerArg, strings.Join(where, " AND "), limit) + `)`,
 		`dists AS (SELECT id, dist FROM edist)`}
-}
-
-// hnswDistancesSQL is hnswDistsCTEs's select alone, for main's vectorDistancesSQL
-// (the search's one place that picks how the owner's nearest vectors are found):
-// filter is its condition on memories m, limit the candidates wanted. The index
-// still searches ef_search candidates (its recall), and pgvector returns that first
-// set nearest first, so taking only limit of them keeps the same nearest while the
-// filter's lookups and exact distances are paid for limit rows, not ef_search (400
-// lookups were 3.5 of a 100,000-memory owner's 16 ms).
-func (ix *HNSWOwnerIndex) hnswDistancesSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
-	return ix.hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit)
 }
 
 // hnswNearestSQL selects id and exact dist of the owner's limit (an SQL expression)
 // nearest vectors through its partial index, filter (a condition on memories m)
-// applied inside the index scan. The owner and dimension conditions repeat the
-// index's predicate, which the planner must see implied. An IVFFlat index holds the
+// applied inside the index scan: the search's one place (vectorDistancesSQL) that
+// picks how an indexed owner's nearest vectors are found, and the resolver's. The
+// owner and dimension conditions repeat the index's predicate, which the planner must
+// see implied. The index still searches ef_search candidates (its recall) and returns
+// them nearest first, so taking only limit of them keeps the same nearest while the
+// filter's lookups and exact distances are paid for limit rows, not ef_search (400
+// lookups were 3.5 of a 100,000-memory owner's 16 ms). An IVFFlat index holds the
 // vectors in half precision (half the pages a probe reads): it orders twice limit by
 // that distance, and the exact distance picks limit of them.
 func (ix *HNSWOwnerIndex) hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
 	from := `
 	FROM memory_embeddings e JOIN memories m ON m.tenant = $1 AND m.id = e.memory_id
 	WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + ownerArg + `
-	  AND ` + ix.predicateSQL() + `
+	  AND ` + ownerIndexPredicate("e.", ix.Tenant, ix.Model, ix.UserID, ix.Dims) + `
 	  AND ` + filter
 	if ix.Method == MethodIVFFlat {
 		return `SELECT id, dist FROM (SELECT e.memory_id AS id, (e.embedding <=> ` + vecArg + `) AS dist` + from + `
@@ -350,13 +343,16 @@ func (t *Tx) OwnerIndexed(ctx context.Context, q MemorySearch) (bool, error) {
 	return ix != nil, err
 }
 
-// predicateSQL is the index's predicate (buildHNSW), the owner's values as literals:
-// a plan can use a partial index only where it sees the predicate implied, and a
-// generic plan sees parameters as unknown. The statement keeps its parameters beside
-// it, so a stale registry entry finds no rows rather than another owner's.
-func (ix *HNSWOwnerIndex) predicateSQL() string {
-	return fmt.Sprintf("e.tenant = %s AND e.model = %s AND e.user_id = %s AND e.dims = %d",
-		sqlLiteral(ix.Tenant), sqlLiteral(ix.Model), sqlLiteral(ix.UserID), ix.Dims)
+// ownerIndexPredicate is the predicate of an owner's partial index (buildHNSW), on
+// columns of memory_embeddings prefixed by alias ("" or "e."), the owner's values as
+// literals: the index is built with it, and a statement that reads the index repeats
+// it, because a plan can use a partial index only where it sees the predicate implied
+// and a generic plan sees parameters as unknown. Such a statement keeps its
+// parameters beside it, so a stale registry entry finds no rows rather than another
+// owner's. The dimension keeps the index's cast from failing.
+func ownerIndexPredicate(alias, tenant, model, user string, dims int) string {
+	return fmt.Sprintf("%[1]stenant = %[2]s AND %[1]smodel = %[3]s AND %[1]suser_id = %[4]s AND %[1]sdims = %[5]d",
+		alias, sqlLiteral(tenant), sqlLiteral(model), sqlLiteral(user), dims)
 }
 
 // sqlLiteral quotes s as an escape string literal, which reads the same whatever

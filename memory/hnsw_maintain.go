@@ -270,8 +270,8 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	log.Info("building a vector index for a large owner", "tenant", tenant, "model", o.model, "user_id", o.user,
 		"vectors", o.rows, "index", ix.Name, "method", ix.Method, "lists", ix.Lists)
 	start := time.Now()
-	// format() quotes the literals; the predicate names the owner, so only its
-	// searches can use the index, and the dimension, so the cast never fails.
+	// The predicate names the owner, so only its searches can use the index
+	// (ownerIndexPredicate).
 	using := fmt.Sprintf("hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)", ix.Dims, cfg.M, cfg.EfConstruction)
 	if ix.Method == MethodIVFFlat {
 		// Half precision: a probe reads half the pages (on the million-memory owner, 40
@@ -287,12 +287,8 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		}
 		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), `RESET maintenance_work_mem`) }()
 	}
-	var ddl string
-	if err := c.QueryRow(ctx, `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory_embeddings USING `+using+`
-		WHERE tenant = %L AND model = %L AND user_id = %L AND dims = %s', $1::text, $2::text, $3::text, $4::text, $5::int)`,
-		ix.Name, tenant, o.model, o.user, ix.Dims).Scan(&ddl); err != nil {
-		return nil, fmt.Errorf("writing the index statement: %w", err)
-	}
+	ddl := `CREATE INDEX CONCURRENTLY IF NOT EXISTS ` + pgx.Identifier{ix.Name}.Sanitize() + ` ON memory_embeddings USING ` + using + `
+		WHERE ` + ownerIndexPredicate("", tenant, o.model, o.user, ix.Dims)
 	if _, err := c.Exec(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("building the vector index of tenant %s owner %q (%s): %w", tenant, o.user, ix.Name, err)
 	}

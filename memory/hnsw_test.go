@@ -435,7 +435,7 @@ func TestOwnerVectorSideExact(t *testing.T) {
 }
 
 // TestSQLLiteral checks the literals an owner index's statement names its owner by
-// (predicateSQL): PostgreSQL reads each back as the same string, whatever
+// (ownerIndexPredicate): PostgreSQL reads each back as the same string, whatever
 // standard_conforming_strings says.
 func TestSQLLiteral(t *testing.T) {
 	t.Parallel()

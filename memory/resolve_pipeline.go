@@ -289,7 +289,7 @@ func (s *Store) InOwnerTx(ctx context.Context, tenant, lockKey string, fn func(*
 	// tenth of the resolver's database time at 1,000 owners × 1,000 memories), while its
 	// generic plan is the one measured: the owner's index, then the exact distances. An
 	// owner's HNSW read runs its generic plan too (it names the owner by literals,
-	// predicateSQL) and only turns sorting off for itself.
+	// ownerIndexPredicate) and only turns sorting off for itself.
 	return s.inPipelinedTx(ctx, tenant, func(t *Tx) error {
 		if err := t.LockOwner(ctx, lockKey); err != nil {
 			return err

@@ -246,14 +246,14 @@ func vectorDistancesSQL(q MemorySearch, filter string, arg func(any) string) str
 	WHERE ` + filter
 	case ScopeGlobal:
 		if q.hnsw != nil { // a very large owner: its own HNSW index (memory/hnsw_index.go)
-			return q.hnsw.hnswDistancesSQL(model, vec, "''", filter, arg(q.Limit))
+			return q.hnsw.hnswNearestSQL(model, vec, "''", filter, arg(q.Limit))
 		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ''`
 	default:
 		owner := arg(q.UserID)
 		if q.hnsw != nil {
-			return q.hnsw.hnswDistancesSQL(model, vec, owner, filter, arg(q.Limit))
+			return q.hnsw.hnswNearestSQL(model, vec, owner, filter, arg(q.Limit))
 		}
 		return `SELECT e.memory_id AS id, e.embedding <=> ` + vec + ` AS dist
 	FROM memory_embeddings e WHERE e.tenant = $1 AND e.model = ` + model + ` AND e.user_id = ` + owner

@@ -73,7 +73,7 @@ func (t *Tx) explainGeneric(ctx context.Context, sql string, args []any, what st
 			literals[i] = "NULL"
 			continue
 		}
-		literals[i] = "'" + strings.ReplaceAll(string(text), "'", "''") + "'"
+		literals[i] = sqlLiteral(string(text))
 	}
 	if err := t.PreferGenericPlans(ctx); err != nil {
 		return nil, err

@@ -271,3 +271,49 @@ func TestKeywordRowsByID(t *testing.T) {
 		})
 	}
 }
+
+// TestKeywordStageOneWeighsTerms checks stage one of the keyword side (every match
+// scored as if each term occurred once, the best 4×limit kept for stage two): it must
+// weigh each term by its IDF. Thirty short memories hold the common term, three
+// longer ones the rare term; with the IDFs, the rare ones pass stage one's cut of 8
+// and rank first, while equal weights would keep the shorter common ones and drop
+// them.
+func TestKeywordStageOneWeighsTerms(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	for i := range 30 {
+		if _, err := e.s.CreateMemory(e.ctx, "acme", newMemory("u1", fmt.Sprintf("Coffee break %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rare := map[string]bool{}
+	for _, c := range []string{"Quokka seen near the old lighthouse pier at dusk", "Photographed a quokka family on the island trail",
+		"The quokka exhibit at the zoo opened last spring"} {
+		m, err := e.s.CreateMemory(e.ctx, "acme", newMemory("u1", c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rare[m.ID.String()] = true
+	}
+	var hits []memory.MemoryHit
+	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		var err error
+		hits, _, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "quokka coffee", UserID: "u1",
+			Statuses: []string{"active"}, Now: time.Now(), KeywordOnly: true, Limit: 2})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var top []string
+	for _, h := range hits {
+		if h.KeywordRank >= 1 && h.KeywordRank <= 2 {
+			top = append(top, h.Memory.Content)
+			if !rare[h.Memory.ID.String()] {
+				t.Errorf("keyword rank %d: %q, want a memory holding the rare term", h.KeywordRank, h.Memory.Content)
+			}
+		}
+	}
+	if len(top) != 2 {
+		t.Fatalf("keyword top 2: %q, want two memories", top)
+	}
+}

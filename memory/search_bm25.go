@@ -192,11 +192,13 @@ func (s bm25Spec) ctes() []string {
 	// fdf is a term's document frequency when the caller knows it as frequent.
 	fdf, known := "NULL::float8", ""
 	if s.frequent != "" {
+		// One row a term whatever the caller's list holds: ord must stay 1..n.
 		fdf, known = "f.df", `
-	LEFT JOIN unnest(`+s.frequent+`::text[], `+s.frequentDF+`::float8[]) f(term, df) ON f.term = u.lexeme`
+	LEFT JOIN (SELECT DISTINCT ON (term) term, df FROM unnest(`+s.frequent+`::text[], `+s.frequentDF+`::float8[]) f(term, df)
+		ORDER BY term, df DESC) f ON f.term = u.lexeme`
 	}
-	// ord numbers the terms 1..n, so stage one looks a term's IDF up in an array
-	// (<x>idfa) instead of joining by lexeme.
+	// ord numbers the query's distinct lexemes 1..n, so stage one looks a term's IDF
+	// up in an array (<x>idfa) instead of joining by lexeme.
 	out := []string{p + `terms AS MATERIALIZED (
 	SELECT u.lexeme AS term, ` + lexemeQuery + ` AS tq, ` + fdf + ` AS fdf, u.ord::int AS ord
 	FROM unnest(to_tsvector('english', ` + s.text + `)) WITH ORDINALITY u(lexeme, positions, weights, ord)` + known + `)`,
@@ -318,11 +320,10 @@ func (s bm25Spec) side(p, x, match, gate string, known bool) []string {
 	SELECT p.lexeme, %[3]s AS df, ln(1 + (greatest(s.n, %[3]s) - %[3]s + 0.5) / (%[3]s + 0.5)) AS idf, s.n,
 		p.fdf IS NOT NULL AS known
 	FROM %[1]spost p, %[2]sstats s GROUP BY p.lexeme, p.fdf, s.n)`, x, p, df),
-		// The IDFs by term number: stage one reads each (match, term) row's from it.
-		// A join of post and idf by lexeme, which the planner nests (it cannot size
-		// CTEs), compared every such row with every term: the rare pass of a
-		// million-memory owner, 789 matches of a 9-term query, took 9.2 ms with it and
-		// 8.0 without (the pass alone; queries of 3–5 terms gain less).
+		// The IDFs by term number, for stage one: a join of post and idf by lexeme is
+		// nested by the planner (CTE sizes unknown), comparing every (match, term) row
+		// with every term (docs/perf-search.md, session 29: a 9-term rare pass 9.2 →
+		// 8.0 ms).
 		fmt.Sprintf(`%[1]sidfa AS MATERIALIZED (
 	SELECT array_agg(coalesce(i.idf, 0) ORDER BY t.ord) AS idfs FROM %[2]sterms t LEFT JOIN %[1]sidf i ON i.lexeme = t.term)`, x, p),
 		// Stage one scores every kept match as if each term occurred once; stage two

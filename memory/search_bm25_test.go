@@ -70,6 +70,21 @@ func (e *bm25Env) turns(tenant string, q memory.TurnSearch) []memory.TurnHit {
 	return hits
 }
 
+// memories runs the keyword side alone of q (its user's active memories) in tenant.
+func (e *bm25Env) memories(tenant string, q memory.MemorySearch) []memory.MemoryHit {
+	e.t.Helper()
+	q.KeywordOnly, q.Statuses, q.Now = true, []string{"active"}, time.Now()
+	var hits []memory.MemoryHit
+	if err := e.s.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
+		var err error
+		hits, _, err = tx.MemoryCandidates(e.ctx, q)
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return hits
+}
+
 func turnIDs(hs []memory.TurnHit) []string {
 	var out []string
 	for _, h := range hs {
@@ -180,15 +195,7 @@ func TestMemoryKeywordBM25(t *testing.T) {
 		t.Fatal(err)
 	}
 	search := func() []memory.MemoryHit {
-		var hits []memory.MemoryHit
-		if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			hits, _, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "hazelnut coffee", UserID: "u1",
-				Statuses: []string{"active"}, Now: time.Now(), KeywordOnly: true, Limit: 10})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return hits
+		return e.memories("acme", memory.MemorySearch{Query: "hazelnut coffee", UserID: "u1", Limit: 10})
 	}
 	hits := search()
 	scores := map[string]float64{}
@@ -295,17 +302,8 @@ func TestKeywordStageOneWeighsTerms(t *testing.T) {
 		}
 		rare[m.ID.String()] = true
 	}
-	var hits []memory.MemoryHit
-	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-		var err error
-		hits, _, err = tx.MemoryCandidates(e.ctx, memory.MemorySearch{Query: "quokka coffee", UserID: "u1",
-			Statuses: []string{"active"}, Now: time.Now(), KeywordOnly: true, Limit: 2})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
 	var top []string
-	for _, h := range hits {
+	for _, h := range e.memories("acme", memory.MemorySearch{Query: "quokka coffee", UserID: "u1", Limit: 2}) {
 		if h.KeywordRank >= 1 && h.KeywordRank <= 2 {
 			top = append(top, h.Memory.Content)
 			if !rare[h.Memory.ID.String()] {

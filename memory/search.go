@@ -402,13 +402,6 @@ func (t *Tx) MemoryCandidates(ctx context.Context, q MemorySearch) ([]MemoryHit,
 		return nil, nil, err
 	}
 	defer done()
-	if customPlanned(q) {
-		restore, err := t.customPlans(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer restore()
-	}
 	sql, args := memoryCandidatesSQL(t.tenant, q)
 	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {

@@ -112,6 +112,15 @@ const LargeOwnerDocs = 10_000
 // a few dozen, and BM25 ranks those first unless the pairs' rows are much shorter.
 const AllFrequentMinRows = 10
 
+// AllFrequentCorrelation is how many times more rows than independence predicts a
+// query's frequent terms are taken to share when deciding whether the all-terms pass
+// is worth running: words of one text are not independent (LargePairsMaxRows: pairs
+// held up to 3.5 times the estimate at 1,000,000 memories). The pass costs about half
+// a pairs pass, so it pays when it answers about half the time: when the rows expected
+// to hold every term, times this, reach AllFrequentMinRows. Leaving it out wrongly
+// costs a pairs pass of a few hundred rows, never a worse ranking.
+const AllFrequentCorrelation = 2
+
 // LargePairsMaxRows is how many rows a large owner's pairs pass may expect to read
 // (the sum, over the query's pairs of frequent terms, of df_a × df_b / N: as if the
 // terms were independent) before it looks among the owner's newest LargeOwnerWindow
@@ -226,20 +235,40 @@ func (s bm25Spec) ctes() []string {
 	out = append(out, okCTE)
 	passes, answers, none := []string{r}, []string{answered}, "NOT "+answered
 	if s.pairs {
+		c := p + "c"
+		// wide: the pairs are expected in more than LargePairsMaxRows rows, so their
+		// pass looks among the owner's newest rows only (below).
+		wide := "false"
+		if s.window != nil {
+			out = append(out, fmt.Sprintf(`%[1]swide AS MATERIALIZED (
+	SELECT coalesce(sum(a.fdf * b.fdf), 0) / greatest(s.n, 1) > %[3]d AS wide
+	FROM %[2]sterms a JOIN %[2]sterms b ON a.term < b.term, %[2]sstats s
+	WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL GROUP BY s.n)`, c, p, LargePairsMaxRows))
+			wide = "coalesce((SELECT wide FROM " + c + "wide), false)"
+		}
 		// The all-terms pass: rows holding every one of three or more frequent terms
 		// (their posting lists intersected). It answers when it finds
 		// AllFrequentMinRows; fewer, and the pairs pass (which holds them too) runs.
+		// Where the pairs are not wide and the terms, taken as independent and allowed
+		// AllFrequentCorrelation times that, are not expected together in
+		// AllFrequentMinRows rows, the pass is left out: it would hardly ever answer,
+		// and at 1,000,000 memories its intersection took 4–14 ms to find no row. The
+		// pairs pass then ranks the rows holding two or more terms, all-terms rows
+		// included, by the full match's scores: never a worse answer.
 		a := p + "a"
-		out = append(out, a+`q AS MATERIALIZED (
-	SELECT CASE WHEN count(*) >= 3 THEN string_agg(tq::text, ' & ')::tsquery END AS q FROM `+p+`terms WHERE fdf IS NOT NULL)`)
-		out = append(out, s.side(p, a, s.match(a+"q"), none, true)...)
+		out = append(out, fmt.Sprintf(`%[1]sq AS MATERIALIZED (
+	SELECT CASE WHEN count(*) >= 3 AND (%[3]s OR
+		sum(ln(greatest(fdf, 1))) - (count(*) - 1) * ln(greatest((SELECT n FROM %[2]sstats), 1)) >= ln(%[4]g))
+		THEN string_agg(tq::text, ' & ')::tsquery END AS q FROM %[2]sterms WHERE fdf IS NOT NULL)`,
+			a, p, wide, float64(AllFrequentMinRows)/AllFrequentCorrelation))
+		// Gated on its query too, so a pass left out never starts its scan.
+		out = append(out, s.side(p, a, s.match(a+"q"), none+" AND (SELECT q IS NOT NULL FROM "+a+"q)", true)...)
 		okCTE, answered := ok(a, AllFrequentMinRows)
 		out = append(out, okCTE)
 		passes, answers, none = append(passes, a), append(answers, none+" AND "+answered), none+" AND NOT "+answered
 
 		// The pairs pass: rows holding two or more of the query's frequent terms, as
 		// one tsquery of their pairs (NULL, so matching nothing, under two of them).
-		c := p + "c"
 		out = append(out, c+`q AS MATERIALIZED (
 	SELECT string_agg('(' || a.tq::text || ' & ' || b.tq::text || ')', ' | ')::tsquery AS q
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
@@ -250,11 +279,6 @@ func (s bm25Spec) ctes() []string {
 			// owner's newest rows only: the pass's cost stays bounded however large
 			// the owner. Its counts may then be the window's; they are never above the
 			// rare pass's exact ones, which freq keeps.
-			out = append(out, fmt.Sprintf(`%[1]swide AS MATERIALIZED (
-	SELECT coalesce(sum(a.fdf * b.fdf), 0) / greatest(s.n, 1) > %[3]d AS wide
-	FROM %[2]sterms a JOIN %[2]sterms b ON a.term < b.term, %[2]sstats s
-	WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL GROUP BY s.n)`, c, p, LargePairsMaxRows))
-			wide := "coalesce((SELECT wide FROM " + c + "wide), false)"
 			match = `SELECT * FROM (` + match + `) o WHERE NOT ` + wide + `
 	UNION ALL SELECT * FROM (` + s.window(c+"q") + `) w WHERE ` + wide
 		}
@@ -329,15 +353,18 @@ func (s bm25Spec) side(p, x, match, gate string, known bool) []string {
 		// Stage one scores every kept match as if each term occurred once; stage two
 		// rescores the best 4×limit of them with their term frequencies. A row below
 		// stage one's cut reaches the top only through repeated terms, which short
-		// texts (turns, memories) rarely have.
+		// texts (turns, memories) rarely have. Ties at the cut go the way the final
+		// order breaks them, and stage two adds a row's terms in lexeme order, so every
+		// pass gives a row the same score to the last bit and the same place among its
+		// equals as the full match does.
 		fmt.Sprintf(`%[1]spre AS MATERIALIZED (
 	SELECT %[6]s, p.tsv_len, %[8]ssum(a.idfs[p.ord]) * %[2]g / (1 + %[3]g * (1 - %[4]g + %[4]g * p.tsv_len / greatest(s.avgdl, 1))) AS kr0
 	FROM %[1]spost p, %[1]sidfa a, %[7]sstats s
 	WHERE p.keep
-	GROUP BY %[6]s, p.tsv_len, s.avgdl ORDER BY kr0 DESC, p.id LIMIT 4 * %[5]s)`,
-			x, BM25K1+1, BM25K1, BM25B, s.limit, orderColumns("p", s.order), p, preTSV),
+	GROUP BY %[6]s, p.tsv_len, s.avgdl ORDER BY kr0 DESC, %[9]s LIMIT 4 * %[5]s)`,
+			x, BM25K1+1, BM25K1, BM25B, s.limit, orderColumns("p", s.order), p, preTSV, orderBy("p", s.order)),
 		fmt.Sprintf(`%[1]sscored AS MATERIALIZED (
-	SELECT %[3]s, sum(i.idf * x.tf * %[4]g / (x.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1)))) AS kr
+	SELECT %[3]s, sum(i.idf * x.tf * %[4]g / (x.tf + %[5]g * (1 - %[6]g + %[6]g * m.tsv_len / greatest(s.avgdl, 1))) ORDER BY x.lexeme) AS kr
 	FROM %[1]spre m%[9]s
 	CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(%[8]s) u) x
 	JOIN %[1]sidf i ON i.lexeme = x.lexeme, %[7]sstats s
@@ -363,6 +390,17 @@ func (s bm25Spec) top(p string) string {
 	return fmt.Sprintf(`%[1]stop AS (
 	SELECT id, kr, row_number() OVER (ORDER BY kr DESC, %[2]s) AS rank FROM %[1]sscored
 	ORDER BY kr DESC, %[2]s LIMIT %[3]s)`, p, s.order, s.limit)
+}
+
+// orderBy turns "a DESC, id" into "x.a DESC, x.id" for alias x.
+func orderBy(alias, order string) string {
+	var out []string
+	for _, c := range strings.Split(order, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, alias+"."+c)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // orderColumns turns "a DESC, id" into "x.id, x.a" for alias x: the columns the

@@ -16,9 +16,8 @@ import (
 // the generic plan is the one explained.
 
 // ExplainAnalyzeMemoryCandidates runs the candidate query of q under EXPLAIN
-// (ANALYZE, BUFFERS) with the plan a search runs and returns the plan, one line a
-// row: the generic plan, or the plan made for its values where a search makes one (a
-// very large owner's keyword side, LargeOwnerCustomPlans).
+// (ANALYZE, BUFFERS) with the plan a search runs (its generic plan) and returns the
+// plan, one line a row.
 func (t *Tx) ExplainAnalyzeMemoryCandidates(ctx context.Context, q MemorySearch) ([]string, error) {
 	done, err := t.useHNSW(ctx, &q)
 	if err != nil {
@@ -26,9 +25,6 @@ func (t *Tx) ExplainAnalyzeMemoryCandidates(ctx context.Context, q MemorySearch)
 	}
 	defer done()
 	sql, args := memoryCandidatesSQL(t.tenant, q)
-	if customPlanned(q) {
-		return t.explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) ", sql, args, "the memory candidate query")
-	}
 	return t.explainGeneric(ctx, sql, args, "the memory candidate query")
 }
 

@@ -38,14 +38,16 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		if i%1000 == 3 {
 			words = append(words, "ptarmigan")
 		}
-		// "glimmer", "tarn" and "fjord" together in 2 % of the rows, the first two
-		// without the third in 2 % more, "fjord" alone in 2 % more.
-		switch i % 50 {
+		// "glimmer", "tarn" and "fjord" together in 5 % of the rows, the first two
+		// without the third in 5 % more, "fjord" alone in 5 % more: each in 10 %, so
+		// even as independent words the three are expected together in 12 rows, and
+		// the all-terms pass runs.
+		switch i % 20 {
 		case 7:
 			words = append(words, "glimmer", "tarn", "fjord")
-		case 17:
+		case 12:
 			words = append(words, "glimmer", "tarn")
-		case 27:
+		case 17:
 			words = append(words, "fjord")
 		}
 		texts[i] = strings.Join(words, " ")
@@ -108,7 +110,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				}
 				got := e.keyword(layer, tc.query, limit, full.frequent)
 				if strings.Join(got.ids, ",") != strings.Join(want, ",") {
-					t.Fatalf("with frequent terms known:\n%v\nwant (full match %d rows):\n%v", got.ids, len(full.ids), want)
+					t.Fatalf("with frequent terms known:\n%v\n%v\nwant (full match %d rows):\n%v\n%v", got.ids, got.scores, len(full.ids), want, wantScores)
 				}
 				for i := range got.scores {
 					if math.Abs(got.scores[i]-wantScores[i]) > 1e-9 {
@@ -120,6 +122,12 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				}
 				if skipped := passSkipped(got.plan, "kcmatch"); skipped != (tc.held == 3) {
 					t.Errorf("pairs pass skipped: %v, want %v\n%s", skipped, tc.held == 3, got.plan)
+				}
+				// The all-terms pass runs for the three words expected together
+				// (AllFrequentCorrelation), not for three independent words of about
+				// 6 % each (about 3 rows expected) nor for two.
+				if skipped := passSkipped(got.plan, "kamatch"); skipped != (tc.held != 3) {
+					t.Errorf("all-terms pass skipped: %v, want %v\n%s", skipped, tc.held != 3, got.plan)
 				}
 			})
 		}

@@ -36,6 +36,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.SmallMemories, "small-memories", 200, "memories of each small owner")
 	fs.IntVar(&cfg.Queries, "queries", 200, "vector-side queries per owner")
 	fs.IntVar(&cfg.SearchQueries, "search-queries", 30, "full searches per owner, before and after the indexes")
+	fs.IntVar(&cfg.SearchRounds, "search-rounds", 1, "rounds of the timed searches with the owner indexes, their latencies pooled")
 	fs.IntVar(&cfg.Writes, "writes", 200, "memories written one a transaction to the large and to a small owner")
 	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
 	fs.IntVar(&cfg.M, "m", memory.DefaultHNSWM, "the owner indexes' m (links per node)")
@@ -60,7 +61,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 		cfg.Ladder = append(cfg.Ladder, n)
 	}
 	if err := positiveFlags("bench large", []intFlag{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
-		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
+		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"search-rounds", cfg.SearchRounds}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
 		{"m", cfg.M}, {"ef-construction", cfg.EfConstruction}, {"ivf-threshold", cfg.IVFThreshold}}); err != nil {
 		return err
 	}

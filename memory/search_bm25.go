@@ -115,10 +115,13 @@ const AllFrequentMinRows = 10
 // AllFrequentCorrelation is how many times more rows than independence predicts a
 // query's frequent terms are taken to share when deciding whether the all-terms pass
 // is worth running: words of one text are not independent (LargePairsMaxRows: pairs
-// held up to 3.5 times the estimate at 1,000,000 memories). The pass costs about half
-// a pairs pass, so it pays when it answers about half the time: when the rows expected
-// to hold every term, times this, reach AllFrequentMinRows. Leaving it out wrongly
-// costs a pairs pass of a few hundred rows, never a worse ranking.
+// held up to 3.5 times the estimate at 1,000,000 memories). At that size the pass
+// found no row in every plan where it ran, after 4–14 ms. It costs about half a pairs
+// pass, so it pays when it answers about half the time: it runs where the pairs are
+// wide (their pass reads only the newest rows) or the rows expected to hold every
+// term, times this, reach AllFrequentMinRows. Left out, the pairs pass answers (up to
+// LargePairsMaxRows expected rows, a few times that in fact), ranking the all-terms
+// rows among the rest as the full match does.
 const AllFrequentCorrelation = 2
 
 // LargePairsMaxRows is how many rows a large owner's pairs pass may expect to read
@@ -249,12 +252,7 @@ func (s bm25Spec) ctes() []string {
 		// The all-terms pass: rows holding every one of three or more frequent terms
 		// (their posting lists intersected). It answers when it finds
 		// AllFrequentMinRows; fewer, and the pairs pass (which holds them too) runs.
-		// Where the pairs are not wide and the terms, taken as independent and allowed
-		// AllFrequentCorrelation times that, are not expected together in
-		// AllFrequentMinRows rows, the pass is left out: it would hardly ever answer,
-		// and at 1,000,000 memories its intersection took 4–14 ms to find no row. The
-		// pairs pass then ranks the rows holding two or more terms, all-terms rows
-		// included, by the full match's scores: never a worse answer.
+		// It is left out where it is not expected to answer (AllFrequentCorrelation).
 		a := p + "a"
 		out = append(out, fmt.Sprintf(`%[1]sq AS MATERIALIZED (
 	SELECT CASE WHEN count(*) >= 3 AND (%[3]s OR
@@ -354,9 +352,9 @@ func (s bm25Spec) side(p, x, match, gate string, known bool) []string {
 		// rescores the best 4×limit of them with their term frequencies. A row below
 		// stage one's cut reaches the top only through repeated terms, which short
 		// texts (turns, memories) rarely have. Ties at the cut go the way the final
-		// order breaks them, and stage two adds a row's terms in lexeme order, so every
-		// pass gives a row the same score to the last bit and the same place among its
-		// equals as the full match does.
+		// order breaks them, and stage two adds a row's terms in lexeme order, so a
+		// row's final score is the same to the last bit in every pass (stage one's sum
+		// is unordered: ordering it would sort each of thousands of groups).
 		fmt.Sprintf(`%[1]spre AS MATERIALIZED (
 	SELECT %[6]s, p.tsv_len, %[8]ssum(a.idfs[p.ord]) * %[2]g / (1 + %[3]g * (1 - %[4]g + %[4]g * p.tsv_len / greatest(s.avgdl, 1))) AS kr0
 	FROM %[1]spost p, %[1]sidfa a, %[7]sstats s

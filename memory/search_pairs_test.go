@@ -19,8 +19,10 @@ import (
 // full match's order and with its scores, without reading the full match; a query
 // whose frequent terms never meet in a row, or that holds one, gets the best of the
 // owner's newest memory.LargeOwnerWindow rows, with the full match's scores.
-// Three frequent terms held together by memory.AllFrequentMinRows rows or more rank
-// those rows alone, without the pairs pass.
+// Three or more frequent terms expected together in memory.AllFrequentMinRows rows
+// (memory.AllFrequentCorrelation), or whose pairs are too many for the pairs pass to
+// read, rank the rows holding all of them alone when there are that many, without the
+// pairs pass.
 func TestKeywordLargeOwnerPairs(t *testing.T) {
 	t.Parallel()
 	e := newBM25Env(t)
@@ -50,6 +52,18 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		case 17:
 			words = append(words, "fjord")
 		}
+		// "aurora" and "zephyr" each in a quarter of the rows, and with "cirrus" and
+		// "stratus" all four in 2 % more: the pair of the first two is expected in
+		// about 900 rows (wide), the four together in under one row as independent
+		// words, so only the wide pairs make the all-terms pass run.
+		switch {
+		case i%4 == 1:
+			words = append(words, "aurora")
+		case i%4 == 2:
+			words = append(words, "zephyr")
+		case i%100 == 3 || i%100 == 7:
+			words = append(words, "aurora", "zephyr", "cirrus", "stratus")
+		}
 		texts[i] = strings.Join(words, " ")
 	}
 	textOf := e.seedOwner(texts)
@@ -64,6 +78,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 			{"frequent terms only", "zorbel kintar vashop", 2},
 			{"two frequent terms", "quelax mirivo", 2},
 			{"three frequent terms held together", "glimmer tarn fjord", 3},
+			{"four frequent terms, their pairs wide", "aurora zephyr cirrus stratus", 4},
 			{"frequent terms that never meet", "sunward moonward", 0},
 			{"one frequent term", "zorbel", 0},
 		} {
@@ -120,14 +135,14 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 				if skipped := fullMatchSkipped(got.plan); skipped != (tc.held > 0) {
 					t.Errorf("full match skipped: %v, want %v\n%s", skipped, tc.held > 0, got.plan)
 				}
-				if skipped := passSkipped(got.plan, "kcmatch"); skipped != (tc.held == 3) {
-					t.Errorf("pairs pass skipped: %v, want %v\n%s", skipped, tc.held == 3, got.plan)
+				if skipped := passSkipped(got.plan, "kcmatch"); skipped != (tc.held >= 3) {
+					t.Errorf("pairs pass skipped: %v, want %v\n%s", skipped, tc.held >= 3, got.plan)
 				}
 				// The all-terms pass runs for the three words expected together
-				// (AllFrequentCorrelation), not for three independent words of about
-				// 6 % each (about 3 rows expected) nor for two.
-				if skipped := passSkipped(got.plan, "kamatch"); skipped != (tc.held != 3) {
-					t.Errorf("all-terms pass skipped: %v, want %v\n%s", skipped, tc.held != 3, got.plan)
+				// (AllFrequentCorrelation) and the four of wide pairs, not for three
+				// independent words of about 6 % each (about 3 rows expected) nor for two.
+				if skipped := passSkipped(got.plan, "kamatch"); skipped != (tc.held < 3) {
+					t.Errorf("all-terms pass skipped: %v, want %v\n%s", skipped, tc.held < 3, got.plan)
 				}
 			})
 		}

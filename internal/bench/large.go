@@ -350,7 +350,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	// 3. With them: the vector side as the search chooses it, and the full search.
 	for oi := range owners {
 		o := &owners[oi]
-		fmt.Fprintf(cfg.Progress, "%s: %d vector sides, %d searches\n", o.Name, len(o.queries), cfg.SearchQueries)
+		fmt.Fprintf(cfg.Progress, "%s: %d vector sides, %d searches\n", o.Name, len(o.queries), min(len(o.queries), cfg.SearchQueries)*max(cfg.SearchRounds, 1))
 		var err error
 		o.VectorSide, o.VectorRecall, err = o.measureNearest(ctx, app, cfg.Tenant, emb.Model(), "vector side",
 			func(tx *memory.Tx, vec []float32) (ids []uuid.UUID, err error) {
@@ -554,7 +554,7 @@ func largeRequest(o LargeOwner, text string) retriever.SearchRequest {
 }
 
 // largeWarmUps is how many untimed searches come before an owner's timed ones: a
-// connection plans each search statement once (PreferGenericPlans; 26–44 ms for a
+// connection plans each search statement once (PreferGenericPlans; 24–44 ms for a
 // million-memory owner's keyword statement on this machine, session 30) and a search
 // runs on two, so the first searches would put that one-off cost into the p95 of the
 // steady state. The progress output shows them.

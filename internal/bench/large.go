@@ -78,6 +78,9 @@ func (c *LargeConfig) defaults() {
 	if c.SearchQueries == 0 {
 		c.SearchQueries = 30
 	}
+	if c.SearchRounds == 0 {
+		c.SearchRounds = 1
+	}
 	if c.Writes == 0 {
 		c.Writes = 200
 	}
@@ -350,7 +353,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	// 3. With them: the vector side as the search chooses it, and the full search.
 	for oi := range owners {
 		o := &owners[oi]
-		fmt.Fprintf(cfg.Progress, "%s: %d vector sides, %d searches\n", o.Name, len(o.queries), min(len(o.queries), cfg.SearchQueries)*max(cfg.SearchRounds, 1))
+		fmt.Fprintf(cfg.Progress, "%s: %d vector sides, %d searches\n", o.Name, len(o.queries), min(len(o.queries), cfg.SearchQueries)*cfg.SearchRounds)
 		var err error
 		o.VectorSide, o.VectorRecall, err = o.measureNearest(ctx, app, cfg.Tenant, emb.Model(), "vector side",
 			func(tx *memory.Tx, vec []float32) (ids []uuid.UUID, err error) {
@@ -569,23 +572,30 @@ func largeSearches(ctx context.Context, r *retriever.Retriever, cfg LargeConfig,
 	if len(warm) == 0 {
 		warm = timed
 	}
-	var took []string
-	for _, q := range warm[:min(len(warm), largeWarmUps)] {
+	search := func(q largeQuery) (time.Duration, error) {
 		t := time.Now()
 		if _, err := r.Search(ctx, cfg.Tenant, largeRequest(*o, q.text)); err != nil {
-			return Latency{}, fmt.Errorf("bench: search of %s: %w", o.Name, err)
+			return 0, fmt.Errorf("bench: search of %s: %w", o.Name, err)
 		}
-		took = append(took, fmt.Sprintf("%.2f ms", float64(time.Since(t).Microseconds())/1000))
+		return time.Since(t), nil
+	}
+	var took []string
+	for _, q := range warm[:min(len(warm), largeWarmUps)] {
+		d, err := search(q)
+		if err != nil {
+			return Latency{}, err
+		}
+		took = append(took, fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000))
 	}
 	fmt.Fprintf(cfg.Progress, "  %s: untimed warm-up searches %s\n", o.Name, strings.Join(took, ", "))
 	var lat []time.Duration
-	for range max(rounds, 1) {
+	for range rounds {
 		for _, q := range timed {
-			t := time.Now()
-			if _, err := r.Search(ctx, cfg.Tenant, largeRequest(*o, q.text)); err != nil {
-				return Latency{}, fmt.Errorf("bench: search of %s: %w", o.Name, err)
+			d, err := search(q)
+			if err != nil {
+				return Latency{}, err
 			}
-			lat = append(lat, time.Since(t))
+			lat = append(lat, d)
 		}
 	}
 	return summarise(lat), nil

@@ -43,6 +43,10 @@ type HNSWConfig struct {
 	// IVFProbes is the lists a search of a new IVFFlat index reads; <= 0: one in
 	// DefaultIVFProbeDivisor of its lists, at least DefaultIVFMinProbes.
 	IVFProbes int
+	// TextThreshold is the owner size (memories) from which it gets a full-text index
+	// of its own (text_index.go), kept until it shrinks below half of it. 0:
+	// TextIndexMinDocs, < 0: none built (those there are kept).
+	TextThreshold int
 	// Tenants, when set, limits a pass to these tenants' owners (a benchmark's
 	// tenant, leaving the rest of the database's indexes alone); empty: every tenant.
 	Tenants []string
@@ -126,6 +130,9 @@ func (c HNSWConfig) withDefaults() HNSWConfig {
 	}
 	if c.IVFListRows <= 0 {
 		c.IVFListRows = DefaultIVFListRows
+	}
+	if c.TextThreshold == 0 {
+		c.TextThreshold = TextIndexMinDocs
 	}
 	return c
 }

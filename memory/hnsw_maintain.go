@@ -28,6 +28,8 @@ type HNSWReport struct {
 	Failed int `json:"failed"`
 	// BuildSeconds is the time the builds took, together.
 	BuildSeconds float64 `json:"build_seconds"`
+	// Text is what the pass did to the owners' full-text indexes (text_index.go).
+	Text TextIndexReport `json:"text"`
 }
 
 type hnswOwner struct {
@@ -113,6 +115,11 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 	}
 	for _, tenant := range tenants {
 		if err := s.maintainTenantHNSW(ctx, c, tenant, cfg, blocks, log, &rep); err != nil {
+			return rep, err
+		}
+	}
+	if cfg.TextThreshold > 0 {
+		if rep.Text, err = s.maintainTextIndexes(ctx, c, cfg.TextThreshold, cfg.Tenants, log); err != nil {
 			return rep, err
 		}
 	}

@@ -167,7 +167,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 // keep, that keep holds), with the full match's scores.
 func checkWindow(t *testing.T, e *bm25Env, layer, query string, limit int, full keywordRun, keep func(id string) bool) {
 	t.Helper()
-	order := "updated_at DESC, id"
+	order := "updated_at DESC, id DESC"
 	idCol := "id::text"
 	if layer == "turns" {
 		order, idCol = "occurred_at DESC", "turn_id"

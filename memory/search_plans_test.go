@@ -2,7 +2,9 @@ package memory_test
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +170,64 @@ func TestLargeOwnerMemoryPlan(t *testing.T) {
 	match := cteBlock(t, strings.Join(plan, "\n"), "kmatch") // no frequent term known yet: one pass
 	if !strings.Contains(match, "memories_owner_tsv") || strings.Contains(match, "memories_owner ") {
 		t.Errorf("the large owner's keyword side does not read its full-text entries:\n%s", match)
+	}
+}
+
+// TestLargeOwnerWindowPlan checks the generic plan of a large owner's window (the
+// pairs pass of wide pairs, bm25Spec) in a database of many small owners. A generic
+// plan sees every owner as one of average size; with the search's filters in the
+// ordered read of the newest rows, it read all of a million-memory owner's rows by
+// memories_owner and sorted them (1.8 s). The window's read stops at
+// memory.LargeOwnerWindow rows whatever the estimate.
+func TestLargeOwnerWindowPlan(t *testing.T) {
+	t.Parallel()
+	e := newBM25Env(t)
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	for n := range 300 {
+		ms := make([]memory.BulkMemory, 100)
+		for i := range ms {
+			ms[i] = memory.BulkMemory{ID: uuid.New(), UserID: fmt.Sprintf("user-%d", n), Type: memory.Semantic,
+				Category: memory.CatFact, Content: planRowText(i), Importance: 0.5, Confidence: 0.9, ValidFrom: at,
+				Source: memory.SourceUser, Extractor: "test", Embedding: []float32{1, float32(i%7) / 7}}
+		}
+		e.copyRows(fmt.Sprintf("tenant-%d", n), nil, ms)
+	}
+	// "amber" and "birch" in 40 % of the large owner's rows each, never together: their
+	// pair is expected in 16 % (wide), so the pairs pass reads the window.
+	const n = memory.LargeOwnerDocs + 2000
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = planRowText(i) + map[int]string{0: " amber", 1: " amber", 2: " birch", 3: " birch", 4: ""}[i%5]
+	}
+	e.seedOwner(texts)
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memories")
+
+	full := e.keyword("memories", "amber birch", n, nil)
+	if len(full.frequent) != 2 {
+		t.Fatalf("frequent terms %v, want amber and birch", full.frequent)
+	}
+	got := e.keyword("memories", "amber birch", 30, full.frequent)
+	if len(got.ids) == 0 {
+		t.Fatal("the window found nothing")
+	}
+	pairs := cteBlock(t, got.plan, "kcmatch")
+	scan := regexp.MustCompile(`Scan.* on memories .*actual time=\S+ rows=(\d+) loops=(\d+)`)
+	var read bool
+	for _, line := range strings.Split(pairs, "\n") {
+		m := scan.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		rows, _ := strconv.Atoi(m[1])
+		loops, _ := strconv.Atoi(m[2])
+		read = read || rows > 0
+		if rows*loops > memory.LargeOwnerWindow {
+			t.Errorf("the pairs pass read %d rows of the owner's %d in one scan, want at most the window's %d:\n%s",
+				rows*loops, n, memory.LargeOwnerWindow, pairs)
+		}
+	}
+	if !read {
+		t.Errorf("the pairs pass read no row:\n%s", pairs)
 	}
 }
 

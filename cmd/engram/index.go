@@ -19,7 +19,8 @@ own, which their searches and the resolver use (iterative scans, re-ranked by
 exact distance); every other owner keeps the exact scan. From
 ENGRAM_IVF_THRESHOLD vectors on the owner's index is IVFFlat instead (one list
 a 500 vectors; a search reads one list in 50, at least 40), rebuilt when the
-owner doubles.
+owner doubles. Owners of 100,000 memories and more also get a full-text index
+of their own (their keyword side reads it instead of every owner's one).
 "maintain" (the default) builds the missing ones (CREATE INDEX CONCURRENTLY:
 writes go on), replaces those whose owner crossed the IVFFlat threshold or
 outgrew its lists, and drops those of owners that shrank below half the
@@ -121,6 +122,11 @@ func printHNSWReport(w io.Writer, rep memory.HNSWReport) {
 	fmt.Fprintf(w, "%d built, %d rebuilt, %d dropped, %d kept\n", len(rep.Built), len(rep.Rebuilt), len(rep.Dropped), rep.Kept)
 	if rep.Failed > 0 {
 		fmt.Fprintf(w, "%d failed (logged; the next pass tries again)\n", rep.Failed)
+	}
+	t := rep.Text
+	fmt.Fprintf(w, "owners' full-text indexes: %d built (%.1f s), %d dropped, %d kept\n", t.Built, t.BuildSeconds, t.Dropped, t.Kept)
+	if t.Failed > 0 {
+		fmt.Fprintf(w, "%d full-text index builds failed (logged; the next pass tries again)\n", t.Failed)
 	}
 }
 

@@ -116,12 +116,13 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	if !q.VectorAlone {
 		text = arg(SearchText(q.Query))
 	}
-	// An owner of TextIndexMinDocs memories and more is named by literals: its plan,
+	// An owner of half TextIndexMinDocs memories and more (an owner keeps its index
+	// down to half) is named by literals: its plan,
 	// made once a connection for that owner, can read its own full-text index
 	// (text_index.go), and is made for its size (as a parameter, the owner looks like
 	// one of average size, and a bitmap of its rows in memories_owner, a million
 	// entries, looked selective enough to AND with the text index: 60–70 ms).
-	large := q.Stats != nil && q.Stats.N >= TextIndexMinDocs && q.Scope != ScopeAgent
+	large := q.Stats != nil && q.Stats.N >= TextIndexMinDocs/2 && q.Scope != ScopeAgent
 	where := memoryFilters(q, arg, large)
 	where = append(where, "m.status = ANY("+arg(q.Statuses)+"::text[])")
 	if len(q.Categories) > 0 {
@@ -141,11 +142,14 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	// The keyword side's match reads the owner's full-text entries, not every
 	// tenant's of the same user id (an agent's memories have no one owner).
 	kfilter := filter
-	// The window: a large owner's last keyword pass reads its newest rows only (an
-	// agent's, with no one owner, its filtered rows'; an owner's below).
+	// The window: a large owner's last keyword pass reads its newest rows that pass the
+	// filters only. Ordered as memories_list_user is (read backwards), they come
+	// without a sort: with a tie order no index gives, the generic plan (made for an
+	// owner of average size) read all of a large owner's rows by memories_owner and
+	// sorted them, 1.8 s at 1,000,000 memories.
 	window := func(qc string) string {
 		return `SELECT w.id, w.tsv, w.tsv_len, true AS keep FROM (SELECT m.id, m.tsv, m.tsv_len FROM memories m WHERE ` + filter +
-			fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
+			fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id DESC LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
 	}
 	// owned sets the keyword side up for one owner: user is its SQL, a placeholder or
 	// (literal) a literal.
@@ -154,16 +158,6 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			kfilter += " AND " + ownerKeySQL("m", sqlLiteral(tenant), user)
 		} else {
 			kfilter += " AND " + ownerKeySQL("m", "$1", user)
-		}
-		// With the search's filters in the ordered read, a generic plan (which sees
-		// every owner as one of average size) could read all of a large owner's rows
-		// by memories_owner and sort them: 1.8 s at 1,000,000 memories. Ordered as
-		// the index is and filtered after the limit, the read stops at the window
-		// whatever the estimate.
-		window = func(qc string) string {
-			return `SELECT w.id, w.tsv, w.tsv_len, w.keep FROM (SELECT m.id, m.tsv, m.tsv_len, (` + filter + `) AS keep
-	FROM memories m WHERE m.tenant = $1 AND m.user_id = ` + user +
-				fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id DESC LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
 		}
 	}
 	switch {

@@ -80,7 +80,7 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 	}
 	size := map[int64]int64{}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true)`); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT hashtextextended(tenant || '/' || user_id, 0), count(*) FROM memories
@@ -104,14 +104,17 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
 	}
 	have := map[int64]bool{}
-	var drop []string
+	var drop, orphans []string
 	var name string
 	var valid bool
 	if _, err := pgx.ForEachRow(rows, []any{&name, &valid}, func() error {
 		key, ok := textIndexKey(name)
 		switch {
 		case !ok: // not one of ours
-		case len(tenants) > 0 && size[key] == 0: // another tenant's owner: not counted
+		case len(tenants) > 0 && size[key] == 0:
+			// Another tenant's owner (not counted), or one of theirs left without a
+			// row (a tenant deleted): only the latter is dropped.
+			orphans = append(orphans, name)
 		case !valid || size[key] < int64(threshold/2):
 			drop = append(drop, name)
 		default:
@@ -121,10 +124,32 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 	}); err != nil {
 		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
 	}
+	for _, n := range orphans {
+		key, _ := textIndexKey(n)
+		var found bool
+		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true)`); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memories WHERE owner_key = $1)`, key).Scan(&found)
+		})
+		if err != nil {
+			return rep, fmt.Errorf("maintaining full-text indexes: looking for the owner of %s: %w", n, err)
+		}
+		if !found {
+			drop = append(drop, n)
+		}
+	}
 	for _, n := range drop {
 		log.Info("dropping a full-text index of an owner that shrank (or of a build that died)", "index", n)
 		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{n}.Sanitize()); err != nil {
-			return rep, fmt.Errorf("dropping the full-text index %s: %w", n, err)
+			if ctx.Err() != nil {
+				return rep, err
+			}
+			// Like a failed build: logged, and the next pass tries again.
+			log.Warn("dropping a full-text index failed; the next pass tries again", "index", n, "error", err)
+			rep.Failed++
+			continue
 		}
 		rep.Dropped++
 	}

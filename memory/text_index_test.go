@@ -35,27 +35,33 @@ func TestOwnerTextIndex(t *testing.T) {
 		}
 		return ms
 	}
-	e.copyRows("acme", nil, rows("u1", 600))
+	// A user id that needs quoting, named by a literal in the large owner's statement.
+	const big = `o'ne\il`
+	e.copyRows("acme", nil, rows(big, 600))
 	e.copyRows("acme", nil, rows("small", 100))
-	e.copyRows("globex", nil, rows("u1", 600)) // the same user id in another tenant
+	e.copyRows("globex", nil, rows(big, 600)) // the same user id in another tenant
 	pgtest.OwnerExec(t, pool, "acme", "ANALYZE memories")
 
-	// search ranks u1's memories by "amber birch" with statistics that call it large
-	// (named by literals), and returns the ids, the scores and the plan.
-	search := func(tenant string, large bool) ([]string, []float64, string) {
+	// search ranks big's memories by "amber birch" with statistics that call it large
+	// (named by literals), and returns the ids, the scores and the plan; wide makes both
+	// terms frequent, their pairs wide, so the last pass reads the owner's newest rows.
+	search := func(tenant string, large, wide bool) ([]string, []float64, string) {
 		t.Helper()
 		var ids []string
 		var scores []float64
 		var plan []string
 		if err := app.InTx(ctx, tenant, func(tx *memory.Tx) error {
-			stats, err := tx.OwnerTextStats(ctx, memory.ScopeUser, "u1", "", []string{"active"}, time.Now())
+			stats, err := tx.OwnerTextStats(ctx, memory.ScopeUser, big, "", []string{"active"}, time.Now())
 			if err != nil {
 				return err
 			}
 			if large {
 				stats.N = memory.TextIndexMinDocs // the scores change with N: compare like with like
 			}
-			q := memory.MemorySearch{Query: "amber birch", UserID: "u1", Statuses: []string{"active"}, Now: time.Now(),
+			if wide {
+				stats.Frequent = []memory.TermDF{{Term: "amber", DF: 20_000}, {Term: "birch", DF: 20_000}}
+			}
+			q := memory.MemorySearch{Query: "amber birch", UserID: big, Statuses: []string{"active"}, Now: time.Now(),
 				KeywordOnly: true, Limit: 20, Stats: &stats}
 			hits, _, err := tx.MemoryCandidates(ctx, q)
 			if err != nil {
@@ -84,9 +90,16 @@ func TestOwnerTextIndex(t *testing.T) {
 		return names
 	}
 
-	wantIDs, wantScores, plan := search("acme", true)
+	wantIDs, wantScores, plan := search("acme", true, false)
 	if len(wantIDs) != 20 || strings.Contains(plan, "engram_text_") {
 		t.Fatalf("before the pass: %d hits, plan:\n%s", len(wantIDs), plan)
+	}
+	if strings.Contains(plan, "user_id = $") {
+		t.Errorf("the large owner is named by a parameter:\n%s", plan)
+	}
+	wideIDs, wideScores, _ := search("acme", true, true)
+	if len(wideIDs) != 20 {
+		t.Fatalf("before the pass, frequent terms known: %d hits", len(wideIDs))
 	}
 	pass := func(threshold int, tenants ...string) memory.TextIndexReport {
 		t.Helper()
@@ -103,20 +116,24 @@ func TestOwnerTextIndex(t *testing.T) {
 	if got := textIndexes(); len(got) != 1 {
 		t.Fatalf("full-text indexes %v, want acme/u1's", got)
 	}
-	ids, scores, plan := search("acme", true)
+	ids, scores, plan := search("acme", true, false)
 	if !strings.Contains(plan, "engram_text_") {
 		t.Errorf("the large owner's search does not read its own index:\n%s", plan)
 	}
 	if !slices.Equal(ids, wantIDs) || !slices.Equal(scores, wantScores) {
 		t.Errorf("through the owner's index:\n%v\n%v\nwant\n%v\n%v", ids, scores, wantIDs, wantScores)
 	}
+	if ids, scores, _ := search("acme", true, true); !slices.Equal(ids, wideIDs) || !slices.Equal(scores, wideScores) {
+		t.Errorf("frequent terms known, with the owner's index:\n%v\n%v\nwant\n%v\n%v", ids, scores, wideIDs, wideScores)
+	}
 	// Named by parameters (statistics of an owner below the threshold), the search
 	// cannot prove the index's predicate and reads memories_owner_tsv.
-	if _, _, plan := search("acme", false); strings.Contains(plan, "engram_text_") || !strings.Contains(plan, "memories_owner_tsv") {
+	if _, _, plan := search("acme", false, false); strings.Contains(plan, "engram_text_") || !strings.Contains(plan, "memories_owner_tsv") {
 		t.Errorf("an owner named by parameters reads the partial index:\n%s", plan)
 	}
-	// The other tenant's u1 has another key: its search does not read acme's index.
-	if _, _, plan := search("globex", true); strings.Contains(plan, "engram_text_") {
+	// The other tenant's owner of that id has another key: its search does not read
+	// acme's index.
+	if _, _, plan := search("globex", true, false); strings.Contains(plan, "engram_text_") {
 		t.Errorf("globex's u1 reads acme's u1's index:\n%s", plan)
 	}
 
@@ -128,16 +145,25 @@ func TestOwnerTextIndex(t *testing.T) {
 	}
 	// acme's u1 shrinks below half the threshold: a pass limited to acme drops its
 	// index and keeps globex's.
-	pgtest.Exec(t, pool, "acme", `DELETE FROM memories WHERE user_id = 'u1' AND id IN (
-		SELECT id FROM memories WHERE user_id = 'u1' ORDER BY id LIMIT 400)`)
+	pgtest.Exec(t, pool, "acme", `DELETE FROM memories WHERE user_id = $1 AND id IN (
+		SELECT id FROM memories WHERE user_id = $1 ORDER BY id LIMIT 400)`, big)
 	if rep := pass(500, "acme"); rep.Dropped != 1 || rep.Built != 0 {
 		t.Fatalf("pass over acme after u1 shrank: %+v, want its index dropped", rep)
 	}
 	if got := textIndexes(); len(got) != 1 {
 		t.Fatalf("full-text indexes %v, want globex/u1's only", got)
 	}
-	if ids, _, _ := search("acme", true); len(ids) == 0 {
+	if ids, _, _ := search("acme", true, false); len(ids) == 0 {
 		t.Errorf("after the drop the search finds nothing")
+	}
+	// Every memory of globex's owner deleted (a tenant erased): its key is in no count,
+	// and a pass limited to globex still drops its index.
+	pgtest.Exec(t, pool, "globex", `DELETE FROM memories WHERE user_id = $1`, big)
+	if rep := pass(500, "globex"); rep.Dropped != 1 {
+		t.Fatalf("pass over globex after its owner was emptied: %+v, want its index dropped", rep)
+	}
+	if got := textIndexes(); len(got) != 0 {
+		t.Fatalf("full-text indexes %v, want none", got)
 	}
 	// A negative threshold builds nothing and drops nothing.
 	if rep := pass(-1); rep != (memory.TextIndexReport{}) {

@@ -165,6 +165,10 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 				a.Logger.Info("large owners' vector indexes", "built", len(rep.Built), "rebuilt", len(rep.Rebuilt),
 					"dropped", len(rep.Dropped), "kept", rep.Kept, "failed", rep.Failed)
 			}
+			if t := rep.Text; err == nil && t.Built+t.Dropped+t.Failed > 0 {
+				a.Logger.Info("large owners' full-text indexes", "built", t.Built, "dropped", t.Dropped, "kept", t.Kept,
+					"failed", t.Failed)
+			}
 			select {
 			case <-ctx.Done():
 				return

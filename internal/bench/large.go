@@ -218,7 +218,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 		}
 	}
 	if have != total {
-		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
+		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, TextThreshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 		start := time.Now()
@@ -231,7 +231,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 	}
 	kept := cfg.Reuse && cfg.KeepIndexes && have == total
 	if !kept {
-		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
+		if _, err := owner.MaintainHNSW(ctx, memory.HNSWConfig{Threshold: 1 << 62, TextThreshold: 1 << 62, Tenants: []string{cfg.Tenant}}, log); err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
 	}

@@ -90,10 +90,7 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 	// where a transaction per tenant cost 86,000 of them a pass in a database of
 	// 86,000 tenants.
 	var tenants []string
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
-			return err
-		}
+	err = s.acrossTenants(ctx, func(tx pgx.Tx) error {
 		// $2: the tenants a pass is limited to (NULL: all), so a limited pass counts
 		// only theirs.
 		rows, err := tx.Query(ctx, `SELECT tenant FROM memory_embeddings WHERE $2::text[] IS NULL OR tenant = ANY($2)
@@ -224,6 +221,18 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 		rep.BuildSeconds += time.Since(start).Seconds()
 	}
 	return nil
+}
+
+// acrossTenants runs fn in a read-only transaction of the owner role that reads every
+// tenant's rows (migration 0017's switch, which binds only the owner role), without
+// parallel workers: the maintainers' counts over whole tables must not take every core.
+func (s *Store) acrossTenants(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 // buildHNSW builds the owner's index, of the method its size calls for, concurrently

@@ -123,7 +123,11 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	// one of average size, and a bitmap of its rows in memories_owner, a million
 	// entries, looked selective enough to AND with the text index: 60–70 ms).
 	large := q.Stats != nil && q.Stats.N >= TextIndexMinDocs/2 && q.Scope != ScopeAgent
-	where := memoryFilters(q, arg, large)
+	tenantSQL, user := "$1", func(id string) string { return arg(id) }
+	if large {
+		tenantSQL, user = sqlLiteral(tenant), sqlLiteral
+	}
+	where := memoryFilters(q, arg, user)
 	where = append(where, "m.status = ANY("+arg(q.Statuses)+"::text[])")
 	if len(q.Categories) > 0 {
 		where = append(where, "m.category = ANY("+arg(q.Categories)+"::text[])")
@@ -142,32 +146,12 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	// The keyword side's match reads the owner's full-text entries, not every
 	// tenant's of the same user id (an agent's memories have no one owner).
 	kfilter := filter
-	// The window: a large owner's last keyword pass reads its newest rows that pass the
-	// filters only. Ordered as memories_list_user is (read backwards), they come
-	// without a sort: with a tie order no index gives, the generic plan (made for an
-	// owner of average size) read all of a large owner's rows by memories_owner and
-	// sorted them, 1.8 s at 1,000,000 memories.
-	window := func(qc string) string {
-		return `SELECT w.id, w.tsv, w.tsv_len, true AS keep FROM (SELECT m.id, m.tsv, m.tsv_len FROM memories m WHERE ` + filter +
-			fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id DESC LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
-	}
-	// owned sets the keyword side up for one owner: user is its SQL, a placeholder or
-	// (literal) a literal.
-	owned := func(user string, literal bool) {
-		if literal {
-			kfilter += " AND " + ownerKeySQL("m", sqlLiteral(tenant), user)
-		} else {
-			kfilter += " AND " + ownerKeySQL("m", "$1", user)
-		}
-	}
 	switch {
 	case q.VectorAlone || q.Scope == ScopeAgent: // no keyword side; no one owner
 	case q.Scope == ScopeGlobal:
-		owned("''", large)
-	case large:
-		owned(sqlLiteral(q.UserID), true)
+		kfilter += " AND " + ownerKeySQL("m", tenantSQL, "''")
 	default:
-		owned(arg(q.UserID), false)
+		kfilter += " AND " + ownerKeySQL("m", tenantSQL, user(q.UserID))
 	}
 
 	limit := arg(q.Limit)
@@ -182,7 +166,15 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		match: func(qc string) string {
 			return `SELECT m.id, m.tsv, m.tsv_len, true AS keep FROM memories m, ` + qc + ` WHERE ` + kfilter + ` AND m.tsv @@ ` + qc + `.q`
 		},
-		window:  window,
+		// A large owner's last keyword pass reads its newest rows that pass the
+		// filters only. Ordered as memories_list_user is (read backwards), they come
+		// without a sort: with a tie order no index gives, the generic plan (made for
+		// an owner of average size) read all of a large owner's rows by memories_owner
+		// and sorted them, 1.8 s at 1,000,000 memories.
+		window: func(qc string) string {
+			return `SELECT w.id, w.tsv, w.tsv_len, true AS keep FROM (SELECT m.id, m.tsv, m.tsv_len FROM memories m WHERE ` + filter +
+				fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id DESC LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
+		},
 		stats:   stats,
 		rowByID: byID(q.Stats, "JOIN memories tv ON tv.tenant = $1 AND tv.id = m.id"),
 	}
@@ -293,9 +285,9 @@ func ownerKeySQL(alias, tenant, user string) string {
 }
 
 // memoryFilters are the conditions on memories m of a search's owner, types, metadata
-// and expiry, shared by the current and the history query; literalUser names the user
-// by a literal instead of a parameter.
-func memoryFilters(q MemorySearch, arg func(any) string, literalUser bool) []string {
+// and expiry, shared by the current and the history query; user writes the user id
+// (a parameter, or a literal for a large owner).
+func memoryFilters(q MemorySearch, arg func(any) string, user func(string) string) []string {
 	var where []string
 	switch q.Scope {
 	case ScopeGlobal:
@@ -303,10 +295,6 @@ func memoryFilters(q MemorySearch, arg func(any) string, literalUser bool) []str
 	case ScopeAgent:
 		where = append(where, "m.scope = 'agent'", "m.agent_id = "+arg(q.AgentID))
 	default:
-		user := arg
-		if literalUser {
-			user = func(v any) string { return sqlLiteral(v.(string)) }
-		}
 		where = append(where, "m.user_id = "+user(q.UserID))
 		if q.AgentID != "" {
 			where = append(where, "m.agent_id IN ('', "+arg(q.AgentID)+")")
@@ -335,7 +323,7 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
-	where := memoryFilters(q, arg, false)
+	where := memoryFilters(q, arg, func(id string) string { return arg(id) })
 	now := arg(q.Now)
 	var vwhere []string
 	vwhere = append(vwhere, "(CASE WHEN v.status = 'superseded' THEN 'active' ELSE v.status END) = ANY("+arg(q.Statuses)+"::text[])")

@@ -71,26 +71,66 @@ type TextIndexReport struct {
 func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold int, tenants []string,
 	log *slog.Logger) (TextIndexReport, error) {
 	var rep TextIndexReport
-	// The owners near the threshold, in one count across tenants by the owner role
-	// (migration 0017's switch); a pass limited to some tenants counts every owner of
-	// theirs, so it knows which indexes are theirs to keep or drop.
+	type textIndex struct {
+		name  string
+		key   int64
+		valid bool
+	}
+	rows, err := c.Query(ctx, `SELECT i.relname, x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%'`)
+	if err != nil {
+		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
+	}
+	var ixs []textIndex
+	var name string
+	var valid bool
+	if _, err := pgx.ForEachRow(rows, []any{&name, &valid}, func() error {
+		if key, ok := textIndexKey(name); ok {
+			ixs = append(ixs, textIndex{name, key, valid})
+		}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
+	}
+	// The owners near the threshold, in one count across tenants. A pass limited to
+	// some tenants counts every owner of theirs, so it knows which indexes are theirs;
+	// an index whose owner it did not count is another tenant's, unless no row has its
+	// key any more (a tenant deleted).
 	least := max(threshold/2, 1)
 	if len(tenants) > 0 {
 		least = 1
 	}
 	size := map[int64]int64{}
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true), set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
-			return err
-		}
+	ownerless := map[int64]bool{}
+	err = s.acrossTenants(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT hashtextextended(tenant || '/' || user_id, 0), count(*) FROM memories
 			WHERE $2::text[] IS NULL OR tenant = ANY($2) GROUP BY tenant, user_id HAVING count(*) >= $1`, least, tenants)
 		if err != nil {
 			return err
 		}
 		var key, n int64
-		_, err = pgx.ForEachRow(rows, []any{&key, &n}, func() error {
+		if _, err := pgx.ForEachRow(rows, []any{&key, &n}, func() error {
 			size[key] += n // two owners of one key (a collision) share its index
+			return nil
+		}); err != nil {
+			return err
+		}
+		var uncounted []int64
+		for _, ix := range ixs {
+			if len(tenants) > 0 && size[ix.key] == 0 {
+				uncounted = append(uncounted, ix.key)
+			}
+		}
+		if len(uncounted) == 0 {
+			return nil
+		}
+		rows, err = tx.Query(ctx, `SELECT k FROM unnest($1::bigint[]) k
+			WHERE NOT EXISTS (SELECT 1 FROM memories WHERE owner_key = k)`, uncounted)
+		if err != nil {
+			return err
+		}
+		_, err = pgx.ForEachRow(rows, []any{&key}, func() error {
+			ownerless[key] = true
 			return nil
 		})
 		return err
@@ -98,46 +138,15 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 	if err != nil {
 		return rep, fmt.Errorf("maintaining full-text indexes: counting the owners' memories: %w", err)
 	}
-	rows, err := c.Query(ctx, `SELECT i.relname, x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-		WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%'`)
-	if err != nil {
-		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
-	}
 	have := map[int64]bool{}
-	var drop, orphans []string
-	var name string
-	var valid bool
-	if _, err := pgx.ForEachRow(rows, []any{&name, &valid}, func() error {
-		key, ok := textIndexKey(name)
+	var drop []string
+	for _, ix := range ixs {
 		switch {
-		case !ok: // not one of ours
-		case len(tenants) > 0 && size[key] == 0:
-			// Another tenant's owner (not counted), or one of theirs left without a
-			// row (a tenant deleted): only the latter is dropped.
-			orphans = append(orphans, name)
-		case !valid || size[key] < int64(threshold/2):
-			drop = append(drop, name)
+		case len(tenants) > 0 && size[ix.key] == 0 && !ownerless[ix.key]: // another tenant's
+		case !ix.valid || size[ix.key] < int64(threshold/2):
+			drop = append(drop, ix.name)
 		default:
-			have[key] = true
-		}
-		return nil
-	}); err != nil {
-		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
-	}
-	for _, n := range orphans {
-		key, _ := textIndexKey(n)
-		var found bool
-		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT set_config('engram.op_aggregate', 'on', true)`); err != nil {
-				return err
-			}
-			return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memories WHERE owner_key = $1)`, key).Scan(&found)
-		})
-		if err != nil {
-			return rep, fmt.Errorf("maintaining full-text indexes: looking for the owner of %s: %w", n, err)
-		}
-		if !found {
-			drop = append(drop, n)
+			have[ix.key] = true
 		}
 	}
 	for _, n := range drop {

@@ -50,6 +50,11 @@ type HNSWConfig struct {
 	// Tenants, when set, limits a pass to these tenants' owners (a benchmark's
 	// tenant, leaving the rest of the database's indexes alone); empty: every tenant.
 	Tenants []string
+	// RecallTarget is the recall@10 an index must reach on the pass's sample queries
+	// (index_recall.go): a new HNSW build below it is built once more, and an index
+	// still below it is read further (ef_search, probes up to twice their setting).
+	// 0: DefaultIndexRecallTarget, < 0: indexes are not measured.
+	RecallTarget float64
 	// SwapGrace is how long a replaced index outlives its replacement, so reads
 	// planned from a registry entry cached before the swap still find it; 0: a little
 	// more than the cache's lifetime, < 0: none.
@@ -134,6 +139,9 @@ func (c HNSWConfig) withDefaults() HNSWConfig {
 	if c.TextThreshold == 0 {
 		c.TextThreshold = TextIndexMinDocs
 	}
+	if c.RecallTarget == 0 {
+		c.RecallTarget = DefaultIndexRecallTarget
+	}
 	return c
 }
 
@@ -195,6 +203,11 @@ type HNSWOwnerIndex struct {
 	EfSearch int    `json:"ef_search,omitempty"` // HNSW
 	Lists    int    `json:"lists,omitempty"`     // IVFFlat, fixed at build
 	Probes   int    `json:"probes,omitempty"`    // IVFFlat: lists a search reads
+	// Recall is the share of the exact top 10 the index found for the maintenance
+	// pass's sample queries, read as a search reads it (index_recall.go); measured
+	// is false until a pass has measured it.
+	Recall   float64 `json:"recall,omitempty"`
+	measured bool
 	// BuildSeconds is how long MaintainHNSW took to build it (in its report only).
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
 }
@@ -205,6 +218,14 @@ func (ix HNSWOwnerIndex) Reads() string {
 		return fmt.Sprintf("%d of %d lists", ix.Probes, ix.Lists)
 	}
 	return fmt.Sprintf("ef_search %d", ix.EfSearch)
+}
+
+// RecallText is the measured recall, or "-" when it was not measured.
+func (ix HNSWOwnerIndex) RecallText() string {
+	if !ix.measured {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", ix.Recall)
 }
 
 // hnswIndexName names an owner's index by a hash, so catalog names carry no tenant

@@ -24,6 +24,11 @@ type HNSWReport struct {
 	Rebuilt []HNSWOwnerIndex `json:"rebuilt"`
 	Dropped []HNSWOwnerIndex `json:"dropped"`
 	Kept    int              `json:"kept"`
+	// Measured: kept indexes without a measure of their recall (built before it was
+	// measured) that the pass measured, as they are read now.
+	Measured []HNSWOwnerIndex `json:"measured"`
+	// RecallRebuilds: new HNSW builds below the recall target that were built again.
+	RecallRebuilds int `json:"recall_rebuilds"`
 	// Failed: owners whose build failed this pass (logged; tried again next pass).
 	Failed int `json:"failed"`
 	// BuildSeconds is the time the builds took, together.
@@ -189,12 +194,17 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists && ivfSampleable(o.rows, blocks)
 			if want == cur.Method && !grown {
 				rep.Kept++
+				if !cur.measured && cur.State == "ready" && cfg.RecallTarget > 0 {
+					if ix, ok := s.checkIndexRecall(ctx, cur, cfg.RecallTarget, log); ok {
+						rep.Measured = append(rep.Measured, ix)
+					}
+				}
 				continue
 			}
 			replacing = &cur
 		}
 		start := time.Now()
-		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, blocks, replacing, log)
+		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, blocks, replacing, log, &rep.RecallRebuilds)
 		if err != nil && ctx.Err() == nil {
 			// One owner's failed build (memory, a lock, a bad row) must not keep every
 			// other owner's index from being maintained: the next pass tries it again
@@ -244,7 +254,7 @@ func (s *Store) acrossTenants(ctx context.Context, fn func(pgx.Tx) error) error 
 // the old one is dropped after cfg.SwapGrace, when no process's cached registry entry
 // (ownerIndexesTTL) still points at it.
 func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hnswOwner, cfg HNSWConfig, blocks int64,
-	replacing *HNSWOwnerIndex, log *slog.Logger) (*HNSWOwnerIndex, error) {
+	replacing *HNSWOwnerIndex, log *slog.Logger, rebuilds *int) (*HNSWOwnerIndex, error) {
 	have := ""
 	if replacing != nil {
 		have = replacing.Method
@@ -308,11 +318,22 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	if _, err := c.Exec(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("building the vector index of tenant %s owner %q (%s): %w", tenant, o.user, ix.Name, err)
 	}
+	if cfg.RecallTarget > 0 {
+		// Not read by any search yet (a first build is recorded as building, a
+		// replacement not at all): it can still be built again.
+		if err := s.measureBuild(ctx, c, &ix, ddl, cfg.RecallTarget, log, rebuilds); err != nil {
+			return nil, err
+		}
+	}
+	var recall *float64
+	if ix.measured {
+		recall = &ix.Recall
+	}
 	err = s.InTx(ctx, tenant, func(tx *Tx) error {
 		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET state = 'ready', ready_at = now(), index_name = $4, method = $5,
-			ef_search = $6, lists = $7, probes = $8, rows_at_build = $9, dims = $10
+			ef_search = $6, lists = $7, probes = $8, rows_at_build = $9, dims = $10, recall = $11
 			WHERE tenant = $1 AND model = $2 AND user_id = $3`, tenant, o.model, o.user, ix.Name, ix.Method,
-			ix.EfSearch, nullIfZero(ix.Lists), nullIfZero(ix.Probes), o.rows, ix.Dims)
+			ix.EfSearch, nullIfZero(ix.Lists), nullIfZero(ix.Probes), o.rows, ix.Dims, recall)
 		return err
 	})
 	if err != nil {
@@ -407,7 +428,7 @@ func hnswIndexValid(ctx context.Context, c *pgx.Conn, name string) (bool, error)
 // hnswRegistry is the transaction's tenant's registered indexes.
 func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
 	rows, err := t.tx.Query(ctx, `SELECT tenant, model, user_id, dims, index_name, state, rows_at_build, method,
-		coalesce(ef_search, 0), coalesce(lists, 0), coalesce(probes, 0)
+		coalesce(ef_search, 0), coalesce(lists, 0), coalesce(probes, 0), recall
 		FROM hnsw_owner_indexes WHERE tenant = $1 ORDER BY model, user_id`, t.tenant)
 	if err != nil {
 		return nil, fmt.Errorf("reading the vector index registry: %w", err)
@@ -421,15 +442,24 @@ func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
 
 func scanHNSWIndex(r pgx.CollectableRow) (HNSWOwnerIndex, error) {
 	var ix HNSWOwnerIndex
-	return ix, r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
-		&ix.EfSearch, &ix.Lists, &ix.Probes)
+	var recall *float64
+	err := r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
+		&ix.EfSearch, &ix.Lists, &ix.Probes, &recall)
+	ix.setRecall(recall)
+	return ix, err
+}
+
+func (ix *HNSWOwnerIndex) setRecall(r *float64) {
+	if r != nil {
+		ix.Recall, ix.measured = *r, true
+	}
 }
 
 // HNSWIndexes lists every registered owner index (the owner role's store sees all
 // tenants' rows), with its size on disk.
 func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT r.tenant, r.model, r.user_id, r.dims, r.index_name, r.state, r.rows_at_build,
-		r.method, coalesce(r.ef_search, 0), coalesce(r.lists, 0), coalesce(r.probes, 0),
+		r.method, coalesce(r.ef_search, 0), coalesce(r.lists, 0), coalesce(r.probes, 0), r.recall,
 		coalesce(pg_relation_size(to_regclass(r.index_name)), 0)
 		FROM hnsw_owner_indexes r ORDER BY r.tenant, r.model, r.user_id`)
 	if err != nil {
@@ -441,10 +471,12 @@ func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, err
 	for rows.Next() {
 		var ix HNSWOwnerIndex
 		var n int64
+		var recall *float64
 		if err := rows.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
-			&ix.EfSearch, &ix.Lists, &ix.Probes, &n); err != nil {
+			&ix.EfSearch, &ix.Lists, &ix.Probes, &recall, &n); err != nil {
 			return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
 		}
+		ix.setRecall(recall)
 		out = append(out, ix)
 		sizes = append(sizes, n)
 	}

@@ -129,12 +129,15 @@ type Config struct {
 	// IVFThreshold (ENGRAM_IVF_THRESHOLD) is the owner size from which its index is
 	// IVFFlat instead of HNSW.
 	IVFThreshold int
+	// IndexRecallTarget (ENGRAM_INDEX_RECALL_TARGET, default 0.95, off: -1) is the
+	// recall@10 an owner index must reach on the maintenance pass's sample queries.
+	IndexRecallTarget float64
 }
 
 // hnswConfig is the owner indexes' configuration, as serve and `engram index` use it.
 func (c Config) hnswConfig() memory.HNSWConfig {
 	return memory.HNSWConfig{Threshold: c.HNSWThreshold, EfSearch: c.HNSWEfSearch, M: c.HNSWM,
-		EfConstruction: c.HNSWEfConstruction, IVFThreshold: c.IVFThreshold}
+		EfConstruction: c.HNSWEfConstruction, IVFThreshold: c.IVFThreshold, RecallTarget: c.IndexRecallTarget}
 }
 
 // envVar documents one variable for --help.
@@ -183,6 +186,7 @@ var envVars = []envVar{
 	{"ENGRAM_HNSW_M", fmt.Sprint(memory.DefaultHNSWM), "m (links per node) of the owner indexes built from now on"},
 	{"ENGRAM_HNSW_EF_CONSTRUCTION", fmt.Sprint(memory.DefaultHNSWEfConstruction), "ef_construction of the owner indexes built from now on (at least 2 × m)"},
 	{"ENGRAM_IVF_THRESHOLD", fmt.Sprint(memory.DefaultIVFThreshold), "owner size from which its index is IVFFlat instead of HNSW (kept until half of it; lists: one a 500 vectors, rebuilt when it doubles)"},
+	{"ENGRAM_INDEX_RECALL_TARGET", fmt.Sprint(memory.DefaultIndexRecallTarget), "recall@10 an owner index must reach on sample queries when built (measured against the exact scan; below it: built again once, then read further); off: not measured"},
 	{"ENGRAM_HNSW_INTERVAL", "10m", "how often serve builds and drops owner indexes (needs ENGRAM_MIGRATE_DATABASE_URL; off: only `engram index`)"},
 	{"ENGRAM_OUTAGE_BACKOFF_MAX", "30s", "longest wait between a worker's retries of a message held through a dependency outage"},
 	{"ENGRAM_EXTRACT_BATCH_QUIET", "auto", "extractor micro-batch quiet window: auto (300ms with ENGRAM_LLM_*, a 5ms settle offline), off, or a duration such as 100ms"},
@@ -284,6 +288,18 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.HNSWM = intVar("ENGRAM_HNSW_M", memory.DefaultHNSWM, 2, 100)
 	c.HNSWEfConstruction = intVar("ENGRAM_HNSW_EF_CONSTRUCTION", memory.DefaultHNSWEfConstruction, 4, 1000)
 	c.IVFThreshold = intVar("ENGRAM_IVF_THRESHOLD", memory.DefaultIVFThreshold, 2, 1<<30)
+	switch v := getenv("ENGRAM_INDEX_RECALL_TARGET"); {
+	case v == "":
+		c.IndexRecallTarget = memory.DefaultIndexRecallTarget
+	case strings.EqualFold(v, "off"):
+		c.IndexRecallTarget = -1
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			errs = append(errs, fmt.Sprintf("ENGRAM_INDEX_RECALL_TARGET=%q: want a share in (0, 1], such as 0.95, or off", v))
+		}
+		c.IndexRecallTarget = f
+	}
 	if c.HNSWEfConstruction < 2*c.HNSWM {
 		errs = append(errs, fmt.Sprintf("ENGRAM_HNSW_EF_CONSTRUCTION=%d: must be at least 2 × ENGRAM_HNSW_M (%d)", c.HNSWEfConstruction, 2*c.HNSWM))
 	}

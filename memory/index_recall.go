@@ -1,0 +1,274 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// Measured recall of the owners' approximate indexes. Two HNSW builds of the same
+// owner with the same parameters can differ: `engram bench large`'s global scope of
+// 100,000 found 0.944 of the exact top 10 through one build and 0.982 through the
+// next (m 24, ef_construction 128, ef_search 400; docs/perf-search.md, session 32).
+// So the maintenance pass measures every index it builds, and every ready index it
+// has no measure of, before searches rely on it: sample queries between the owner's
+// own vectors, the index's top 10 (read as the search reads it) against the exact
+// scan's. A build below DefaultIndexRecallTarget is built once more (a new graph);
+// what is still below reads more of the index (ef_search, probes) up to twice its
+// setting. The registry keeps the measure (recall) for `engram index list`.
+
+const (
+	// DefaultIndexRecallTarget is the recall@10 an owner index must reach on the
+	// sample queries; below it the pass rebuilds or reads more of it.
+	DefaultIndexRecallTarget = 0.95
+	// indexRecallQueries is the sample: at 1,000,000 vectors each exact top 10 reads
+	// the whole owner (about a second), so 20 of them add a fraction of the build.
+	indexRecallQueries = 20
+	// queryKeepOwn and queryKeepOther are the shares of two stored vectors'
+	// coordinates a sample query keeps (recallSample).
+	queryKeepOwn, queryKeepOther = 1.0 / 3, 0.1
+	// maxEfSearch is the registry's bound (migration 0012).
+	maxEfSearch = 1000
+)
+
+// recallQuery is a sample query and its exact neighbours.
+type recallQuery struct {
+	vec   pgvector.Vector
+	exact []uuid.UUID
+	// tenth is the exact scan's 10th distance: an index hit at that distance is a
+	// tie, and counts.
+	tenth float64
+}
+
+// recallSample draws the index's sample queries: each keeps a random third of one of
+// the owner's vectors' coordinates and a tenth of another's. A query is shorter than
+// the memories it looks for and may carry a word of something else ("a few words of
+// one memory and a word of another", as `engram bench large` asks); a stored vector,
+// or a point near one, the index finds trivially (sums of two stored vectors measured
+// 0.995–1.000 on the indexes the bench's queries found 0.944–0.986 of).
+func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, n int) ([]recallQuery, error) {
+	var qs []recallQuery
+	err := s.InTx(ctx, ix.Tenant, func(tx *Tx) error {
+		// A random share of the owner's rows, stopped early: no sort of every vector.
+		p := min(1, float64(4*n)/float64(max(ix.Rows, 1)))
+		rows, err := tx.tx.Query(ctx, `SELECT embedding FROM memory_embeddings
+			WHERE tenant = $1 AND model = $2 AND user_id = $3 AND dims = $4 AND random() < $5 LIMIT $6`,
+			ix.Tenant, ix.Model, ix.UserID, ix.Dims, p, 2*n)
+		if err != nil {
+			return err
+		}
+		vs, err := collectVectors(rows)
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(uint64(ix.Rows), uint64(len(vs))))
+		for i := 0; i+1 < len(vs); i += 2 {
+			a, b := vs[i].Slice(), vs[i+1].Slice()
+			q := make([]float32, len(a))
+			for j := range q {
+				if rng.Float64() < queryKeepOwn {
+					q[j] += a[j]
+				}
+				if rng.Float64() < queryKeepOther {
+					q[j] += b[j]
+				}
+			}
+			qs = append(qs, recallQuery{vec: pgvector.NewVector(q)})
+		}
+		for i := range qs {
+			// Not the index's expression (embedding::vector(d)), so the exact scan.
+			rows, err := tx.tx.Query(ctx, `SELECT memory_id, embedding <=> $5 FROM memory_embeddings
+				WHERE tenant = $1 AND model = $2 AND user_id = $3 AND dims = $4 ORDER BY 2, 1 LIMIT 10`,
+				ix.Tenant, ix.Model, ix.UserID, ix.Dims, qs[i].vec)
+			if err != nil {
+				return err
+			}
+			ids, dists, err := collectHits(rows)
+			if err != nil {
+				return err
+			}
+			qs[i].exact = ids
+			if len(dists) > 0 {
+				qs[i].tenth = dists[len(dists)-1]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sampling the queries of index %s: %w", ix.Name, err)
+	}
+	return qs, nil
+}
+
+// indexRecall reads each sample query's top 10 through the index as a search reads
+// it (hnswNearestSQL, the scan set up by scanSQL) and returns the share of the exact
+// top 10 it found, ties counted.
+func (s *Store) indexRecall(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery) (float64, error) {
+	hits, total := 0, 0
+	err := s.InTx(ctx, ix.Tenant, func(tx *Tx) error {
+		sql, arg := ix.scanSQL(false)
+		if _, err := tx.tx.Exec(ctx, sql, arg); err != nil {
+			return err
+		}
+		read := ix.hnswNearestSQL("$2", "$4", "$3", "true", "10")
+		for _, q := range qs {
+			rows, err := tx.tx.Query(ctx, read, ix.Tenant, ix.Model, ix.UserID, q.vec)
+			if err != nil {
+				return err
+			}
+			ids, dists, err := collectHits(rows)
+			if err != nil {
+				return err
+			}
+			for i, id := range ids {
+				if slices.Contains(q.exact, id) || dists[i] <= q.tenth+1e-6 {
+					hits++
+				}
+			}
+			total += len(q.exact)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("measuring the recall of index %s: %w", ix.Name, err)
+	}
+	if total == 0 {
+		return 1, nil
+	}
+	return float64(hits) / float64(total), nil
+}
+
+// tuneIndexReads raises how much of the index a search reads (ef_search, probes), by
+// half again at a time up to twice ix's setting, until the sample reaches target;
+// it returns ix as read then and its recall.
+func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery, recall, target float64) (HNSWOwnerIndex, float64, error) {
+	limitEf, limitProbes := min(2*ix.EfSearch, maxEfSearch), min(2*ix.Probes, ix.Lists)
+	for recall < target {
+		next := ix
+		if ix.Method == MethodIVFFlat {
+			next.Probes = min(limitProbes, ix.Probes+max(1, ix.Probes/2))
+		} else {
+			next.EfSearch = min(limitEf, ix.EfSearch+max(1, ix.EfSearch/2))
+		}
+		if next == ix {
+			break
+		}
+		r, err := s.indexRecall(ctx, next, qs)
+		if err != nil {
+			return ix, recall, err
+		}
+		ix, recall = next, r
+	}
+	return ix, recall, nil
+}
+
+// checkIndexRecall measures a ready index (one built before recall was measured, or
+// whose measure was lost) and reads more of it when it falls short; it records what
+// it measured. A failure is logged: the index stays as it was.
+func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
+	qs, err := s.recallSample(ctx, ix, indexRecallQueries)
+	if err == nil {
+		var r float64
+		if r, err = s.indexRecall(ctx, ix, qs); err == nil {
+			ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target)
+			ix.Recall, ix.measured = r, true
+		}
+	}
+	if err == nil {
+		err = s.recordIndexReads(ctx, ix)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("measuring a vector index's recall failed; the next pass tries again", "index", ix.Name, "error", err)
+		}
+		return ix, false
+	}
+	log.Info("measured a vector index's recall", "index", ix.Name, "recall", ix.Recall, "reads", ix.Reads())
+	return ix, true
+}
+
+// recordIndexReads stores the index's measured recall and how it is read.
+func (s *Store) recordIndexReads(ctx context.Context, ix HNSWOwnerIndex) error {
+	return s.InTx(ctx, ix.Tenant, func(tx *Tx) error {
+		_, err := tx.tx.Exec(ctx, `UPDATE hnsw_owner_indexes SET recall = $5, ef_search = $6, probes = $7
+			WHERE tenant = $1 AND model = $2 AND user_id = $3 AND index_name = $4`,
+			ix.Tenant, ix.Model, ix.UserID, ix.Name, ix.Recall, ix.EfSearch, nullIfZero(ix.Probes))
+		if err != nil {
+			return fmt.Errorf("recording the recall of index %s: %w", ix.Name, err)
+		}
+		return nil
+	})
+}
+
+func collectVectors(rows pgx.Rows) ([]pgvector.Vector, error) {
+	defer rows.Close()
+	var out []pgvector.Vector
+	for rows.Next() {
+		var v pgvector.Vector
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func collectHits(rows pgx.Rows) ([]uuid.UUID, []float64, error) {
+	defer rows.Close()
+	var ids []uuid.UUID
+	var dists []float64
+	for rows.Next() {
+		var id uuid.UUID
+		var d float64
+		if err := rows.Scan(&id, &d); err != nil {
+			return nil, nil, err
+		}
+		ids, dists = append(ids, id), append(dists, d)
+	}
+	return ids, dists, rows.Err()
+}
+
+// measureBuild measures a new index that no search reads yet (buildHNSW) and sets
+// its recall and reads. An HNSW build below target is dropped and built again once
+// with ddl (its levels are drawn anew), and the second is kept; what is still below
+// is read further. A failed measure is logged and leaves the index unmeasured (the
+// next pass measures it); only a failed rebuild is an error.
+func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerIndex, ddl string, target float64,
+	log *slog.Logger, rebuilds *int) error {
+	qs, err := s.recallSample(ctx, *ix, indexRecallQueries)
+	var r float64
+	if err == nil {
+		r, err = s.indexRecall(ctx, *ix, qs)
+	}
+	if err == nil && r < target && ix.Method == MethodHNSW {
+		log.Info("a new vector index fell short of the recall target; building it again", "index", ix.Name,
+			"recall", r, "target", target)
+		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{ix.Name}.Sanitize()); err != nil {
+			return fmt.Errorf("dropping the vector index %s to build it again: %w", ix.Name, err)
+		}
+		if _, err := c.Exec(ctx, ddl); err != nil {
+			return fmt.Errorf("building the vector index %s again: %w", ix.Name, err)
+		}
+		*rebuilds++
+		r, err = s.indexRecall(ctx, *ix, qs)
+	}
+	if err == nil {
+		*ix, r, err = s.tuneIndexReads(ctx, *ix, qs, r, target)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log.Warn("measuring a new vector index's recall failed; the next pass measures it", "index", ix.Name, "error", err)
+		return nil
+	}
+	ix.Recall, ix.measured = r, true
+	log.Info("measured a vector index's recall", "index", ix.Name, "recall", r, "reads", ix.Reads())
+	return nil
+}

@@ -195,7 +195,7 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			if want == cur.Method && !grown {
 				rep.Kept++
 				if !cur.measured && cur.State == "ready" && cfg.RecallTarget > 0 {
-					if ix, ok := s.checkIndexRecall(ctx, cur, cfg.RecallTarget, log); ok {
+					if ix, ok := s.checkIndexRecall(ctx, cur, o.rows, cfg.RecallTarget, log); ok {
 						rep.Measured = append(rep.Measured, ix)
 					}
 				}
@@ -203,7 +203,6 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			}
 			replacing = &cur
 		}
-		start := time.Now()
 		ix, err := s.buildHNSW(ctx, c, tenant, o, cfg, blocks, replacing, log, &rep.RecallRebuilds)
 		if err != nil && ctx.Err() == nil {
 			// One owner's failed build (memory, a lock, a bad row) must not keep every
@@ -228,7 +227,7 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 		} else {
 			rep.Built = append(rep.Built, *ix)
 		}
-		rep.BuildSeconds += time.Since(start).Seconds()
+		rep.BuildSeconds += ix.BuildSeconds
 	}
 	return nil
 }
@@ -318,6 +317,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	if _, err := c.Exec(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("building the vector index of tenant %s owner %q (%s): %w", tenant, o.user, ix.Name, err)
 	}
+	ix.BuildSeconds = time.Since(start).Seconds()
 	if cfg.RecallTarget > 0 {
 		// Not read by any search yet (a first build is recorded as building, a
 		// replacement not at all): it can still be built again.
@@ -339,7 +339,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	if err != nil {
 		return nil, fmt.Errorf("recording the built index %s: %w", ix.Name, err)
 	}
-	ix.State, ix.BuildSeconds = "ready", time.Since(start).Seconds()
+	ix.State = "ready"
 	log.Info("built a vector index", "index", ix.Name, "seconds", ix.BuildSeconds)
 	if replacing != nil {
 		s.indexes.forget()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -17,9 +18,8 @@ import (
 // 100,000 found 0.944 of the exact top 10 through one build and 0.982 through the
 // next (m 24, ef_construction 128, ef_search 400; docs/perf-search.md, session 32).
 // So the maintenance pass measures every index it builds, and every ready index it
-// has no measure of, before searches rely on it: sample queries between the owner's
-// own vectors, the index's top 10 (read as the search reads it) against the exact
-// scan's. A build below DefaultIndexRecallTarget is built once more (a new graph);
+// has no measure of: sample queries drawn from the owner's own vectors (recallSample),
+// the index's top 10 (read as the search reads it) against the exact scan's. A build below DefaultIndexRecallTarget is built once more (a new graph);
 // what is still below reads more of the index (ef_search, probes) up to twice its
 // setting. The registry keeps the measure (recall) for `engram index list`.
 
@@ -27,12 +27,16 @@ const (
 	// DefaultIndexRecallTarget is the recall@10 an owner index must reach on the
 	// sample queries; below it the pass rebuilds or reads more of it.
 	DefaultIndexRecallTarget = 0.95
-	// indexRecallQueries is the sample: at 1,000,000 vectors each exact top 10 reads
-	// the whole owner (about a second), so 20 of them add a fraction of the build.
-	indexRecallQueries = 20
+	// indexRecallQueries is the sample: 20 queries measured one index at 0.855 and
+	// 0.965 in two draws (the bench's own queries: 0.982), 50 within 0.02 of it. At
+	// 1,000,000 vectors each exact top 10 reads the whole owner (about a second), so
+	// they add under a minute to a build of minutes.
+	indexRecallQueries = 50
 	// queryKeepOwn and queryKeepOther are the shares of two stored vectors'
 	// coordinates a sample query keeps (recallSample).
 	queryKeepOwn, queryKeepOther = 1.0 / 3, 0.1
+	// minRecallQueries: fewer queries than this measure nothing (a failed measure).
+	minRecallQueries = 10
 	// maxEfSearch is the registry's bound (migration 0012).
 	maxEfSearch = 1000
 )
@@ -52,25 +56,34 @@ type recallQuery struct {
 // one memory and a word of another", as `engram bench large` asks); a stored vector,
 // or a point near one, the index finds trivially (sums of two stored vectors measured
 // 0.995–1.000 on the indexes the bench's queries found 0.944–0.986 of).
-func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, n int) ([]recallQuery, error) {
+// rows is the owner's vectors now (the registry's count is the build's).
+func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, rows int64, n int) ([]recallQuery, error) {
 	var qs []recallQuery
 	err := s.InTx(ctx, ix.Tenant, func(tx *Tx) error {
-		// A random share of the owner's rows, stopped early: no sort of every vector.
-		p := min(1, float64(4*n)/float64(max(ix.Rows, 1)))
-		rows, err := tx.tx.Query(ctx, `SELECT embedding FROM memory_embeddings
-			WHERE tenant = $1 AND model = $2 AND user_id = $3 AND dims = $4 AND random() < $5 LIMIT $6`,
-			ix.Tenant, ix.Model, ix.UserID, ix.Dims, p, 2*n)
+		// Like the maintainers' counts, the scans of a whole owner take no parallel
+		// workers (the cores are the searches').
+		if _, err := tx.tx.Exec(ctx, `SELECT set_config('max_parallel_workers_per_gather', '0', true)`); err != nil {
+			return err
+		}
+		// A random share of all the owner's rows (not stopped early, which would leave
+		// its newest out), enough for n queries of two vectors with some to spare.
+		p := min(1, float64(6*n)/float64(max(rows, 1)))
+		res, err := tx.tx.Query(ctx, `SELECT embedding FROM memory_embeddings
+			WHERE tenant = $1 AND model = $2 AND user_id = $3 AND dims = $4 AND random() < $5`,
+			ix.Tenant, ix.Model, ix.UserID, ix.Dims, p)
 		if err != nil {
 			return err
 		}
-		vs, err := collectVectors(rows)
+		vs, err := collectVectors(res)
 		if err != nil {
 			return err
 		}
-		rng := rand.New(rand.NewPCG(uint64(ix.Rows), uint64(len(vs))))
-		for i := 0; i+1 < len(vs); i += 2 {
+		rng := rand.New(rand.NewPCG(uint64(rows), uint64(len(vs))))
+		rng.Shuffle(len(vs), func(i, j int) { vs[i], vs[j] = vs[j], vs[i] })
+		for i := 0; i+1 < len(vs) && len(qs) < n; i += 2 {
 			a, b := vs[i].Slice(), vs[i+1].Slice()
 			q := make([]float32, len(a))
+			zero := true
 			for j := range q {
 				if rng.Float64() < queryKeepOwn {
 					q[j] += a[j]
@@ -78,8 +91,16 @@ func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, n int) ([]r
 				if rng.Float64() < queryKeepOther {
 					q[j] += b[j]
 				}
+				zero = zero && q[j] == 0
 			}
-			qs = append(qs, recallQuery{vec: pgvector.NewVector(q)})
+			// A sparse vector (the hashing embedder's, of a short memory) can keep no
+			// coordinate: its cosine distances are undefined.
+			if !zero {
+				qs = append(qs, recallQuery{vec: pgvector.NewVector(q)})
+			}
+		}
+		if len(qs) < minRecallQueries {
+			return fmt.Errorf("%d sample queries from %d vectors, fewer than %d", len(qs), len(vs), minRecallQueries)
 		}
 		for i := range qs {
 			// Not the index's expression (embedding::vector(d)), so the exact scan.
@@ -139,15 +160,16 @@ func (s *Store) indexRecall(ctx context.Context, ix HNSWOwnerIndex, qs []recallQ
 		return 0, fmt.Errorf("measuring the recall of index %s: %w", ix.Name, err)
 	}
 	if total == 0 {
-		return 1, nil
+		return 0, fmt.Errorf("measuring the recall of index %s: no exact neighbours to compare with", ix.Name)
 	}
 	return float64(hits) / float64(total), nil
 }
 
 // tuneIndexReads raises how much of the index a search reads (ef_search, probes), by
 // half again at a time up to twice ix's setting, until the sample reaches target;
-// it returns ix as read then and its recall.
+// it returns ix as read then and its recall. On an error it returns ix as it came.
 func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery, recall, target float64) (HNSWOwnerIndex, float64, error) {
+	orig, origRecall := ix, recall
 	limitEf, limitProbes := min(2*ix.EfSearch, maxEfSearch), min(2*ix.Probes, ix.Lists)
 	for recall < target {
 		next := ix
@@ -161,7 +183,7 @@ func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []reca
 		}
 		r, err := s.indexRecall(ctx, next, qs)
 		if err != nil {
-			return ix, recall, err
+			return orig, origRecall, err
 		}
 		ix, recall = next, r
 	}
@@ -171,8 +193,8 @@ func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []reca
 // checkIndexRecall measures a ready index (one built before recall was measured, or
 // whose measure was lost) and reads more of it when it falls short; it records what
 // it measured. A failure is logged: the index stays as it was.
-func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
-	qs, err := s.recallSample(ctx, ix, indexRecallQueries)
+func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
+	qs, err := s.recallSample(ctx, ix, rows, indexRecallQueries)
 	if err == nil {
 		var r float64
 		if r, err = s.indexRecall(ctx, ix, qs); err == nil {
@@ -241,7 +263,7 @@ func collectHits(rows pgx.Rows) ([]uuid.UUID, []float64, error) {
 // next pass measures it); only a failed rebuild is an error.
 func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerIndex, ddl string, target float64,
 	log *slog.Logger, rebuilds *int) error {
-	qs, err := s.recallSample(ctx, *ix, indexRecallQueries)
+	qs, err := s.recallSample(ctx, *ix, ix.Rows, indexRecallQueries)
 	var r float64
 	if err == nil {
 		r, err = s.indexRecall(ctx, *ix, qs)
@@ -252,9 +274,11 @@ func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerInde
 		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{ix.Name}.Sanitize()); err != nil {
 			return fmt.Errorf("dropping the vector index %s to build it again: %w", ix.Name, err)
 		}
+		start := time.Now()
 		if _, err := c.Exec(ctx, ddl); err != nil {
 			return fmt.Errorf("building the vector index %s again: %w", ix.Name, err)
 		}
+		ix.BuildSeconds += time.Since(start).Seconds()
 		*rebuilds++
 		r, err = s.indexRecall(ctx, *ix, qs)
 	}

@@ -295,7 +295,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		c.IndexRecallTarget = -1
 	default:
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1 {
+		if err != nil || !(f > 0 && f <= 1) { // NaN too
 			errs = append(errs, fmt.Sprintf("ENGRAM_INDEX_RECALL_TARGET=%q: want a share in (0, 1], such as 0.95, or off", v))
 		}
 		c.IndexRecallTarget = f

@@ -45,7 +45,7 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		fs.IntVar(&cfg.Threshold, "threshold", cfg.Threshold, "owner size from which an owner gets an index (ENGRAM_HNSW_THRESHOLD)")
 		fs.IntVar(&cfg.EfSearch, "ef-search", cfg.EfSearch, "hnsw.ef_search of new indexes (ENGRAM_HNSW_EF_SEARCH)")
 		fs.IntVar(&cfg.IVFThreshold, "ivf-threshold", cfg.IVFThreshold, "owner size from which its index is IVFFlat instead of HNSW (ENGRAM_IVF_THRESHOLD)")
-		fs.Float64Var(&cfg.RecallTarget, "recall-target", cfg.RecallTarget, "recall@10 a new or unmeasured index must reach on sample queries; negative: not measured (ENGRAM_INDEX_RECALL_TARGET)")
+		fs.Float64Var(&cfg.RecallTarget, "recall-target", cfg.RecallTarget, "recall@10 a new or unmeasured index must reach on sample queries; 0: the default 0.95, negative: not measured (ENGRAM_INDEX_RECALL_TARGET)")
 	}
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -57,7 +57,7 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 	if cfg.IVFThreshold < 2 {
 		return usagef("index: --ivf-threshold must be at least 2, got %d", cfg.IVFThreshold)
 	}
-	if cfg.RecallTarget > 1 {
+	if !(cfg.RecallTarget <= 1) { // NaN too
 		return usagef("index: --recall-target must be at most 1, got %g", cfg.RecallTarget)
 	}
 	if cfg.EfSearch < 1 || cfg.EfSearch > 1000 {

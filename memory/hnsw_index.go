@@ -32,6 +32,11 @@ type HNSWConfig struct {
 	// graph reaches a recall at a smaller ef_search, for a slower build and slower
 	// inserts.
 	M, EfConstruction int
+	// LightBelow is the owner size under which its HNSW graph is built lighter (m
+	// LightHNSWM, ef_construction LightHNSWEfConstruction, or M and EfConstruction if
+	// smaller); an owner that grows past it gets an index with M and EfConstruction.
+	// 0: DefaultHNSWLightBelow, < 0: every graph with M and EfConstruction.
+	LightBelow int
 	// IVFThreshold is the owner size from which its index is IVFFlat instead of HNSW
 	// (migration 0018); an IVFFlat owner goes back to HNSW below half of it. <= 0:
 	// DefaultIVFThreshold.
@@ -82,6 +87,17 @@ const (
 	DefaultHNSWEfSearch       = 400
 	DefaultHNSWM              = 24
 	DefaultHNSWEfConstruction = 128
+	// The lighter graph of owners below DefaultHNSWLightBelow: pgvector's defaults.
+	// `engram bench resolve`'s owner of 10,000 (six runs each, alternated; session
+	// 32): 301–344 candidates/s through an m 16 / ef_construction 64 graph against
+	// 172–287 through m 24 / 128 (its HNSW inserts and reads are cheaper), the
+	// resolver's neighbours at recall@10 0.960–0.998 against 0.998–1.000. The search's
+	// vector side through the lighter graph (`engram bench large`, session 6, README):
+	// 1.000 at 10,000, 0.983 at 50,000, 0.930 at 100,000; the pass measures every
+	// build's recall besides (index_recall.go).
+	LightHNSWM              = 16
+	LightHNSWEfConstruction = 64
+	DefaultHNSWLightBelow   = 50_000
 	// IVFFlat for the largest owners. `engram bench large`'s owner of 1,000,000 (the
 	// hashing embedder's vectors, 3–5-word queries; session 26): its HNSW index at
 	// ef_search 400 reached recall@10 0.90 at 21 ms p95 of the bare index read, an
@@ -139,6 +155,9 @@ func (c HNSWConfig) withDefaults() HNSWConfig {
 	if c.TextThreshold == 0 {
 		c.TextThreshold = TextIndexMinDocs
 	}
+	if c.LightBelow == 0 {
+		c.LightBelow = DefaultHNSWLightBelow
+	}
 	if c.RecallTarget == 0 {
 		c.RecallTarget = DefaultIndexRecallTarget
 	}
@@ -156,6 +175,14 @@ func (c HNSWConfig) method(rows int64, have string, tableBlocks int64) string {
 		return MethodIVFFlat
 	}
 	return MethodHNSW
+}
+
+// graph is the HNSW build parameters (m, ef_construction) of an owner of rows vectors.
+func (c HNSWConfig) graph(rows int64) (m, efConstruction int) {
+	if c.LightBelow > 0 && rows < int64(c.LightBelow) {
+		return min(c.M, LightHNSWM), min(c.EfConstruction, LightHNSWEfConstruction)
+	}
+	return c.M, c.EfConstruction
 }
 
 // ivfSampleable reports whether pgvector's k-means would get at least
@@ -208,8 +235,11 @@ type HNSWOwnerIndex struct {
 	// is false until a pass has measured it.
 	Recall   float64 `json:"recall,omitempty"`
 	measured bool
-	// BuildSeconds is how long MaintainHNSW took to build it (in its report only).
-	BuildSeconds float64 `json:"build_seconds,omitempty"`
+	// BuildSeconds is how long MaintainHNSW took to build it, and M and EfConstruction
+	// its HNSW graph's parameters (in its report only).
+	BuildSeconds   float64 `json:"build_seconds,omitempty"`
+	M              int     `json:"m,omitempty"`
+	EfConstruction int     `json:"ef_construction,omitempty"`
 }
 
 // Reads says how a search reads the index: "ef_search 400", "40 of 2000 lists".
@@ -234,6 +264,18 @@ func (ix HNSWOwnerIndex) RecallText() string {
 // has a name of its own while both exist.
 func hnswIndexName(tenant, model, userID string) string {
 	h := sha256.Sum256([]byte(tenant + "\x00" + model + "\x00" + userID))
+	return "engram_hnsw_" + hex.EncodeToString(h[:8])
+}
+
+// hnswGraphIndexName is hnswIndexName for a graph of other build parameters than the
+// defaults (a lighter one), so the index that replaces it when the owner grows past
+// HNSWConfig.LightBelow has a name of its own while both exist; the defaults keep the
+// name indexes had before graphs differed.
+func hnswGraphIndexName(tenant, model, userID string, m, efConstruction int) string {
+	if m == DefaultHNSWM && efConstruction == DefaultHNSWEfConstruction {
+		return hnswIndexName(tenant, model, userID)
+	}
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00hnsw\x00%d\x00%d", tenant, model, userID, m, efConstruction)))
 	return "engram_hnsw_" + hex.EncodeToString(h[:8])
 }
 

@@ -192,6 +192,14 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			// the rest keep theirs.
 			want := cfg.method(o.rows, cur.Method, blocks)
 			grown := want == MethodIVFFlat && cfg.ivfLists(o.rows) >= 2*cur.Lists && ivfSampleable(o.rows, blocks)
+			// An HNSW owner that grew past LightBelow gets the denser graph (never
+			// back: a graph denser than needed costs writes, not recall).
+			if want == MethodHNSW && cur.Method == MethodHNSW && cfg.LightBelow > 0 &&
+				cur.Rows < int64(cfg.LightBelow) && o.rows >= int64(cfg.LightBelow) {
+				if m, efc := cfg.graph(o.rows); hnswGraphIndexName(tenant, o.model, o.user, m, efc) != cur.Name {
+					grown = true
+				}
+			}
 			if want == cur.Method && !grown {
 				rep.Kept++
 				if !cur.measured && cur.State == "ready" && cfg.RecallTarget > 0 {
@@ -265,7 +273,8 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		ix.Probes = cfg.ivfProbes(ix.Lists)
 		ix.Name = ivfIndexName(tenant, o.model, o.user, ix.Lists)
 	} else {
-		ix.Name = hnswIndexName(tenant, o.model, o.user)
+		ix.M, ix.EfConstruction = cfg.graph(o.rows)
+		ix.Name = hnswGraphIndexName(tenant, o.model, o.user, ix.M, ix.EfConstruction)
 	}
 	err := s.InTx(ctx, tenant, func(tx *Tx) error {
 		// The most common dimension: the index covers the rows of that size.
@@ -297,7 +306,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	start := time.Now()
 	// The predicate names the owner, so only its searches can use the index
 	// (ownerIndexPredicate).
-	using := fmt.Sprintf("hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)", ix.Dims, cfg.M, cfg.EfConstruction)
+	using := fmt.Sprintf("hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)", ix.Dims, ix.M, ix.EfConstruction)
 	if ix.Method == MethodIVFFlat {
 		// Half precision: a probe reads half the pages (on the million-memory owner, 40
 		// of 2,000 lists in 10 ms p50 instead of 16 at recall@10 0.971 against 0.975);

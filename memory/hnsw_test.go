@@ -467,3 +467,72 @@ func TestSQLLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestLightGraphGrows checks the graph an owner's HNSW index gets by its size: below
+// LightBelow the lighter one (m 16, ef_construction 64), from it on the configured
+// one; an owner that grows past it gets a new index with the denser graph, beside the
+// old one, which is dropped; one that shrinks back keeps it.
+func TestLightGraphGrows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app, owner, _, opool := hnswStores(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	seedVectors(t, app, "acme", "growing", 300, rng)
+	cfg := memory.HNSWConfig{Threshold: 200, EfSearch: 100, LightBelow: 400, SwapGrace: -1, RecallTarget: -1}
+
+	defs := func() []string {
+		t.Helper()
+		rows, err := opool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = 'memory_embeddings'
+			AND indexname LIKE 'engram\_hnsw\_%' ORDER BY indexname`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	rep, err := owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil || len(rep.Built) != 1 {
+		t.Fatalf("first pass: %+v, %v", rep, err)
+	}
+	light := rep.Built[0]
+	if light.M != 16 || light.EfConstruction != 64 {
+		t.Errorf("an owner of 300 built with m %d, ef_construction %d; want 16, 64", light.M, light.EfConstruction)
+	}
+	if d := defs(); len(d) != 1 || !strings.Contains(d[0], "m='16'") || !strings.Contains(d[0], "ef_construction='64'") {
+		t.Fatalf("index definitions %q; want one with m 16, ef_construction 64", d)
+	}
+
+	seedVectors(t, app, "acme", "growing", 200, rng)
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil || len(rep.Rebuilt) != 1 || len(rep.Built) != 0 {
+		t.Fatalf("after growing past LightBelow: %+v, %v; want the index rebuilt", rep, err)
+	}
+	dense := rep.Rebuilt[0]
+	if dense.M != memory.DefaultHNSWM || dense.EfConstruction != memory.DefaultHNSWEfConstruction || dense.Name == light.Name {
+		t.Errorf("rebuilt %+v; want m %d, ef_construction %d under a new name", dense, memory.DefaultHNSWM, memory.DefaultHNSWEfConstruction)
+	}
+	if d := defs(); len(d) != 1 || !strings.Contains(d[0], dense.Name) || !strings.Contains(d[0], "m='24'") {
+		t.Fatalf("index definitions %q; want only the new one, m 24", d)
+	}
+	vec := make([]float32, 16)
+	vec[0] = 1
+	if !usesOwnerIndex(t, app, "acme", hnswSearch("growing", vec)) {
+		t.Error("the search does not read the new index")
+	}
+
+	// Shrinking below LightBelow (not below half the threshold) keeps the denser graph.
+	if err := execErr(opool, "acme", `DELETE FROM memories WHERE tenant = 'acme' AND user_id = 'growing'
+		AND id IN (SELECT id FROM memories WHERE tenant = 'acme' AND user_id = 'growing' LIMIT 200)`); err != nil {
+		t.Fatal(err)
+	}
+	if n := pgtest.OwnerCount(t, opool, "acme", `SELECT count(*)::int FROM memory_embeddings WHERE user_id = 'growing'`); n != 300 {
+		t.Fatalf("%d vectors left, want 300", n)
+	}
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil || rep.Kept != 1 || len(rep.Rebuilt)+len(rep.Built)+len(rep.Dropped) != 0 {
+		t.Fatalf("after shrinking: %+v, %v; want the index kept", rep, err)
+	}
+}

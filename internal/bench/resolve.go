@@ -285,7 +285,7 @@ func runLargeOwner(ctx context.Context, store *memory.Store, r *consolidator.Res
 	}
 	b := rep.Built[ix]
 	res.LargeIndex = &ResolveIndex{Threshold: hcfg.Threshold, Index: b.Name, Vectors: b.Rows, BuildSeconds: b.BuildSeconds,
-		M: hcfg.M, EfConstruction: hcfg.EfConstruction, EfSearch: b.EfSearch, ResolveEfSearch: b.ResolveEfSearch()}
+		M: b.M, EfConstruction: b.EfConstruction, EfSearch: b.EfSearch, ResolveEfSearch: b.ResolveEfSearch()}
 	fmt.Fprintf(p, "built %s for %d vectors in %.1f s\n", b.Name, b.Rows, b.BuildSeconds)
 	ph, lc, err := phase("owner index")
 	if err != nil {

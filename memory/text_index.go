@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -192,4 +193,55 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 		log.Info("built a full-text index", "index", name, "seconds", time.Since(start).Seconds())
 	}
 	return rep, nil
+}
+
+// TextIndex is one owner's full-text index as `engram index list` shows it.
+type TextIndex struct {
+	Tenant string `json:"tenant"`
+	UserID string `json:"user_id"` // "" is the tenant's global scope
+	Name   string `json:"index"`
+	Valid  bool   `json:"valid"` // false: a build that died (the next pass drops it)
+	Bytes  int64  `json:"bytes"`
+}
+
+// TextIndexes lists the owners' full-text indexes (the owner role's store), each with
+// the owner its name's owner_key belongs to, read through the index itself.
+func (s *Store) TextIndexes(ctx context.Context) ([]TextIndex, error) {
+	var out []TextIndex
+	err := s.acrossTenants(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT i.relname, x.indisvalid, pg_relation_size(i.oid) FROM pg_index x
+			JOIN pg_class i ON i.oid = x.indexrelid
+			WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%' ORDER BY i.relname`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var ix TextIndex
+			if err := rows.Scan(&ix.Name, &ix.Valid, &ix.Bytes); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, ix)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			key, ok := textIndexKey(out[i].Name)
+			if !ok {
+				continue
+			}
+			err := tx.QueryRow(ctx, `SELECT tenant, user_id FROM memories WHERE owner_key = $1 LIMIT 1`, key).
+				Scan(&out[i].Tenant, &out[i].UserID)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the owners' full-text indexes: %w", err)
+	}
+	return out, nil
 }

@@ -143,6 +143,22 @@ func TestOwnerTextIndex(t *testing.T) {
 	if rep := pass(500); rep.Kept != 2 || rep.Built+rep.Dropped != 0 {
 		t.Fatalf("pass over every tenant: %+v, want both kept", rep)
 	}
+	// `engram index list` names each index's owner, found by its owner_key.
+	listed, err := owner.TextIndexes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string
+	for _, ix := range listed {
+		if !ix.Valid || ix.Bytes <= 0 {
+			t.Errorf("listed %+v", ix)
+		}
+		owners = append(owners, ix.Tenant+"/"+ix.UserID)
+	}
+	slices.Sort(owners)
+	if want := []string{"acme/" + big, "globex/" + big}; !slices.Equal(owners, want) {
+		t.Errorf("listed owners %q, want %q", owners, want)
+	}
 	// acme's u1 shrinks below half the threshold: a pass limited to acme drops its
 	// index and keeps globex's.
 	pgtest.Exec(t, pool, "acme", `DELETE FROM memories WHERE user_id = $1 AND id IN (

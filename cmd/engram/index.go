@@ -29,7 +29,7 @@ of their own (their keyword side reads it instead of every owner's one).
 writes go on), replaces those whose owner crossed the IVFFlat threshold or
 outgrew its lists, and drops those of owners that shrank below half the
 threshold, once; serve does the same every ENGRAM_HNSW_INTERVAL when it has the
-owner role's URL. "list" shows them.
+owner role's URL. "list" shows them, the full-text indexes too.
 Runs as the owner role (ENGRAM_MIGRATE_DATABASE_URL): the application role owns
 nothing and cannot create an index.
 `
@@ -78,14 +78,27 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
+		texts, err := owner.TextIndexes(ctx)
+		if err != nil {
+			return err
+		}
 		if *asJSON {
+			// One array: the vector indexes' rows, then the full-text indexes' (kind "text").
 			type row struct {
+				Kind string `json:"kind"`
 				memory.HNSWOwnerIndex
 				Bytes int64 `json:"bytes"`
 			}
-			out := make([]row, len(ixs))
+			type textRow struct {
+				Kind string `json:"kind"`
+				memory.TextIndex
+			}
+			out := make([]any, 0, len(ixs)+len(texts))
 			for i := range ixs {
-				out[i] = row{ixs[i], sizes[i]}
+				out = append(out, row{"vector", ixs[i], sizes[i]})
+			}
+			for _, t := range texts {
+				out = append(out, textRow{"text", t})
 			}
 			return writeJSON(env.Stdout, out)
 		}
@@ -98,6 +111,22 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
 				ix.Method, ix.Reads(), ix.RecallText(), float64(sizes[i])/(1<<20), ix.Name)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(texts) == 0 {
+			return nil
+		}
+		fmt.Fprintln(env.Stdout, "\nowners' full-text indexes:")
+		tw = newTabWriter(env.Stdout, false)
+		fmt.Fprintln(tw, "TENANT\tOWNER\tVALID\tMB\tINDEX")
+		for _, t := range texts {
+			user := t.UserID
+			if user == "" {
+				user = "(global)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%.1f\t%s\n", t.Tenant, user, t.Valid, float64(t.Bytes)/(1<<20), t.Name)
 		}
 		return tw.Flush()
 	}

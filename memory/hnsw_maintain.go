@@ -29,6 +29,9 @@ type HNSWReport struct {
 	Measured []HNSWOwnerIndex `json:"measured"`
 	// RecallRebuilds: new HNSW builds below the recall target that were built again.
 	RecallRebuilds int `json:"recall_rebuilds"`
+	// PrewarmedBlocks: the blocks of the IVFFlat indexes read into shared buffers
+	// (hnsw_prewarm.go); 0 without pg_prewarm.
+	PrewarmedBlocks int64 `json:"prewarmed_blocks"`
 	// Failed: owners whose build failed this pass (logged; tried again next pass).
 	Failed int `json:"failed"`
 	// BuildSeconds is the time the builds took, together.
@@ -125,6 +128,7 @@ func (s *Store) MaintainHNSW(ctx context.Context, cfg HNSWConfig, log *slog.Logg
 			return rep, err
 		}
 	}
+	rep.PrewarmedBlocks = s.prewarmIVF(ctx, c, cfg.Tenants, log)
 	return rep, nil
 }
 

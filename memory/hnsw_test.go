@@ -289,6 +289,11 @@ func TestIVFFlatOwnerIndexes(t *testing.T) {
 	if got, want := method(rep.Built), map[string]string{"big": "ivfflat/6/6", "mid": "hnsw/0/0"}; !maps.Equal(got, want) {
 		t.Fatalf("built %v, want %v", got, want)
 	}
+	// Its scans read through a ring and never keep it in shared buffers: the pass
+	// reads it in (pg_prewarm, created in every database by scripts/services.sh).
+	if rep.PrewarmedBlocks <= 0 {
+		t.Errorf("the IVFFlat index was not prewarmed: %+v", rep)
+	}
 	if n := ownerIndexCount(t, opool, `engram\_ivf\_`); n != 1 {
 		t.Errorf("%d IVFFlat indexes, want 1", n)
 	}

@@ -316,8 +316,12 @@ EOF
 	# the per-user full-text indexes unused and every keyword search reading all of the
 	# user's rows. It leaks nothing (a boolean of two values the caller already holds),
 	# and only a superuser can say so: once per database, inherited by every clone.
+	# pg_prewarm (contrib, in the server package): the maintenance pass reads the
+	# owners' IVFFlat indexes into shared buffers, which their own scans never do
+	# (memory/hnsw_prewarm.go).
 	for db in template1 "$APP_DB"; do
 		psql_admin -d "$db" -c "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS btree_gin; CREATE EXTENSION IF NOT EXISTS pg_trgm;
+			CREATE EXTENSION IF NOT EXISTS pg_prewarm;
 			ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF;"
 	done
 }

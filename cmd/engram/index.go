@@ -167,6 +167,10 @@ func printHNSWReport(w io.Writer, rep memory.HNSWReport) {
 	if rep.Failed > 0 {
 		fmt.Fprintf(w, "%d failed (logged; the next pass tries again)\n", rep.Failed)
 	}
+	if rep.PrewarmedBlocks > 0 {
+		fmt.Fprintf(w, "IVFFlat indexes read into shared buffers: %d blocks (%.0f MB)\n", rep.PrewarmedBlocks,
+			float64(rep.PrewarmedBlocks)*8192/(1<<20))
+	}
 	t := rep.Text
 	fmt.Fprintf(w, "owners' full-text indexes: %d built (%.1f s), %d dropped, %d kept\n", t.Built, t.BuildSeconds, t.Dropped, t.Kept)
 	if t.Failed > 0 {

@@ -21,16 +21,21 @@ import (
 // The preloaded autoprewarm worker (scripts/services.sh) then reloads those pages
 // after a restart.
 
-// prewarmIVF reads every ready IVFFlat owner index (of tenants, when set) into shared
-// buffers and returns the blocks read; a failure is logged, not returned: it costs
+// prewarmIVF reads every ready IVFFlat owner index (of tenants, when set) that fits in
+// a quarter of shared buffers into them and returns the blocks read; a failure is logged, not returned: it costs
 // speed only.
 func (s *Store) prewarmIVF(ctx context.Context, c *pgx.Conn, tenants []string, log *slog.Logger) int64 {
 	var have bool
 	if err := c.QueryRow(ctx, `SELECT to_regprocedure('pg_prewarm(regclass, text, text, bigint, bigint)') IS NOT NULL`).Scan(&have); err != nil || !have {
 		return 0
 	}
+	// Only an index that fits in a quarter of shared buffers: a larger one would push
+	// the searches' other pages out every pass (PostgreSQL's default is 128 MB; the
+	// million-memory owner's index is 790 MB).
 	rows, err := c.Query(ctx, `SELECT index_name FROM hnsw_owner_indexes WHERE method = 'ivfflat' AND state = 'ready'
-		AND ($1::text[] IS NULL OR tenant = ANY($1)) AND to_regclass(index_name) IS NOT NULL ORDER BY index_name`, tenants)
+		AND ($1::text[] IS NULL OR tenant = ANY($1)) AND to_regclass(index_name) IS NOT NULL
+		AND pg_relation_size(to_regclass(index_name)) <= pg_size_bytes(current_setting('shared_buffers')) / 4
+		ORDER BY index_name`, tenants)
 	if err != nil {
 		log.Warn("listing the IVFFlat indexes to prewarm failed", "error", err)
 		return 0

@@ -483,7 +483,7 @@ func TestLightGraphGrows(t *testing.T) {
 	app, owner, _, opool := hnswStores(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	seedVectors(t, app, "acme", "growing", 300, rng)
-	cfg := memory.HNSWConfig{Threshold: 200, EfSearch: 100, LightBelow: 400, SwapGrace: -1, RecallTarget: -1}
+	cfg := memory.HNSWConfig{Threshold: 200, EfSearch: 100, LightBelow: 400, SwapGrace: -1, RecallTarget: 0.5}
 
 	defs := func() []string {
 		t.Helper()
@@ -521,6 +521,12 @@ func TestLightGraphGrows(t *testing.T) {
 	}
 	if d := defs(); len(d) != 1 || !strings.Contains(d[0], dense.Name) || !strings.Contains(d[0], "m='24'") {
 		t.Fatalf("index definitions %q; want only the new one, m 24", d)
+	}
+	// Measured once the lighter one was gone (both would answer the same statement),
+	// and recorded under its own name.
+	ixs, _, err := owner.HNSWIndexes(ctx)
+	if err != nil || len(ixs) != 1 || ixs[0].Name != dense.Name || ixs[0].RecallText() == "-" || dense.RecallText() == "-" {
+		t.Fatalf("registry %+v (%v), reported %+v; want the new index measured", ixs, err, dense)
 	}
 	vec := make([]float32, 16)
 	vec[0] = 1

@@ -123,7 +123,10 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(tw, "TENANT\tOWNER\tVALID\tMB\tINDEX")
 		for _, t := range texts {
 			user := t.UserID
-			if user == "" {
+			switch {
+			case t.Tenant == "": // every memory of its owner deleted; the next pass drops it
+				t.Tenant, user = "(unknown)", "(unknown)"
+			case user == "":
 				user = "(global)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%v\t%.1f\t%s\n", t.Tenant, user, t.Valid, float64(t.Bytes)/(1<<20), t.Name)

@@ -20,7 +20,9 @@ exact distance); every other owner keeps the exact scan. Each new index (and
 one built before this was measured) is measured on sample queries against the
 exact scan: below ENGRAM_INDEX_RECALL_TARGET an HNSW build is built once more,
 and what still falls short reads more of its index (up to twice ef_search or
-probes); "list" shows the recall measured. From
+probes); "list" shows the recall measured. Owners below 50,000 vectors get a
+lighter graph (m 16, ef_construction 64), and the configured one when they grow
+past it. From
 ENGRAM_IVF_THRESHOLD vectors on the owner's index is IVFFlat instead (one list
 a 500 vectors; a search reads one list in 50, at least 40), rebuilt when the
 owner doubles. Owners of 100,000 memories and more also get a full-text index
@@ -29,7 +31,9 @@ of their own (their keyword side reads it instead of every owner's one).
 writes go on), replaces those whose owner crossed the IVFFlat threshold or
 outgrew its lists, and drops those of owners that shrank below half the
 threshold, once; serve does the same every ENGRAM_HNSW_INTERVAL when it has the
-owner role's URL. "list" shows them, the full-text indexes too.
+owner role's URL. Each pass also reads the IVFFlat indexes into shared buffers
+(pg_prewarm, where the database has it: their scans never keep them there).
+"list" shows them, the full-text indexes too.
 Runs as the owner role (ENGRAM_MIGRATE_DATABASE_URL): the application role owns
 nothing and cannot create an index.
 `

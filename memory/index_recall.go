@@ -41,6 +41,12 @@ const (
 	maxEfSearch = 1000
 )
 
+// recallHit is a row of a top 10: a memory and its distance.
+type recallHit struct {
+	ID   uuid.UUID
+	Dist float64
+}
+
 // recallQuery is a sample query and its exact neighbours.
 type recallQuery struct {
 	vec   pgvector.Vector
@@ -74,7 +80,7 @@ func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, rows int64,
 		if err != nil {
 			return err
 		}
-		vs, err := collectVectors(res)
+		vs, err := pgx.CollectRows(res, pgx.RowTo[pgvector.Vector])
 		if err != nil {
 			return err
 		}
@@ -110,13 +116,13 @@ func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, rows int64,
 			if err != nil {
 				return err
 			}
-			ids, dists, err := collectHits(rows)
+			hs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[recallHit])
 			if err != nil {
 				return err
 			}
-			qs[i].exact = ids
-			if len(dists) > 0 {
-				qs[i].tenth = dists[len(dists)-1]
+			for _, h := range hs {
+				qs[i].exact = append(qs[i].exact, h.ID)
+				qs[i].tenth = h.Dist // the last one's
 			}
 		}
 		return nil
@@ -143,12 +149,12 @@ func (s *Store) indexRecall(ctx context.Context, ix HNSWOwnerIndex, qs []recallQ
 			if err != nil {
 				return err
 			}
-			ids, dists, err := collectHits(rows)
+			hs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[recallHit])
 			if err != nil {
 				return err
 			}
-			for i, id := range ids {
-				if slices.Contains(q.exact, id) || dists[i] <= q.tenth+1e-6 {
+			for _, h := range hs {
+				if slices.Contains(q.exact, h.ID) || h.Dist <= q.tenth+1e-6 {
 					hits++
 				}
 			}
@@ -190,20 +196,43 @@ func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []reca
 	return ix, recall, nil
 }
 
-// checkIndexRecall measures a ready index (one built before recall was measured, or
-// whose measure was lost) and reads more of it when it falls short; it records what
-// it measured. A failure is logged: the index stays as it was.
-func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
+// measureRecall measures ix on a sample of the owner's rows (its vectors now) and
+// reads more of it while it falls short of target. rebuild, when not nil, is called
+// once first if the index falls short (a new build no search reads yet), and the
+// rebuilt index is measured on the same sample. It returns ix as read then, measured.
+func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64,
+	rebuild func() error) (HNSWOwnerIndex, error) {
 	qs, err := s.recallSample(ctx, ix, rows, indexRecallQueries)
-	if err == nil {
-		var r float64
-		if r, err = s.indexRecall(ctx, ix, qs); err == nil {
-			ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target)
-			ix.Recall, ix.measured = r, true
+	if err != nil {
+		return ix, err
+	}
+	r, err := s.indexRecall(ctx, ix, qs)
+	if err != nil {
+		return ix, err
+	}
+	if r < target && rebuild != nil {
+		if err := rebuild(); err != nil {
+			return ix, err
+		}
+		if r, err = s.indexRecall(ctx, ix, qs); err != nil {
+			return ix, err
 		}
 	}
+	if ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target); err != nil {
+		return ix, err
+	}
+	ix.Recall, ix.measured = r, true
+	return ix, nil
+}
+
+// checkIndexRecall measures a ready index that searches read (one built before
+// recall was measured, a replacement once the index it replaced is gone, or one
+// whose measure failed) and records what it measured; it is never built again. A
+// failure is logged: the index stays as it was.
+func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
+	m, err := s.measureRecall(ctx, ix, rows, target, nil)
 	if err == nil {
-		err = s.recordIndexReads(ctx, ix)
+		err = s.recordIndexReads(ctx, m)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -211,8 +240,8 @@ func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows in
 		}
 		return ix, false
 	}
-	log.Info("measured a vector index's recall", "index", ix.Name, "recall", ix.Recall, "reads", ix.Reads())
-	return ix, true
+	log.Info("measured a vector index's recall", "index", m.Name, "recall", m.Recall, "reads", m.Reads())
+	return m, true
 }
 
 // recordIndexReads stores the index's measured recall and how it is read.
@@ -228,34 +257,6 @@ func (s *Store) recordIndexReads(ctx context.Context, ix HNSWOwnerIndex) error {
 	})
 }
 
-func collectVectors(rows pgx.Rows) ([]pgvector.Vector, error) {
-	defer rows.Close()
-	var out []pgvector.Vector
-	for rows.Next() {
-		var v pgvector.Vector
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-func collectHits(rows pgx.Rows) ([]uuid.UUID, []float64, error) {
-	defer rows.Close()
-	var ids []uuid.UUID
-	var dists []float64
-	for rows.Next() {
-		var id uuid.UUID
-		var d float64
-		if err := rows.Scan(&id, &d); err != nil {
-			return nil, nil, err
-		}
-		ids, dists = append(ids, id), append(dists, d)
-	}
-	return ids, dists, rows.Err()
-}
-
 // measureBuild measures a new index that no search reads yet (buildHNSW) and sets
 // its recall and reads. An HNSW build below target is dropped and built again once
 // with ddl (its levels are drawn anew), and the second is kept; what is still below
@@ -263,36 +264,39 @@ func collectHits(rows pgx.Rows) ([]uuid.UUID, []float64, error) {
 // next pass measures it); only a failed rebuild is an error.
 func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerIndex, ddl string, target float64,
 	log *slog.Logger, rebuilds *int) error {
-	qs, err := s.recallSample(ctx, *ix, ix.Rows, indexRecallQueries)
-	var r float64
-	if err == nil {
-		r, err = s.indexRecall(ctx, *ix, qs)
-	}
-	if err == nil && r < target && ix.Method == MethodHNSW {
-		log.Info("a new vector index fell short of the recall target; building it again", "index", ix.Name,
-			"recall", r, "target", target)
-		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{ix.Name}.Sanitize()); err != nil {
-			return fmt.Errorf("dropping the vector index %s to build it again: %w", ix.Name, err)
+	var rebuild func() error
+	var rebuildErr error
+	var rebuildSeconds float64
+	if ix.Method == MethodHNSW {
+		rebuild = func() error {
+			log.Info("a new vector index fell short of the recall target; building it again", "index", ix.Name, "target", target)
+			if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{ix.Name}.Sanitize()); err != nil {
+				rebuildErr = fmt.Errorf("dropping the vector index %s to build it again: %w", ix.Name, err)
+				return rebuildErr
+			}
+			start := time.Now()
+			if _, err := c.Exec(ctx, ddl); err != nil {
+				rebuildErr = fmt.Errorf("building the vector index %s again: %w", ix.Name, err)
+				return rebuildErr
+			}
+			rebuildSeconds = time.Since(start).Seconds()
+			*rebuilds++
+			return nil
 		}
-		start := time.Now()
-		if _, err := c.Exec(ctx, ddl); err != nil {
-			return fmt.Errorf("building the vector index %s again: %w", ix.Name, err)
-		}
-		ix.BuildSeconds += time.Since(start).Seconds()
-		*rebuilds++
-		r, err = s.indexRecall(ctx, *ix, qs)
 	}
-	if err == nil {
-		*ix, r, err = s.tuneIndexReads(ctx, *ix, qs, r, target)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	m, err := s.measureRecall(ctx, *ix, ix.Rows, target, rebuild)
+	ix.BuildSeconds += rebuildSeconds
+	switch {
+	case rebuildErr != nil:
+		return rebuildErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
 		log.Warn("measuring a new vector index's recall failed; the next pass measures it", "index", ix.Name, "error", err)
 		return nil
 	}
-	ix.Recall, ix.measured = r, true
-	log.Info("measured a vector index's recall", "index", ix.Name, "recall", r, "reads", ix.Reads())
+	m.BuildSeconds = ix.BuildSeconds
+	*ix = m
+	log.Info("measured a vector index's recall", "index", ix.Name, "recall", ix.Recall, "reads", ix.Reads())
 	return nil
 }

@@ -72,26 +72,9 @@ type TextIndexReport struct {
 func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold int, tenants []string,
 	log *slog.Logger) (TextIndexReport, error) {
 	var rep TextIndexReport
-	type textIndex struct {
-		name  string
-		key   int64
-		valid bool
-	}
-	rows, err := c.Query(ctx, `SELECT i.relname, x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-		WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%'`)
+	ixs, err := textIndexesIn(ctx, c)
 	if err != nil {
-		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
-	}
-	var ixs []textIndex
-	var name string
-	var valid bool
-	if _, err := pgx.ForEachRow(rows, []any{&name, &valid}, func() error {
-		if key, ok := textIndexKey(name); ok {
-			ixs = append(ixs, textIndex{name, key, valid})
-		}
-		return nil
-	}); err != nil {
-		return rep, fmt.Errorf("maintaining full-text indexes: listing them: %w", err)
+		return rep, fmt.Errorf("maintaining full-text indexes: %w", err)
 	}
 	// The owners near the threshold, in one count across tenants. A pass limited to
 	// some tenants counts every owner of theirs, so it knows which indexes are theirs;
@@ -118,8 +101,8 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 		}
 		var uncounted []int64
 		for _, ix := range ixs {
-			if len(tenants) > 0 && size[ix.key] == 0 {
-				uncounted = append(uncounted, ix.key)
+			if len(tenants) > 0 && size[ix.Key] == 0 {
+				uncounted = append(uncounted, ix.Key)
 			}
 		}
 		if len(uncounted) == 0 {
@@ -143,11 +126,11 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 	var drop []string
 	for _, ix := range ixs {
 		switch {
-		case len(tenants) > 0 && size[ix.key] == 0 && !ownerless[ix.key]: // another tenant's
-		case !ix.valid || size[ix.key] < int64(threshold/2):
-			drop = append(drop, ix.name)
+		case len(tenants) > 0 && size[ix.Key] == 0 && !ownerless[ix.Key]: // another tenant's
+		case !ix.Valid || size[ix.Key] < int64(threshold/2):
+			drop = append(drop, ix.Name)
 		default:
-			have[ix.key] = true
+			have[ix.Key] = true
 		}
 	}
 	for _, n := range drop {
@@ -197,11 +180,36 @@ func (s *Store) maintainTextIndexes(ctx context.Context, c *pgx.Conn, threshold 
 
 // TextIndex is one owner's full-text index as `engram index list` shows it.
 type TextIndex struct {
-	Tenant string `json:"tenant"`
+	Tenant string `json:"tenant"`  // "" when no memory has its key any more
 	UserID string `json:"user_id"` // "" is the tenant's global scope
 	Name   string `json:"index"`
+	Key    int64  `json:"-"`     // the owner_key its name holds
 	Valid  bool   `json:"valid"` // false: a build that died (the next pass drops it)
 	Bytes  int64  `json:"bytes"`
+}
+
+// textIndexesIn lists the owners' full-text indexes in the catalog, by name.
+func textIndexesIn(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) ([]TextIndex, error) {
+	rows, err := db.Query(ctx, `SELECT i.relname, x.indisvalid, pg_relation_size(i.oid) FROM pg_index x
+		JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%' ORDER BY i.relname`)
+	if err != nil {
+		return nil, fmt.Errorf("listing the owners' full-text indexes: %w", err)
+	}
+	var out []TextIndex
+	var ix TextIndex
+	if _, err := pgx.ForEachRow(rows, []any{&ix.Name, &ix.Valid, &ix.Bytes}, func() error {
+		var ok bool
+		if ix.Key, ok = textIndexKey(ix.Name); ok {
+			out = append(out, ix)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("listing the owners' full-text indexes: %w", err)
+	}
+	return out, nil
 }
 
 // TextIndexes lists the owners' full-text indexes (the owner role's store), each with
@@ -209,30 +217,12 @@ type TextIndex struct {
 func (s *Store) TextIndexes(ctx context.Context) ([]TextIndex, error) {
 	var out []TextIndex
 	err := s.acrossTenants(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT i.relname, x.indisvalid, pg_relation_size(i.oid) FROM pg_index x
-			JOIN pg_class i ON i.oid = x.indexrelid
-			WHERE x.indrelid = 'memories'::regclass AND i.relname LIKE 'engram\_text\_%' ORDER BY i.relname`)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var ix TextIndex
-			if err := rows.Scan(&ix.Name, &ix.Valid, &ix.Bytes); err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, ix)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		var err error
+		if out, err = textIndexesIn(ctx, tx); err != nil {
 			return err
 		}
 		for i := range out {
-			key, ok := textIndexKey(out[i].Name)
-			if !ok {
-				continue
-			}
-			err := tx.QueryRow(ctx, `SELECT tenant, user_id FROM memories WHERE owner_key = $1 LIMIT 1`, key).
+			err := tx.QueryRow(ctx, `SELECT tenant, user_id FROM memories WHERE owner_key = $1 LIMIT 1`, out[i].Key).
 				Scan(&out[i].Tenant, &out[i].UserID)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err

@@ -104,8 +104,8 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 		if o.UsesIndex != o.PlanUsesIndex {
 			path += fmt.Sprintf(" (plan: index %v)", o.PlanUsesIndex)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.3f\t%s\t%.2f\t%.2f\t%.3f\t%.1f\t\n", o.Name, o.Memories, o.ExactScan.P95,
-			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95, o.Search.P95, o.SearchRecall, o.IndexBuildSeconds)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.3f\t%s\t%s\t%.2f\t%.3f\t%.1f\t\n", o.Name, o.Memories, o.ExactScan.P95,
+			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95Text(), o.Search.P95, o.SearchRecall, o.IndexBuildSeconds)
 	}
 	tw.Flush()
 	for _, o := range r.Owners {

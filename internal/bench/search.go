@@ -61,6 +61,15 @@ type Latency struct {
 	P99 float64 `json:"p99_ms"`
 }
 
+// P95Text is the p95 in ms for a table, or "–" when nothing was timed (N == 0), so a
+// path a run skipped does not read as 0 ms.
+func (l Latency) P95Text() string {
+	if l.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", l.P95)
+}
+
 // SearchResult is what RunSearch measured.
 type SearchResult struct {
 	Memories     int     `json:"memories"`

@@ -464,10 +464,17 @@ func (t *Tx) hnswRegistry(ctx context.Context) ([]HNSWOwnerIndex, error) {
 func scanHNSWIndex(r pgx.CollectableRow) (HNSWOwnerIndex, error) {
 	var ix HNSWOwnerIndex
 	var recall *float64
-	err := r.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
-		&ix.EfSearch, &ix.Lists, &ix.Probes, &recall)
+	err := r.Scan(ix.registryDest(&recall)...)
 	ix.setRecall(recall)
 	return ix, err
+}
+
+// registryDest is where a registry row's columns, in the order hnswRegistry and
+// HNSWIndexes select them, are scanned to; the recall (NULL: not measured) goes to
+// recall, for setRecall.
+func (ix *HNSWOwnerIndex) registryDest(recall **float64) []any {
+	return []any{&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
+		&ix.EfSearch, &ix.Lists, &ix.Probes, recall}
 }
 
 func (ix *HNSWOwnerIndex) setRecall(r *float64) {
@@ -493,8 +500,7 @@ func (s *Store) HNSWIndexes(ctx context.Context) ([]HNSWOwnerIndex, []int64, err
 		var ix HNSWOwnerIndex
 		var n int64
 		var recall *float64
-		if err := rows.Scan(&ix.Tenant, &ix.Model, &ix.UserID, &ix.Dims, &ix.Name, &ix.State, &ix.Rows, &ix.Method,
-			&ix.EfSearch, &ix.Lists, &ix.Probes, &recall, &n); err != nil {
+		if err := rows.Scan(append(ix.registryDest(&recall), &n)...); err != nil {
 			return nil, nil, fmt.Errorf("listing vector indexes: %w", err)
 		}
 		ix.setRecall(recall)

@@ -22,8 +22,8 @@ import (
 // after a restart.
 
 // prewarmIVF reads every ready IVFFlat owner index (of tenants, when set) that fits in
-// a quarter of shared buffers into them and returns the blocks read; a failure is logged, not returned: it costs
-// speed only.
+// a quarter of shared buffers into them and returns the blocks read; a failure is
+// logged, not returned: it costs speed only.
 func (s *Store) prewarmIVF(ctx context.Context, c *pgx.Conn, tenants []string, log *slog.Logger) int64 {
 	var have bool
 	if err := c.QueryRow(ctx, `SELECT to_regprocedure('pg_prewarm(regclass, text, text, bigint, bigint)') IS NOT NULL`).Scan(&have); err != nil || !have {

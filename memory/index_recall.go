@@ -47,6 +47,15 @@ type recallHit struct {
 	Dist float64
 }
 
+// topHits runs a statement of (memory id, distance) rows, a top 10, and collects them.
+func (t *Tx) topHits(ctx context.Context, sql string, args ...any) ([]recallHit, error) {
+	rows, err := t.tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[recallHit])
+}
+
 // recallQuery is a sample query and its exact neighbours.
 type recallQuery struct {
 	vec   pgvector.Vector
@@ -110,13 +119,9 @@ func (s *Store) recallSample(ctx context.Context, ix HNSWOwnerIndex, rows int64,
 		}
 		for i := range qs {
 			// Not the index's expression (embedding::vector(d)), so the exact scan.
-			rows, err := tx.tx.Query(ctx, `SELECT memory_id, embedding <=> $5 FROM memory_embeddings
+			hs, err := tx.topHits(ctx, `SELECT memory_id, embedding <=> $5 FROM memory_embeddings
 				WHERE tenant = $1 AND model = $2 AND user_id = $3 AND dims = $4 ORDER BY 2, 1 LIMIT 10`,
 				ix.Tenant, ix.Model, ix.UserID, ix.Dims, qs[i].vec)
-			if err != nil {
-				return err
-			}
-			hs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[recallHit])
 			if err != nil {
 				return err
 			}
@@ -145,11 +150,7 @@ func (s *Store) indexRecall(ctx context.Context, ix HNSWOwnerIndex, qs []recallQ
 		}
 		read := ix.hnswNearestSQL("$2", "$4", "$3", "true", "10")
 		for _, q := range qs {
-			rows, err := tx.tx.Query(ctx, read, ix.Tenant, ix.Model, ix.UserID, q.vec)
-			if err != nil {
-				return err
-			}
-			hs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[recallHit])
+			hs, err := tx.topHits(ctx, read, ix.Tenant, ix.Model, ix.UserID, q.vec)
 			if err != nil {
 				return err
 			}

@@ -109,11 +109,7 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		tw := newTabWriter(env.Stdout, false)
 		fmt.Fprintln(tw, "TENANT\tOWNER\tMODEL\tDIMS\tSTATE\tROWS AT BUILD\tMETHOD\tSEARCH\tRECALL@10\tMB\tINDEX")
 		for i, ix := range ixs {
-			user := ix.UserID
-			if user == "" {
-				user = "(global)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s\n", ix.Tenant, user, ix.Model, ix.Dims, ix.State, ix.Rows,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s\n", ix.Tenant, ownerLabel(ix.UserID), ix.Model, ix.Dims, ix.State, ix.Rows,
 				ix.Method, ix.Reads(), ix.RecallText(), float64(sizes[i])/(1<<20), ix.Name)
 		}
 		if err := tw.Flush(); err != nil {
@@ -126,12 +122,9 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 		tw = newTabWriter(env.Stdout, false)
 		fmt.Fprintln(tw, "TENANT\tOWNER\tVALID\tMB\tINDEX")
 		for _, t := range texts {
-			user := t.UserID
-			switch {
-			case t.Tenant == "": // every memory of its owner deleted; the next pass drops it
+			user := ownerLabel(t.UserID)
+			if t.Tenant == "" { // every memory of its owner deleted; the next pass drops it
 				t.Tenant, user = "(unknown)", "(unknown)"
-			case user == "":
-				user = "(global)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%v\t%.1f\t%s\n", t.Tenant, user, t.Valid, float64(t.Bytes)/(1<<20), t.Name)
 		}
@@ -237,4 +230,13 @@ func (a *App) runHNSW(ctx context.Context) (stop func()) {
 		cancel()
 		wg.Wait()
 	}
+}
+
+// ownerLabel is how `engram index list` names an owner: its user id, or "(global)"
+// for the tenant's global scope ("").
+func ownerLabel(userID string) string {
+	if userID == "" {
+		return "(global)"
+	}
+	return userID
 }

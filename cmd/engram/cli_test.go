@@ -135,6 +135,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"bench", "growth", "--sizes", "1000,lots"}, 2, `--sizes: "lots" is not a positive memory count`},
 		{[]string{"bench", "growth", "--sizes", "500"}, 2, "less than one owner"},
 		{[]string{"bench", "large", "--m", "32", "--ef-construction", "40"}, 2, "--ef-construction 2×m"},
+		{[]string{"bench", "search", "--runs", "0"}, 2, "--runs"},
 		{[]string{"consolidate", "--user", "u1"}, 2, "--user needs --tenant"},
 		{[]string{"token"}, 2, "--tenant"},
 		{[]string{"version", "extra"}, 2, "unknown argument"},

@@ -32,9 +32,10 @@ Every owner's text statistics (document count, mean length, frequent terms) are
 counted and stored before the measurement, the state the retriever keeps in the
 background once an owner has been searched; --cold-stats measures first searches.
 Use --explain for the executed plans and --cpuprofile for where the Go time goes.
---runs N measures N times in one process (the tenant seeded once, the HNSW
-comparison, plans and profile in the first run only) and judges the targets on the
-median of the runs' p95: on a machine whose speed wanders one run's p95 says little.
+--runs N measures N times in one process and judges the targets on the median of the
+runs' p95: on a machine whose speed wanders one run's p95 says little. The tenant is
+seeded once; each run draws its own queries and stores the owners' statistics again;
+the HNSW comparison, --explain and --cpuprofile are the first run's only.
 `
 
 // benchSearchCommand runs "engram bench search". args excludes "bench search".
@@ -83,13 +84,14 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	var all searchRuns
 	for i := range *runs {
 		fmt.Fprintf(stderr, "run %d of %d\n", i+1, *runs)
+		cfg.Round = i
 		res, err := bench.RunSearch(ctx, pool, cfg)
 		if err != nil {
 			return fmt.Errorf("bench search: run %d of %d: %w", i+1, *runs, err)
 		}
 		all.Runs = append(all.Runs, res)
-		// The later runs measure the same tenant again: the one-off parts (seeding, the
-		// HNSW build, plans, the profile) are the first run's.
+		// The later runs measure the tenant the first one seeded, with queries of their
+		// own; the one-off parts (the HNSW build, plans, the profile) are the first run's.
 		cfg.Reuse, cfg.NoHNSW, cfg.Explain, cfg.CPUProfile = true, true, false, nil
 	}
 	all.Median = medianP95s(all.Runs)
@@ -103,8 +105,8 @@ type searchRuns struct {
 	Median searchP95s           `json:"median_p95_ms"`
 }
 
-// searchP95s are the p95s the targets judge, in ms; the heavy user's are zero
-// without a heavy user.
+// searchP95s are the p95s the targets judge, in ms. A path a run did not measure (no
+// turn log, no heavy user) is 0, which no timed path is.
 type searchP95s struct {
 	Search       float64 `json:"search"`
 	SearchTurns  float64 `json:"search_memories_turns,omitempty"`
@@ -112,6 +114,19 @@ type searchP95s struct {
 	HeavySearch  float64 `json:"heavy_search_memories_turns,omitempty"`
 	HeavyContext float64 `json:"heavy_context,omitempty"`
 	ExactScan    float64 `json:"exact_scan"`
+}
+
+// searchPaths names searchP95s' fields, in the order the summary prints them.
+var searchPaths = []struct {
+	name  string
+	field func(*searchP95s) *float64
+}{
+	{"search (memories)", func(p *searchP95s) *float64 { return &p.Search }},
+	{"search (memories + turns)", func(p *searchP95s) *float64 { return &p.SearchTurns }},
+	{"context", func(p *searchP95s) *float64 { return &p.Context }},
+	{"heavy user search", func(p *searchP95s) *float64 { return &p.HeavySearch }},
+	{"heavy user context", func(p *searchP95s) *float64 { return &p.HeavyContext }},
+	{"exact per-owner scan (baseline)", func(p *searchP95s) *float64 { return &p.ExactScan }},
 }
 
 // p95s reads r's p95s by path.
@@ -129,26 +144,21 @@ func p95s(r bench.SearchResult) searchP95s {
 // medianP95s is the median, path by path, of the runs' p95s (of an even count, the
 // mean of the middle two).
 func medianP95s(runs []bench.SearchResult) searchP95s {
-	med := func(get func(searchP95s) float64) float64 {
-		var xs []float64
+	var out searchP95s
+	if len(runs) == 0 {
+		return out
+	}
+	for _, path := range searchPaths {
+		xs := make([]float64, 0, len(runs))
 		for _, r := range runs {
-			xs = append(xs, get(p95s(r)))
+			p := p95s(r)
+			xs = append(xs, *path.field(&p))
 		}
 		slices.Sort(xs)
 		n := len(xs)
-		if n == 0 {
-			return 0
-		}
-		return (xs[(n-1)/2] + xs[n/2]) / 2
+		*path.field(&out) = (xs[(n-1)/2] + xs[n/2]) / 2
 	}
-	return searchP95s{
-		Search:       med(func(p searchP95s) float64 { return p.Search }),
-		SearchTurns:  med(func(p searchP95s) float64 { return p.SearchTurns }),
-		Context:      med(func(p searchP95s) float64 { return p.Context }),
-		HeavySearch:  med(func(p searchP95s) float64 { return p.HeavySearch }),
-		HeavyContext: med(func(p searchP95s) float64 { return p.HeavyContext }),
-		ExactScan:    med(func(p searchP95s) float64 { return p.ExactScan }),
-	}
+	return out
 }
 
 // printBenchSearchRuns prints the first run's report, each later run's table, and the
@@ -170,24 +180,18 @@ func printBenchSearchRuns(w io.Writer, all searchRuns) {
 		head += fmt.Sprintf("run %d\t", i+1)
 	}
 	fmt.Fprintln(tw, head+"median\t")
-	first := p95s(all.Runs[0])
-	row := func(name string, get func(searchP95s) float64) {
-		line := name + "\t"
-		for _, r := range all.Runs {
-			line += fmt.Sprintf("%.2f\t", get(p95s(r)))
+	med := all.Median
+	for _, path := range searchPaths {
+		if *path.field(&med) == 0 {
+			continue // a path no run measured
 		}
-		fmt.Fprintf(tw, "%s%.2f\t\n", line, get(all.Median))
+		line := path.name + "\t"
+		for _, r := range all.Runs {
+			p := p95s(r)
+			line += fmt.Sprintf("%.2f\t", *path.field(&p))
+		}
+		fmt.Fprintf(tw, "%s%.2f\t\n", line, *path.field(&med))
 	}
-	row("search (memories)", func(p searchP95s) float64 { return p.Search })
-	if first.SearchTurns > 0 {
-		row("search (memories + turns)", func(p searchP95s) float64 { return p.SearchTurns })
-	}
-	row("context", func(p searchP95s) float64 { return p.Context })
-	if first.HeavySearch > 0 {
-		row("heavy user search", func(p searchP95s) float64 { return p.HeavySearch })
-		row("heavy user context", func(p searchP95s) float64 { return p.HeavyContext })
-	}
-	row("exact per-owner scan (baseline)", func(p searchP95s) float64 { return p.ExactScan })
 	tw.Flush()
 	printSearchTargets(w, "median ", all.Median)
 }

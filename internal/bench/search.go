@@ -37,7 +37,11 @@ type SearchConfig struct {
 	// KeepIndex leaves the HNSW index in place afterwards (it slows inserts ~100x).
 	KeepIndex bool
 	Seed      uint64
-	Progress  io.Writer // progress lines; nil discards
+	// Round numbers the repeated measurements of one seeded tenant ("bench search
+	// --runs"): each round draws its own queries from the same corpus, so the rounds
+	// are separate samples rather than the first one's queries again.
+	Round    int
+	Progress io.Writer // progress lines; nil discards
 	// Explain adds the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's
 	// statements to the result.
 	Explain bool
@@ -229,7 +233,7 @@ func RunSearch(ctx context.Context, pool *pgxpool.Pool, cfg SearchConfig) (Searc
 	go func() { defer wg.Done(); _ = r.Run(runCtx) }()
 	defer func() { stop(); wg.Wait() }()
 
-	rng := rand.New(rand.NewPCG(cfg.Seed, 99))
+	rng := rand.New(rand.NewPCG(cfg.Seed, 99+uint64(cfg.Round)))
 	type q struct {
 		user, text string
 		vec        []float32

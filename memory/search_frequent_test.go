@@ -27,11 +27,17 @@ var frequentVocabulary = func() []string {
 	return out
 }()
 
-// vocabularyWords returns n words of frequentVocabulary drawn at random.
+// vocabularyWords returns n different words of frequentVocabulary drawn at random. A
+// word twice in one text would put its row past stage one's cut yet into the top
+// (bm25Spec.side scores stage one as if each term occurred once): an approximation the
+// keyword side accepts, which these tests, checking the passes' choice of rows against
+// the full match, must not depend on.
 func vocabularyWords(rng *rand.Rand, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = frequentVocabulary[rng.IntN(len(frequentVocabulary))]
+	out := make([]string, 0, n)
+	for len(out) < n {
+		if w := frequentVocabulary[rng.IntN(len(frequentVocabulary))]; !slices.Contains(out, w) {
+			out = append(out, w)
+		}
 	}
 	return out
 }
@@ -213,7 +219,9 @@ func containsTerm(ts []memory.TermDF, term string, df float64) bool {
 
 // seedOwner COPYs one turn and one memory of user u1 of tenant acme for each text, the
 // turns a minute apart in sessions of 40, and returns each turn's and memory's text by
-// its id.
+// its id. The memories share one updated_at, so their ids decide which are a large
+// owner's newest (its keyword window): derived from the text's index, they pick the same
+// rows in every run.
 func (e *bm25Env) seedOwner(texts []string) map[string]string {
 	e.t.Helper()
 	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
@@ -223,7 +231,7 @@ func (e *bm25Env) seedOwner(texts []string) map[string]string {
 	for i, text := range texts {
 		turns[i] = memory.BulkTurn{TurnID: fmt.Sprintf("t%05d", i), UserID: "u1", SessionID: fmt.Sprintf("s%d", i/40),
 			Role: memory.RoleUser, Content: text, OccurredAt: at.Add(time.Duration(i) * time.Minute)}
-		mems[i] = memory.BulkMemory{ID: uuid.New(), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
+		mems[i] = memory.BulkMemory{ID: uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "u1/%d", i)), UserID: "u1", Type: memory.Semantic, Category: memory.CatFact,
 			Content: text, Importance: 0.5, Confidence: 0.9, ValidFrom: at, Source: memory.SourceUser, Extractor: "test",
 			Embedding: []float32{1, float32(i%7) / 7}}
 		textOf[turns[i].TurnID], textOf[mems[i].ID.String()] = text, text

@@ -87,3 +87,33 @@ func FrequentMinDFSQL(n string) string { return frequentMinDFSQL(n) }
 
 // SQLLiteral is sqlLiteral, for its test against PostgreSQL.
 func SQLLiteral(s string) string { return sqlLiteral(s) }
+
+// TuneIndexReads draws the maintenance pass's recall sample for ix, measures it and
+// tunes its reads as the pass does (tuneIndexReads, down to fewestProbes lists), and
+// returns ix as tuned, the sample's recall through it and, for an IVFFlat index, the
+// same sample's recall reading one list fewer (0 when it reads one list).
+func (s *Store) TuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, target float64, fewestProbes int) (HNSWOwnerIndex, float64, float64, error) {
+	qs, err := s.recallSample(ctx, ix, ix.Rows, indexRecallQueries)
+	if err != nil {
+		return ix, 0, 0, err
+	}
+	r, err := s.indexRecall(ctx, ix, qs)
+	if err != nil {
+		return ix, 0, 0, err
+	}
+	if ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target, fewestProbes); err != nil {
+		return ix, 0, 0, err
+	}
+	var fewer float64
+	if ix.Method == MethodIVFFlat && ix.Probes > 1 {
+		less := ix
+		less.Probes--
+		if fewer, err = s.indexRecall(ctx, less, qs); err != nil {
+			return ix, 0, 0, err
+		}
+	}
+	return ix, r, fewer, nil
+}
+
+// MinIVFProbes is the fewest lists the pass lowers a default IVFFlat read to.
+const MinIVFProbes = minIVFProbes

@@ -45,8 +45,10 @@ type HNSWConfig struct {
 	// IVFListRows); an owner that doubles is rebuilt with lists for its new size. <= 0:
 	// DefaultIVFListRows.
 	IVFListRows int
-	// IVFProbes is the lists a search of a new IVFFlat index reads; <= 0: one in
-	// DefaultIVFProbeDivisor of its lists, at least DefaultIVFMinProbes.
+	// IVFProbes is the lists a search of a new IVFFlat index reads, raised if its
+	// sample falls short of RecallTarget; <= 0: one in DefaultIVFProbeDivisor of its
+	// lists, at least DefaultIVFMinProbes, then the fewest (down to minIVFProbes)
+	// whose sample still reaches RecallTarget.
 	IVFProbes int
 	// TextThreshold is the owner size (memories) from which it gets a full-text index
 	// of its own (text_index.go), kept until it shrinks below half of it. 0:
@@ -57,8 +59,9 @@ type HNSWConfig struct {
 	Tenants []string
 	// RecallTarget is the recall@10 an index must reach on the pass's sample queries
 	// (index_recall.go): a new HNSW build below it is built once more, and an index
-	// still below it is read further (ef_search, probes up to twice their setting).
-	// 0: DefaultIndexRecallTarget, < 0: indexes are not measured.
+	// still below it is read further (ef_search, probes up to twice their setting);
+	// an IVFFlat index at its default probes that reaches it is read less
+	// (fewestIVFProbes). 0: DefaultIndexRecallTarget, < 0: indexes are not measured.
 	RecallTarget float64
 	// SwapGrace is how long a replaced index outlives its replacement, so reads
 	// planned from a registry entry cached before the swap still find it; 0: a little
@@ -115,6 +118,11 @@ const (
 	// owner of 500,000 (1,000 lists) reached recall@10 0.918 reading 20 of them and
 	// 0.978 reading 40, at 12 and 21 ms p95 of the bench's vector side.
 	DefaultIVFMinProbes = 40
+	// minIVFProbes is the fewest lists the pass lowers a default read to
+	// (fewestIVFProbes): the million-memory owner's sample found 0.900 of the exact
+	// top 10 reading 16 of its 2,000 lists, so a count below this reaches the target
+	// only where an owner's lists are few and long.
+	minIVFProbes = 10
 	// maxIVFLists bounds an owner's lists: pgvector's k-means keeps a bound for
 	// every sample and list (4 bytes × 50 samples a list × lists), about 0.8 GB of
 	// maintenance_work_mem at 2,000 lists and four times that at 4,000. Past
@@ -208,6 +216,16 @@ func ivfWorkMem(lists, dims int) int64 {
 // and the lists a search of it reads.
 func (c HNSWConfig) ivfLists(rows int64) int {
 	return int(max(1, min(rows/int64(c.IVFListRows), maxIVFLists)))
+}
+
+// fewestIVFProbes is how few lists the maintenance pass may lower an IVFFlat index's
+// probes to while its sample still reaches the recall target (tuneIndexReads): none
+// when the probes were configured (IVFProbes), which are kept or raised, never lowered.
+func (c HNSWConfig) fewestIVFProbes() int {
+	if c.IVFProbes > 0 {
+		return 0
+	}
+	return minIVFProbes
 }
 
 func (c HNSWConfig) ivfProbes(lists int) int {

@@ -207,7 +207,7 @@ func (s *Store) maintainTenantHNSW(ctx context.Context, c *pgx.Conn, tenant stri
 			if want == cur.Method && !grown {
 				rep.Kept++
 				if !cur.measured && cur.State == "ready" && cfg.RecallTarget > 0 {
-					if ix, ok := s.checkIndexRecall(ctx, cur, o.rows, cfg.RecallTarget, log); ok {
+					if ix, ok := s.checkIndexRecall(ctx, cur, o.rows, cfg.RecallTarget, cfg.fewestIVFProbes(), log); ok {
 						rep.Measured = append(rep.Measured, ix)
 					}
 				}
@@ -338,7 +338,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 	if cfg.RecallTarget > 0 && !sameMethod {
 		// Not read by any search yet (a first build is recorded as building, a
 		// replacement not at all): it can still be built again.
-		if err := s.measureBuild(ctx, c, &ix, ddl, cfg.RecallTarget, log, rebuilds); err != nil {
+		if err := s.measureBuild(ctx, c, &ix, ddl, cfg.RecallTarget, cfg.fewestIVFProbes(), log, rebuilds); err != nil {
 			return nil, err
 		}
 	}
@@ -373,7 +373,7 @@ func (s *Store) buildHNSW(ctx context.Context, c *pgx.Conn, tenant string, o hns
 		}
 		if cfg.RecallTarget > 0 && sameMethod {
 			// A failed measure is logged; the next pass measures it.
-			ix, _ = s.checkIndexRecall(ctx, ix, o.rows, cfg.RecallTarget, log)
+			ix, _ = s.checkIndexRecall(ctx, ix, o.rows, cfg.RecallTarget, cfg.fewestIVFProbes(), log)
 		}
 	}
 	return &ix, nil

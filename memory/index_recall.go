@@ -173,10 +173,35 @@ func (s *Store) indexRecall(ctx context.Context, ix HNSWOwnerIndex, qs []recallQ
 }
 
 // tuneIndexReads raises how much of the index a search reads (ef_search, probes), by
-// half again at a time up to twice ix's setting, until the sample reaches target;
-// it returns ix as read then and its recall. On an error it returns ix as it came.
-func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery, recall, target float64) (HNSWOwnerIndex, float64, error) {
+// half again at a time up to twice ix's setting, until the sample reaches target. An
+// IVFFlat index that reaches it is read less, down to fewestProbes lists (0: not
+// lowered): the fewest probes whose sample still reaches target, by bisection. The
+// default (one list in 50, at least 40) is a guess made before any measure: one
+// sample of the million-memory owner found 0.960 at 40 of its 2,000 lists and 0.954
+// at 32, and the bench's vector side at 30 lists was a fifth faster than at 40
+// (docs/perf-search.md, session 35). It returns ix as read then and its recall. On an
+// error it returns ix as it came.
+func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery, recall, target float64, fewestProbes int) (HNSWOwnerIndex, float64, error) {
 	orig, origRecall := ix, recall
+	if ix.Method == MethodIVFFlat && recall >= target && fewestProbes > 0 && fewestProbes < ix.Probes {
+		// hi reaches target; lo only rises past a count measured short of it.
+		lo, hi, hiRecall := fewestProbes, ix.Probes, recall
+		for lo < hi {
+			next := ix
+			next.Probes = (lo + hi) / 2
+			r, err := s.indexRecall(ctx, next, qs)
+			if err != nil {
+				return orig, origRecall, err
+			}
+			if r >= target {
+				hi, hiRecall = next.Probes, r
+			} else {
+				lo = next.Probes + 1
+			}
+		}
+		ix.Probes = hi
+		return ix, hiRecall, nil
+	}
 	limitEf, limitProbes := min(2*ix.EfSearch, maxEfSearch), min(2*ix.Probes, ix.Lists)
 	for recall < target {
 		next := ix
@@ -201,7 +226,7 @@ func (s *Store) tuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, qs []reca
 // reads more of it while it falls short of target. rebuild, when not nil, is called
 // once first if the index falls short (a new build no search reads yet), and the
 // rebuilt index is measured on the same sample. It returns ix as read then, measured.
-func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64,
+func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, fewestProbes int,
 	rebuild func() error) (HNSWOwnerIndex, error) {
 	qs, err := s.recallSample(ctx, ix, rows, indexRecallQueries)
 	if err != nil {
@@ -219,7 +244,7 @@ func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64
 			return ix, err
 		}
 	}
-	if ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target); err != nil {
+	if ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target, fewestProbes); err != nil {
 		return ix, err
 	}
 	ix.Recall, ix.measured = r, true
@@ -230,8 +255,8 @@ func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64
 // recall was measured, a replacement once the index it replaced is gone, or one
 // whose measure failed) and records what it measured; it is never built again. A
 // failure is logged: the index stays as it was.
-func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, log *slog.Logger) (HNSWOwnerIndex, bool) {
-	m, err := s.measureRecall(ctx, ix, rows, target, nil)
+func (s *Store) checkIndexRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64, target float64, fewestProbes int, log *slog.Logger) (HNSWOwnerIndex, bool) {
+	m, err := s.measureRecall(ctx, ix, rows, target, fewestProbes, nil)
 	if err == nil {
 		err = s.recordIndexReads(ctx, m)
 	}
@@ -263,7 +288,7 @@ func (s *Store) recordIndexReads(ctx context.Context, ix HNSWOwnerIndex) error {
 // with ddl (its levels are drawn anew), and the second is kept; what is still below
 // is read further. A failed measure is logged and leaves the index unmeasured (the
 // next pass measures it); only a failed rebuild is an error.
-func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerIndex, ddl string, target float64,
+func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerIndex, ddl string, target float64, fewestProbes int,
 	log *slog.Logger, rebuilds *int) error {
 	var rebuild func() error
 	var rebuildErr error
@@ -285,7 +310,7 @@ func (s *Store) measureBuild(ctx context.Context, c *pgx.Conn, ix *HNSWOwnerInde
 			return nil
 		}
 	}
-	m, err := s.measureRecall(ctx, *ix, ix.Rows, target, rebuild)
+	m, err := s.measureRecall(ctx, *ix, ix.Rows, target, fewestProbes, rebuild)
 	ix.BuildSeconds += rebuildSeconds
 	switch {
 	case rebuildErr != nil:

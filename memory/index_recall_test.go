@@ -111,3 +111,86 @@ func TestOwnerIndexRecall(t *testing.T) {
 		t.Errorf("registry: measured %v, ef_search %d; want measured at 2", ok, ef)
 	}
 }
+
+// TestIVFFlatFewestProbes checks that the pass reads an IVFFlat index built at its
+// default probes through the fewest lists whose sample still reaches the recall
+// target: never below the floor, the count it keeps reaching the target and one list
+// fewer falling short on the same sample (the bisection raises its lower bound only
+// past a count measured short), recorded in the registry, and the same for an index
+// whose measure was cleared (migration 0021); probes an operator configured are kept,
+// and an index short of the target is still read further.
+func TestIVFFlatFewestProbes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app, owner, _, opool := hnswStores(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	seedVectors(t, app, "acme", "big", 2000, rng)
+	const target, lists = 0.9, 40
+	// 40 lists of 50 vectors; the default reads all of them (DefaultIVFMinProbes).
+	cfg := memory.HNSWConfig{Threshold: 100, IVFThreshold: 1000, IVFListRows: 50, SwapGrace: -1, RecallTarget: target}
+	rep, err := owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Built) != 1 || rep.Built[0].Method != memory.MethodIVFFlat || rep.Built[0].Lists != lists {
+		t.Fatalf("built %+v, want one IVFFlat index of %d lists", rep.Built, lists)
+	}
+	registry := func() memory.HNSWOwnerIndex {
+		t.Helper()
+		ixs, _, err := owner.HNSWIndexes(ctx)
+		if err != nil || len(ixs) != 1 {
+			t.Fatalf("registry %+v, %v; want one index", ixs, err)
+		}
+		return ixs[0]
+	}
+	built := rep.Built[0]
+	if built.Probes >= lists || built.Probes < memory.MinIVFProbes || built.Recall < target {
+		t.Errorf("built reading %d of %d lists at recall %.3f; want fewer than all, at least %d, recall >= %.2f",
+			built.Probes, lists, built.Recall, memory.MinIVFProbes, target)
+	}
+	if got := registry(); got.Probes != built.Probes || float32(got.Recall) != float32(built.Recall) {
+		t.Errorf("registry reads %d lists at %.3f, the pass reported %d at %.3f", got.Probes, got.Recall, built.Probes, built.Recall)
+	}
+
+	all := built
+	all.Probes = lists
+	for _, tc := range []struct {
+		name             string
+		from, fewest     int
+		wantMin, wantMax int
+		reaches          bool
+	}{
+		{"default reads lowered", lists, memory.MinIVFProbes, memory.MinIVFProbes, lists - 1, true},
+		{"configured reads kept", lists, 0, lists, lists, true},
+		// Two lists of 40 find far less than 0.9: read further, up to twice as many.
+		{"short reads raised", 2, memory.MinIVFProbes, 3, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := all
+			ix.Probes = tc.from
+			got, r, fewer, err := owner.TuneIndexReads(ctx, ix, target, tc.fewest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Probes < tc.wantMin || got.Probes > tc.wantMax || (r >= target) != tc.reaches {
+				t.Fatalf("reads %d lists at recall %.3f; want %d-%d lists, reaching %.2f: %v", got.Probes, r, tc.wantMin, tc.wantMax, target, tc.reaches)
+			}
+			if tc.fewest > 0 && tc.reaches && got.Probes > tc.fewest && fewer >= target {
+				t.Errorf("reads %d lists at %.3f, but %d lists reach %.3f on the same sample", got.Probes, r, got.Probes-1, fewer)
+			}
+		})
+	}
+
+	// An index whose measure was cleared is measured by the next pass and lowered.
+	if _, err := opool.Exec(ctx, `UPDATE hnsw_owner_indexes SET recall = NULL, probes = $1`, lists); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = owner.MaintainHNSW(ctx, cfg, nil)
+	if err != nil || len(rep.Measured) != 1 {
+		t.Fatalf("pass after the measure was cleared: %+v, %v; want one measured", rep, err)
+	}
+	if got := registry(); got.Probes >= lists || got.Probes < memory.MinIVFProbes || got.Recall < target {
+		t.Errorf("re-measured: reads %d lists at %.3f; want fewer than %d, at least %d, recall >= %.2f",
+			got.Probes, got.Recall, lists, memory.MinIVFProbes, target)
+	}
+}

@@ -42,7 +42,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.M, "m", memory.DefaultHNSWM, "the owner indexes' m (links per node) from 50,000 vectors on (smaller owners: 16)")
 	fs.IntVar(&cfg.EfConstruction, "ef-construction", memory.DefaultHNSWEfConstruction, "the owner indexes' ef_construction from 50,000 vectors on (smaller owners: 64)")
 	fs.IntVar(&cfg.IVFThreshold, "ivf-threshold", memory.DefaultIVFThreshold, "owner size from which its index is IVFFlat instead of HNSW")
-	fs.IntVar(&cfg.IVFProbes, "ivf-probes", 0, "lists an IVFFlat owner index's search reads (0: one in 50 of its lists, at least 40)")
+	fs.IntVar(&cfg.IVFProbes, "ivf-probes", 0, "lists an IVFFlat owner index's search reads, raised if its recall sample falls short (0: one in 50 of its lists, at least 40, then the fewest whose sample reaches the recall target)")
 	fs.StringVar(&cfg.Tenant, "tenant", "engram-bench-large", "benchmark tenant (its memories are replaced)")
 	fs.BoolVar(&cfg.Reuse, "reuse", false, "keep the tenant's memories when it holds exactly what would be seeded")
 	fs.BoolVar(&cfg.KeepIndexes, "keep-indexes", false, "with --reuse, keep the owner indexes of an earlier run (no rebuild; the search before the indexes is then not measured)")

@@ -24,7 +24,8 @@ probes); "list" shows the recall measured. Owners below 50,000 vectors get a
 lighter graph (m 16, ef_construction 64), and the configured one when they grow
 past it. From
 ENGRAM_IVF_THRESHOLD vectors on the owner's index is IVFFlat instead (one list
-a 500 vectors; a search reads one list in 50, at least 40), rebuilt when the
+a 500 vectors; a search reads one list in 50, at least 40, then the fewest lists,
+down to 10, whose sample still reaches the recall target), rebuilt when the
 owner doubles. Owners of 100,000 memories and more also get a full-text index
 of their own (their keyword side reads it instead of every owner's one).
 "maintain" (the default) builds the missing ones (CREATE INDEX CONCURRENTLY:

@@ -88,22 +88,19 @@ func FrequentMinDFSQL(n string) string { return frequentMinDFSQL(n) }
 // SQLLiteral is sqlLiteral, for its test against PostgreSQL.
 func SQLLiteral(s string) string { return sqlLiteral(s) }
 
-// TuneIndexReads draws the maintenance pass's recall sample for ix, measures it and
-// tunes its reads as the pass does (tuneIndexReads, down to fewestProbes lists), and
-// returns ix as tuned, the sample's recall through it and, for an IVFFlat index, the
-// same sample's recall reading one list fewer (0 when it reads one list).
+// TuneIndexReads measures ix and tunes its reads as the pass does for an index that
+// searches read (measureRecall, down to fewestProbes lists), and returns ix as tuned,
+// the sample's recall through it and, for an IVFFlat index, the same sample's recall
+// reading one list fewer (0 when it reads one list).
 func (s *Store) TuneIndexReads(ctx context.Context, ix HNSWOwnerIndex, target float64, fewestProbes int) (HNSWOwnerIndex, float64, float64, error) {
 	qs, err := s.recallSample(ctx, ix, ix.Rows, indexRecallQueries)
 	if err != nil {
 		return ix, 0, 0, err
 	}
-	r, err := s.indexRecall(ctx, ix, qs)
-	if err != nil {
+	if ix, err = s.measureOn(ctx, ix, qs, target, fewestProbes, nil); err != nil {
 		return ix, 0, 0, err
 	}
-	if ix, r, err = s.tuneIndexReads(ctx, ix, qs, r, target, fewestProbes); err != nil {
-		return ix, 0, 0, err
-	}
+	r := ix.Recall
 	var fewer float64
 	if ix.Method == MethodIVFFlat && ix.Probes > 1 {
 		less := ix

@@ -232,6 +232,12 @@ func (s *Store) measureRecall(ctx context.Context, ix HNSWOwnerIndex, rows int64
 	if err != nil {
 		return ix, err
 	}
+	return s.measureOn(ctx, ix, qs, target, fewestProbes, rebuild)
+}
+
+// measureOn is measureRecall on the sample qs.
+func (s *Store) measureOn(ctx context.Context, ix HNSWOwnerIndex, qs []recallQuery, target float64, fewestProbes int,
+	rebuild func() error) (HNSWOwnerIndex, error) {
 	r, err := s.indexRecall(ctx, ix, qs)
 	if err != nil {
 		return ix, err

@@ -129,6 +129,15 @@ var searchPaths = []struct {
 	{"exact per-owner scan (baseline)", func(p *searchP95s) *float64 { return &p.ExactScan }},
 }
 
+// runsP95s reads each run's p95s by path.
+func runsP95s(runs []bench.SearchResult) []searchP95s {
+	out := make([]searchP95s, len(runs))
+	for i, r := range runs {
+		out[i] = p95s(r)
+	}
+	return out
+}
+
 // p95s reads r's p95s by path.
 func p95s(r bench.SearchResult) searchP95s {
 	out := searchP95s{Search: r.Search.P95, Context: r.Context.P95, ExactScan: r.ExactScan.P95}
@@ -148,11 +157,11 @@ func medianP95s(runs []bench.SearchResult) searchP95s {
 	if len(runs) == 0 {
 		return out
 	}
+	ps := runsP95s(runs)
 	for _, path := range searchPaths {
-		xs := make([]float64, 0, len(runs))
-		for _, r := range runs {
-			p := p95s(r)
-			xs = append(xs, *path.field(&p))
+		xs := make([]float64, 0, len(ps))
+		for i := range ps {
+			xs = append(xs, *path.field(&ps[i]))
 		}
 		slices.Sort(xs)
 		n := len(xs)
@@ -180,15 +189,14 @@ func printBenchSearchRuns(w io.Writer, all searchRuns) {
 		head += fmt.Sprintf("run %d\t", i+1)
 	}
 	fmt.Fprintln(tw, head+"median\t")
-	med := all.Median
+	med, ps := all.Median, runsP95s(all.Runs)
 	for _, path := range searchPaths {
 		if *path.field(&med) == 0 {
 			continue // a path no run measured
 		}
 		line := path.name + "\t"
-		for _, r := range all.Runs {
-			p := p95s(r)
-			line += fmt.Sprintf("%.2f\t", *path.field(&p))
+		for i := range ps {
+			line += fmt.Sprintf("%.2f\t", *path.field(&ps[i]))
 		}
 		fmt.Fprintf(tw, "%s%.2f\t\n", line, *path.field(&med))
 	}

@@ -202,9 +202,9 @@ cmd_start() {
 			write_conf "$dir"
 		fi
 		reserve_hugepages "$dir"
-		malloc_env
 		log "starting PostgreSQL on 127.0.0.1:$PORT"
-		as_owner env "${MALLOC_ENV[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start >/dev/null ||
+		# shellcheck disable=SC2046 # malloc_env's words are separate assignments
+		as_owner env $(malloc_env) "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start >/dev/null ||
 			die "PostgreSQL did not start; see $dir/postgres.log"
 	fi
 	ensure_roles
@@ -235,19 +235,18 @@ reserve_hugepages() {
 	log "reserved $(cat /proc/sys/vm/nr_hugepages) huge pages of 2 MB for shared_buffers (ENGRAM_PG_HUGEPAGES=0 skips this)"
 }
 
-# malloc_env sets MALLOC_ENV, the environment the server starts with: glibc keeps the
-# memory a backend frees for its next statement instead of handing it back to the
-# kernel (ENGRAM_PG_MALLOC=0 leaves glibc's defaults). By default a free of more than
-# 128 kB (a sort's or hash's buffers, a materialised CTE) goes back to the kernel, and
-# the next statement faults those pages in anew: on the 2-core benchmark VMs a fault
-# costs about 14 us: 90 keyword statements of the million-memory owner took 17.7 ms
-# each and faulted 44,600 pages with the defaults, 13.2 ms and 15,100 pages with this
-# (docs/perf-search.md, session 36). The price: a backend keeps the memory it freed, up to its own peak,
-# until its connection ends.
+# malloc_env prints the environment the server starts with: glibc keeps the memory a
+# backend frees for its next statement instead of handing it back to the kernel
+# (ENGRAM_PG_MALLOC=0 prints nothing: glibc's defaults). By default a free of more than
+# 128 kB (a sort's or hash's buffers, a materialised CTE) goes back to the kernel and the
+# next statement faults those pages in anew; on the 2-core benchmark VMs a fault costs
+# about 14 us: 90 keyword statements of the million-memory owner took 17.7 ms each and
+# faulted 44,600 pages with the defaults, 13.2 ms and 15,100 pages with this
+# (docs/perf-search.md, session 36). The price: a backend keeps the memory it freed, up
+# to its own peak, until its connection ends.
 malloc_env() {
-	MALLOC_ENV=()
 	[[ "${ENGRAM_PG_MALLOC:-1}" != "0" ]] || return 0
-	MALLOC_ENV=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=134217728 MALLOC_TOP_PAD_=16777216)
+	echo MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=134217728 MALLOC_TOP_PAD_=16777216
 }
 
 release_hugepages() {

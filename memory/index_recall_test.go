@@ -189,7 +189,8 @@ func TestIVFFlatFewestProbes(t *testing.T) {
 	if err != nil || len(rep.Measured) != 1 {
 		t.Fatalf("pass after the measure was cleared: %+v, %v; want one measured", rep, err)
 	}
-	if got := registry(); got.Probes >= lists || got.Probes < memory.MinIVFProbes || got.Recall < target {
+	// The registry keeps recall as real: 45 of 50 reads back as 0.89999998.
+	if got := registry(); got.Probes >= lists || got.Probes < memory.MinIVFProbes || float32(got.Recall) < float32(target) {
 		t.Errorf("re-measured: reads %d lists at %.3f; want fewer than %d, at least %d, recall >= %.2f",
 			got.Probes, got.Recall, lists, memory.MinIVFProbes, target)
 	}

@@ -85,6 +85,9 @@ func (t *Tx) ExplainGeneric(ctx context.Context, sql string, args ...any) ([]str
 // FrequentMinDFSQL is frequentMinDFSQL, for checking it against FrequentMinDF.
 func FrequentMinDFSQL(n string) string { return frequentMinDFSQL(n) }
 
+// PairsEstimateSQL is pairsEstimateSQL, for checking it against PairsEstimate.
+func PairsEstimateSQL(a, b, n string) string { return pairsEstimateSQL(a, b, n) }
+
 // SQLLiteral is sqlLiteral, for its test against PostgreSQL.
 func SQLLiteral(s string) string { return sqlLiteral(s) }
 

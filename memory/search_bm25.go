@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -58,9 +59,9 @@ const (
 // minimum_should_match). Every term of that pass is known with its document
 // frequency, so each row it ranks gets the full match's score; only rows holding one
 // frequent term and nothing else are left out.
-// Where the pairs are expected in more than LargePairsMaxRows rows, that pass ranks
-// those of the owner's newest LargeOwnerWindow rows only. Smaller owners keep the full
-// match.
+// Where the pairs are expected (PairsEstimate) in more than LargePairsMaxRows rows,
+// that pass ranks those of the owner's newest LargeOwnerWindow rows only. Smaller
+// owners keep the full match.
 type bm25Spec struct {
 	prefix string // CTE name prefix, so two sides can share one statement
 	text   string // placeholder of the search text (already through SearchText)
@@ -115,23 +116,40 @@ const AllFrequentMinRows = 10
 // AllFrequentCorrelation is how many times more rows than independence predicts a
 // query's frequent terms are taken to share when deciding whether the all-terms pass
 // is worth running: words of one text are not independent (LargePairsMaxRows: pairs
-// held up to 3.5 times the estimate at 1,000,000 memories). At that size the pass
-// found no row in every plan where it ran, after 4–14 ms. It costs about half a pairs
-// pass, so it pays when it answers about half the time: it runs where the pairs are
-// wide (their pass reads only the newest rows) or the rows expected to hold every
-// term, times this, reach AllFrequentMinRows. Left out, the pairs pass answers (up to
-// LargePairsMaxRows expected rows, a few times that in fact), ranking the all-terms
-// rows among the rest as the full match does.
+// held up to 23 times the independent estimate at 1,000,000 memories). At that size
+// the pass found no row in every plan where it ran, after 4–14 ms. It costs about half
+// a pairs pass, so it pays when it answers about half the time: it runs where the
+// pairs are wide (their pass reads only the newest rows) or the rows expected to hold
+// every term, times this, reach AllFrequentMinRows. Left out, the pairs pass answers
+// (up to LargePairsMaxRows expected rows), ranking the all-terms rows among the rest
+// as the full match does.
 const AllFrequentCorrelation = 2
 
 // LargePairsMaxRows is how many rows a large owner's pairs pass may expect to read
-// (the sum, over the query's pairs of frequent terms, of df_a × df_b / N: as if the
-// terms were independent) before it looks among the owner's newest LargeOwnerWindow
-// rows instead. Reading the window costs about what a pairs pass of 1,000–2,000 rows
-// does, and words of one text are not independent: at 1,000,000 memories, pairs held
-// up to 3.5 times what the estimate said (7,101 rows, 85 ms), and four frequent terms'
-// pairs 44,037 rows, read and scored in 315 ms. Hence a quarter of 2,000.
-const LargePairsMaxRows = 500
+// (PairsEstimate, summed over the query's pairs of frequent terms) before it looks
+// among the owner's newest LargeOwnerWindow rows instead: reading the window costs
+// about what a pairs pass of 1,000–2,000 rows does (at 1,000,000 memories, a pass of
+// 1,554 rows and the window 13–16 ms each; a pass of 3,916 rows 24–31 ms, the window
+// 8–14). Words of one text are far from independent, so the estimate is not the
+// independent one (df_a × df_b / N). In the bench's million-memory owner, of 11
+// queries' pairs one held no row; the others held 1.2 to 23 times the independent
+// estimate (3,916 rows where it said 168), 0.04 to 0.12 times the upper bound (every
+// row of the rarer term holding the other) but one that held all of it, and 0.24 to
+// 1.7 times their geometric mean, PairsEstimate.
+const LargePairsMaxRows = 2000
+
+// PairsEstimate is how many rows a pair of terms held by dfA and dfB of an owner's n
+// rows is expected in: the geometric mean of the estimate as if the terms were
+// independent and the upper bound, the rarer term's rows (LargePairsMaxRows).
+// pairsEstimateSQL is the same in SQL.
+func PairsEstimate(dfA, dfB, n float64) float64 {
+	return math.Sqrt(dfA * dfB / max(n, 1) * min(dfA, dfB))
+}
+
+// pairsEstimateSQL is PairsEstimate of the SQL expressions a, b and n.
+func pairsEstimateSQL(a, b, n string) string {
+	return fmt.Sprintf("sqrt(%[1]s * %[2]s / greatest(%[3]s, 1) * least(%[1]s, %[2]s))", a, b, n)
+}
 
 // LargeOwnerFrequentShare is the share of a large owner's rows from which a term is
 // frequent, up to LargeOwnerFrequentMaxDF rows.
@@ -202,18 +220,19 @@ const lexemeQuery = `format('''%s''', replace(replace(u.lexeme, '\', '\\'), ''''
 func (s bm25Spec) ctes() []string {
 	p := s.prefix
 	// fdf is a term's document frequency when the caller knows it as frequent.
-	fdf, known := "NULL::float8", ""
+	fdf := "NULL::float8"
 	if s.frequent != "" {
-		// One row a term whatever the caller's list holds: ord must stay 1..n.
-		fdf, known = "f.df", `
-	LEFT JOIN (SELECT DISTINCT ON (term) term, df FROM unnest(`+s.frequent+`::text[], `+s.frequentDF+`::float8[]) f(term, df)
-		ORDER BY term, df DESC) f ON f.term = u.lexeme`
+		// Looked up by position, one lexeme at a time: a join sorted the owner's list
+		// (collation-aware, 0.6 ms for 1,024 terms and 2–4 ms for 2,064, against 0.2 by
+		// position). A term the caller lists twice counts with its first entry, and
+		// each lexeme stays one row: ord stays 1..n.
+		fdf = `(` + s.frequentDF + `::float8[])[array_position(` + s.frequent + `::text[], u.lexeme)]`
 	}
 	// ord numbers the query's distinct lexemes 1..n, so stage one looks a term's IDF
 	// up in an array (<x>idfa) instead of joining by lexeme.
 	out := []string{p + `terms AS MATERIALIZED (
 	SELECT u.lexeme AS term, ` + lexemeQuery + ` AS tq, ` + fdf + ` AS fdf, u.ord::int AS ord
-	FROM unnest(to_tsvector('english', ` + s.text + `)) WITH ORDINALITY u(lexeme, positions, weights, ord)` + known + `)`,
+	FROM unnest(to_tsvector('english', ` + s.text + `)) WITH ORDINALITY u(lexeme, positions, weights, ord))`,
 		p + `q AS MATERIALIZED (
 	SELECT string_agg(tq::text, ' | ')::tsquery AS q FROM ` + p + `terms)`,
 		p + `stats AS MATERIALIZED (` + s.stats + `)`,
@@ -244,9 +263,9 @@ func (s bm25Spec) ctes() []string {
 		wide := "false"
 		if s.window != nil {
 			out = append(out, fmt.Sprintf(`%[1]swide AS MATERIALIZED (
-	SELECT coalesce(sum(a.fdf * b.fdf), 0) / greatest(s.n, 1) > %[3]d AS wide
+	SELECT coalesce(sum(%[4]s), 0) > %[3]d AS wide
 	FROM %[2]sterms a JOIN %[2]sterms b ON a.term < b.term, %[2]sstats s
-	WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL GROUP BY s.n)`, c, p, LargePairsMaxRows))
+	WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL GROUP BY s.n)`, c, p, LargePairsMaxRows, pairsEstimateSQL("a.fdf", "b.fdf", "s.n")))
 			wide = "coalesce((SELECT wide FROM " + c + "wide), false)"
 		}
 		// The all-terms pass: rows holding every one of three or more frequent terms
@@ -272,11 +291,10 @@ func (s bm25Spec) ctes() []string {
 	FROM `+p+`terms a JOIN `+p+`terms b ON a.term < b.term WHERE a.fdf IS NOT NULL AND b.fdf IS NOT NULL)`)
 		match := s.match(c + "q")
 		if s.window != nil {
-			// Pairs expected to hold more than LargePairsMaxRows rows (each pair's
-			// document frequencies taken as independent) are looked for in the
-			// owner's newest rows only: the pass's cost stays bounded however large
-			// the owner. Its counts may then be the window's; they are never above the
-			// rare pass's exact ones, which freq keeps.
+			// Pairs expected to hold more than LargePairsMaxRows rows (PairsEstimate)
+			// are looked for in the owner's newest rows only: the pass's cost stays
+			// bounded however large the owner. Its counts may then be the window's;
+			// they are never above the rare pass's exact ones, which freq keeps.
 			match = `SELECT * FROM (` + match + `) o WHERE NOT ` + wide + `
 	UNION ALL SELECT * FROM (` + s.window(c+"q") + `) w WHERE ` + wide
 		}

@@ -53,9 +53,10 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 			words = append(words, "fjord")
 		}
 		// "aurora" and "zephyr" each in a quarter of the rows, and with "cirrus" and
-		// "stratus" all four in 2 % more: the pair of the first two is expected in
-		// about 900 rows (wide), the four together in under one row as independent
-		// words, so only the wide pairs make the all-terms pass run.
+		// "stratus" all four in 2 % more: the four's pairs are expected in about
+		// 2,200 rows (memory.PairsEstimate: wide), the four together in under one
+		// row as independent words, so only the wide pairs make the all-terms pass
+		// run.
 		switch {
 		case i%4 == 1:
 			words = append(words, "aurora")
@@ -231,7 +232,7 @@ func TestKeywordLargeOwnerWidePairs(t *testing.T) {
 	const n = memory.LargeOwnerDocs + 2000
 	rng := rand.New(rand.NewPCG(7, 11))
 	// "amber" and "birch" each in about 40 % of the rows, independently: their pair is
-	// expected in 16 % of them (1,920 rows), above memory.LargePairsMaxRows.
+	// expected in 3,036 rows (memory.PairsEstimate), above memory.LargePairsMaxRows.
 	texts := make([]string, n)
 	for i := range texts {
 		// Rows of 1 to 4 other words: the pairs' scores differ, so the best pairs of the
@@ -249,7 +250,7 @@ func TestKeywordLargeOwnerWidePairs(t *testing.T) {
 		t := " " + textOf[id] + " "
 		return strings.Contains(t, " amber ") && strings.Contains(t, " birch ")
 	}
-	if est := 0.4 * 0.4 * n; est <= memory.LargePairsMaxRows {
+	if est := memory.PairsEstimate(0.4*n, 0.4*n, n); est <= memory.LargePairsMaxRows {
 		t.Fatalf("expected pairs %v, want above %d", est, memory.LargePairsMaxRows)
 	}
 	for _, layer := range []string{"turns", "memories"} {

@@ -193,7 +193,8 @@ func TestLargeOwnerWindowPlan(t *testing.T) {
 		e.copyRows(fmt.Sprintf("tenant-%d", n), nil, ms)
 	}
 	// "amber" and "birch" in 40 % of the large owner's rows each, never together: their
-	// pair is expected in 16 % (wide), so the pairs pass reads the window.
+	// pair is expected in 3,036 rows (memory.PairsEstimate: wide), so the pairs pass
+	// reads the window.
 	const n = memory.LargeOwnerDocs + 2000
 	texts := make([]string, n)
 	for i := range texts {

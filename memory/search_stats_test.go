@@ -199,3 +199,43 @@ func TestFrequentMinDF(t *testing.T) {
 		}
 	}
 }
+
+// TestPairsEstimate checks the rows a pair of terms is expected in, between the
+// independent estimate and the rarer term's rows, in Go and in SQL alike.
+func TestPairsEstimate(t *testing.T) {
+	t.Parallel()
+	s := pgtest.Store(t)
+	for _, tc := range []struct {
+		name        string
+		dfA, dfB, n float64
+		want        float64
+	}{
+		{"no rows", 0, 0, 0, 0},
+		{"each in every row", 100, 100, 100, 100},
+		{"both in 40 % of 12,000", 4800, 4800, 12_000, math.Sqrt(1920 * 4800)},
+		{"in 5,236 and 5,380 of a million", 5236, 5380, 1_000_000, math.Sqrt(5236 * 5380 / 1e6 * 5236)},
+		{"a rare and a frequent term", 10, 500_000, 1_000_000, math.Sqrt(5 * 10)},
+		{"no owner rows known", 30, 40, 0, math.Sqrt(30 * 40 * 30)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := memory.PairsEstimate(tc.dfA, tc.dfB, tc.n); math.Abs(got-tc.want) > 1e-9*max(1, tc.want) {
+				t.Errorf("PairsEstimate(%v, %v, %v) = %v, want %v", tc.dfA, tc.dfB, tc.n, got, tc.want)
+			}
+			var got float64
+			err := s.Pool().QueryRow(context.Background(), `SELECT `+
+				memory.PairsEstimateSQL("$1::float8", "$2::float8", "$3::float8")+`::float8`, tc.dfA, tc.dfB, tc.n).Scan(&got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-tc.want) > 1e-9*max(1, tc.want) {
+				t.Errorf("in SQL: %v, want %v", got, tc.want)
+			}
+			// Between the independent estimate and the rarer term's rows, where the
+			// counts are consistent (no term in more rows than the owner has).
+			lo, hi := tc.dfA*tc.dfB/max(tc.n, 1), min(tc.dfA, tc.dfB)
+			if tc.n >= max(tc.dfA, tc.dfB) && (got < lo-1e-9 || got > hi+1e-9) {
+				t.Errorf("%v outside [%v, %v]", got, lo, hi)
+			}
+		})
+	}
+}

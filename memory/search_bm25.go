@@ -130,7 +130,7 @@ const AllFrequentCorrelation = 2
 // among the owner's newest LargeOwnerWindow rows instead: reading the window costs
 // about what a pairs pass of 1,000–2,000 rows does (at 1,000,000 memories, a pass of
 // 1,554 rows and the window 13–16 ms each; a pass of 3,916 rows 24–31 ms, the window
-// 8–14). Words of one text are far from independent, so the estimate is not the
+// 8–15). Words of one text are far from independent, so the estimate is not the
 // independent one (df_a × df_b / N). In the bench's million-memory owner, of 11
 // queries' pairs one held no row; the others held 1.2 to 23 times the independent
 // estimate (3,916 rows where it said 168), 0.04 to 0.12 times the upper bound (every
@@ -140,15 +140,17 @@ const LargePairsMaxRows = 2000
 
 // PairsEstimate is how many rows a pair of terms held by dfA and dfB of an owner's n
 // rows is expected in: the geometric mean of the estimate as if the terms were
-// independent and the upper bound, the rarer term's rows (LargePairsMaxRows).
-// pairsEstimateSQL is the same in SQL.
+// independent and the upper bound, the rarer term's rows (see LargePairsMaxRows). N
+// may come from a cache and lag the rows: it is never taken below a term's count (as
+// for an IDF), so the estimate never exceeds the bound. pairsEstimateSQL is the same
+// in SQL.
 func PairsEstimate(dfA, dfB, n float64) float64 {
-	return math.Sqrt(dfA * dfB / max(n, 1) * min(dfA, dfB))
+	return math.Sqrt(max(dfA*dfB/max(n, dfA, dfB, 1)*min(dfA, dfB), 0))
 }
 
 // pairsEstimateSQL is PairsEstimate of the SQL expressions a, b and n.
 func pairsEstimateSQL(a, b, n string) string {
-	return fmt.Sprintf("sqrt(%[1]s * %[2]s / greatest(%[3]s, 1) * least(%[1]s, %[2]s))", a, b, n)
+	return fmt.Sprintf("sqrt(greatest((%[1]s) * (%[2]s) / greatest(%[3]s, %[1]s, %[2]s, 1) * least(%[1]s, %[2]s), 0))", a, b, n)
 }
 
 // LargeOwnerFrequentShare is the share of a large owner's rows from which a term is

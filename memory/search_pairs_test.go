@@ -65,11 +65,35 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		case i%100 == 3 || i%100 == 7:
 			words = append(words, "aurora", "zephyr", "cirrus", "stratus")
 		}
+		// "basalt" and "gneiss" each in two rows of nine, together in one of nine
+		// (1,333 rows): as independent words their pair is expected in 593 rows, by
+		// memory.PairsEstimate in 1,257, below memory.LargePairsMaxRows, so the pairs
+		// pass reads them all; the independent estimate, which a bound of 500 once
+		// met, sent such pairs to the newest rows.
+		switch i % 9 {
+		case 0:
+			words = append(words, "basalt")
+		case 1:
+			words = append(words, "basalt", "gneiss")
+		case 2:
+			words = append(words, "gneiss")
+		}
 		texts[i] = strings.Join(words, " ")
 	}
 	textOf := e.seedOwner(texts)
 
 	holds := func(id, word string) bool { return strings.Contains(" "+textOf[id]+" ", " "+word+" ") }
+	rowsHolding := func(word string) (df float64) {
+		for _, t := range texts {
+			if strings.Contains(" "+t+" ", " "+word+" ") {
+				df++
+			}
+		}
+		return df
+	}
+	if est := memory.PairsEstimate(rowsHolding("basalt"), rowsHolding("gneiss"), n); est > memory.LargePairsMaxRows {
+		t.Fatalf("basalt and gneiss expected together in %v rows, want at most %d", est, memory.LargePairsMaxRows)
+	}
 
 	for _, layer := range []string{"turns", "memories"} {
 		for _, tc := range []struct {
@@ -78,6 +102,7 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 		}{
 			{"frequent terms only", "zorbel kintar vashop", 2},
 			{"two frequent terms", "quelax mirivo", 2},
+			{"two frequent terms, their pairs in many rows", "basalt gneiss", 2},
 			{"three frequent terms held together", "glimmer tarn fjord", 3},
 			{"four frequent terms, their pairs wide", "aurora zephyr cirrus stratus", 4},
 			{"frequent terms that never meet", "sunward moonward", 0},

@@ -230,8 +230,16 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 	}
 	if ttl >= 0 {
 		e := statsEntry{stats: s, expires: now.Add(ttl)}
+		// A set, not a scan per term: both lists can hold thousands of terms.
+		var counted map[string]bool
+		if len(old.stats.Frequent) > 0 {
+			counted = make(map[string]bool, len(e.stats.Frequent))
+			for _, g := range e.stats.Frequent {
+				counted[g.Term] = true
+			}
+		}
 		for _, f := range old.stats.Frequent {
-			if slices.ContainsFunc(e.stats.Frequent, func(g memory.TermDF) bool { return g.Term == f.Term }) {
+			if counted[f.Term] {
 				continue // counted again (a stored row's frequent terms)
 			}
 			if at, ok := old.learnt[f.Term]; ok && now.Before(at.Add(frequentTermLives*ttl)) {
@@ -240,6 +248,7 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 				}
 				e.stats.Frequent = append(e.stats.Frequent, f)
 				e.learnt[f.Term] = at
+				counted[f.Term] = true
 			}
 		}
 		s = e.stats

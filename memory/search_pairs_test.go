@@ -82,10 +82,12 @@ func TestKeywordLargeOwnerPairs(t *testing.T) {
 	}
 	textOf := e.seedOwner(texts)
 
-	holds := func(id, word string) bool { return strings.Contains(" "+textOf[id]+" ", " "+word+" ") }
+	hasWord := func(text, word string) bool { return strings.Contains(" "+text+" ", " "+word+" ") }
+	holds := func(id, word string) bool { return hasWord(textOf[id], word) }
+	// Counted over the texts: textOf holds each text twice, a turn's and a memory's.
 	rowsHolding := func(word string) (df float64) {
 		for _, t := range texts {
-			if strings.Contains(" "+t+" ", " "+word+" ") {
+			if hasWord(t, word) {
 				df++
 			}
 		}

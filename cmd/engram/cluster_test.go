@@ -146,6 +146,50 @@ func (c *cluster) stop(i int) {
 	}
 }
 
+// logJetStream says what each running node knows of the cluster when a test is stuck:
+// the meta group's leader and peers, and each stream's and consumer's leader and
+// replicas (current, offline, lag), as seen from that node.
+func (c *cluster) logJetStream(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	nodes := append([]*server.Server(nil), c.nodes...)
+	c.mu.Unlock()
+	peers := func(ci *server.ClusterInfo) string {
+		if ci == nil {
+			return "no cluster info"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "leader %q", ci.Leader)
+		for _, p := range ci.Replicas {
+			fmt.Fprintf(&b, "; %s current=%v offline=%v lag=%d active=%s", p.Name, p.Current, p.Offline, p.Lag, p.Active.Round(time.Millisecond))
+		}
+		return b.String()
+	}
+	for i, srv := range nodes {
+		if srv == nil {
+			t.Logf("node n%d: down", i)
+			continue
+		}
+		jsz, err := srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true, Consumer: true})
+		if err != nil {
+			t.Logf("node n%d: jsz: %v", i, err)
+			continue
+		}
+		if m := jsz.Meta; m != nil {
+			t.Logf("node n%d: meta %s, size %d, quorum %d, pending %d", i, peers(&server.ClusterInfo{Leader: m.Leader, Replicas: m.Replicas}), m.Size, m.QuorumNeeded, m.Pending)
+		}
+		for _, a := range jsz.AccountDetails {
+			for _, sd := range a.Streams {
+				t.Logf("node n%d: stream %s (%d msgs, last seq %d): %s", i, sd.Name, sd.State.Msgs, sd.State.LastSeq, peers(sd.Cluster))
+				for _, ci := range sd.Consumer {
+					t.Logf("node n%d: consumer %s/%s (ack pending %d, pending %d, delivered %d, ack floor %d): %s", i, sd.Name, ci.Name,
+						ci.NumAckPending, ci.NumPending, ci.Delivered.Stream, ci.AckFloor.Stream, peers(ci.Cluster))
+				}
+			}
+		}
+	}
+}
+
 // URL lists every node, so clients fail over.
 func (c *cluster) URL() string {
 	var urls []string
@@ -424,6 +468,7 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 			}
 		}
 		t.Logf("extractor %+v", n.p.extract.Stats())
+		cl.logJetStream(t)
 		for len(n.failed) > 0 {
 			t.Logf("node failure: %v", <-n.failed)
 		}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/httpapi"
@@ -293,8 +292,10 @@ func waitDrained(ctx context.Context, js jetstream.JetStream) error {
 				idle = false // the worker has not created its consumer yet
 				continue
 			}
-			if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
-				idle = false // unanswered: ask again
+			// Unanswered, or answered "temporarily unavailable" (503) while a restarted
+			// node's groups elect their leaders: ask again, as the workers do.
+			if err != nil && ctx.Err() == nil && streams.IsOutage(err) {
+				idle = false
 				continue
 			}
 			if err != nil {

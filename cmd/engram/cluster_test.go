@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -451,9 +452,7 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 	default:
 	}
 	ingested := time.Since(started)
-	dctx, dcancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer dcancel()
-	if err := waitDrained(dctx, app.JS); err != nil {
+	if err := drainWhileMoving(ctx, t, app.JS); err != nil {
 		// Say where it is stuck: the consumers' state and the workers' counters.
 		for _, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
 			if cons, cerr := app.JS.Consumer(ctx, s[0], s[1]); cerr == nil {
@@ -503,6 +502,56 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 	}
 	if dinfo.State.Msgs != 0 {
 		t.Errorf("%d dead letters", dinfo.State.Msgs)
+	}
+}
+
+// drainStall is how long the failover tests' pipeline may go without its consumers'
+// state changing before the drain is taken as stuck; drainLimit bounds the drain.
+const (
+	drainStall = 90 * time.Second
+	drainLimit = 6 * time.Minute
+)
+
+// consumerState is what moves while a consumer works through its stream: a held
+// message keeps the ack floor where it is while later ones are delivered and acked.
+type consumerState struct {
+	delivered, ackFloor uint64
+	pending             uint64
+	ackPending          int
+}
+
+// drainWhileMoving waits for the pipeline to drain (waitDrained) for as long as it
+// keeps moving: on a loaded machine under the race detector a drain that progresses
+// can take minutes, and a stuck one is told by its consumers' state standing still
+// for drainStall, not by a fixed time.
+func drainWhileMoving(ctx context.Context, t *testing.T, js jetstream.JetStream) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, drainLimit)
+	defer cancel()
+	var last [2]consumerState
+	for {
+		sctx, scancel := context.WithTimeout(ctx, drainStall)
+		err := waitDrained(sctx, js)
+		scancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		var now [2]consumerState
+		for i, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
+			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+			ci, ierr := consumerInfo(rctx, js, s[0], s[1])
+			rcancel()
+			if ierr != nil {
+				return errors.Join(err, fmt.Errorf("reading consumer %s: %w", s[1], ierr))
+			}
+			now[i] = consumerState{delivered: ci.Delivered.Stream, ackFloor: ci.AckFloor.Stream,
+				pending: ci.NumPending, ackPending: ci.NumAckPending}
+		}
+		if now == last {
+			return fmt.Errorf("the consumers did not move in %s (%+v): %w", drainStall, now, err)
+		}
+		t.Logf("still draining after %s more: consumers %+v (were %+v)", drainStall, now, last)
+		last = now
 	}
 }
 

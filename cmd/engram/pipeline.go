@@ -49,6 +49,11 @@ func newPipeline(ctx context.Context, app *App) (*pipeline, error) {
 	m := metrics.New(app.Logger)
 	m.LimitTenants(app.Config.MetricsTenants)
 	m.WatchJetStream(app.JS)
+	if app.coverage != nil {
+		// Registered before the node listens: a scrape right after /healthz answers
+		// already has the gauge.
+		m.WatchVectorCoverage(app.coverage.Model(), app.coverage.Ratio)
+	}
 	ex, chat, err := app.extractor(r, m)
 	if err != nil {
 		return nil, err

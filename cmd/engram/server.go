@@ -140,7 +140,6 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "engram: HTTP API on %s (health: /healthz, console: /console/)\n", n.URL)
-	n.p.metrics.WatchVectorCoverage(emb.Model(), app.coverage.Ratio)
 	stopCoverage := app.runCoverage(ctx, emb)
 	stopHNSW := app.runHNSW(ctx) // large owners' vector indexes (index.go)
 	var runErr error

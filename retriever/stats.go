@@ -231,12 +231,9 @@ func (c *statsCache) get(key string, ttl time.Duration, read func() (memory.Text
 	if ttl >= 0 {
 		e := statsEntry{stats: s, expires: now.Add(ttl)}
 		// A set, not a scan per term: both lists can hold thousands of terms.
-		var counted map[string]bool
-		if len(old.stats.Frequent) > 0 {
-			counted = make(map[string]bool, len(e.stats.Frequent))
-			for _, g := range e.stats.Frequent {
-				counted[g.Term] = true
-			}
+		counted := make(map[string]bool, len(e.stats.Frequent))
+		for _, g := range e.stats.Frequent {
+			counted[g.Term] = true
 		}
 		for _, f := range old.stats.Frequent {
 			if counted[f.Term] {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -454,16 +455,16 @@ func runFailover(t *testing.T, onCluster func(context.Context, *cluster), dbURL 
 	ingested := time.Since(started)
 	if err := drainWhileMoving(ctx, t, app.JS); err != nil {
 		// Say where it is stuck: the consumers' state and the workers' counters.
-		for _, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
-			if cons, cerr := app.JS.Consumer(ctx, s[0], s[1]); cerr == nil {
+		for _, s := range pipelineStages() {
+			if cons, cerr := app.JS.Consumer(ctx, s.stream, s.consumer); cerr == nil {
 				if ci, ierr := cons.Info(ctx); ierr == nil {
 					t.Logf("%s/%s: pending %d, ack pending %d, redelivered %d, waiting %d, delivered %+v, ack floor %+v, leader %v",
-						s[0], s[1], ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered, ci.AckFloor, ci.Cluster)
+						s.stream, s.consumer, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered, ci.AckFloor, ci.Cluster)
 				} else {
-					t.Logf("%s/%s: %v", s[0], s[1], ierr)
+					t.Logf("%s/%s: %v", s.stream, s.consumer, ierr)
 				}
 			} else {
-				t.Logf("%s/%s: %v", s[0], s[1], cerr)
+				t.Logf("%s/%s: %v", s.stream, s.consumer, cerr)
 			}
 		}
 		t.Logf("extractor %+v", n.p.extract.Stats())
@@ -528,7 +529,7 @@ func drainWhileMoving(ctx context.Context, t *testing.T, js jetstream.JetStream)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, drainLimit)
 	defer cancel()
-	var last [2]consumerState
+	last := make([]consumerState, len(pipelineStages())) // nothing delivered yet
 	for {
 		sctx, scancel := context.WithTimeout(ctx, drainStall)
 		err := waitDrained(sctx, js)
@@ -536,27 +537,27 @@ func drainWhileMoving(ctx context.Context, t *testing.T, js jetstream.JetStream)
 		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		var now [2]consumerState
+		var now []consumerState
 		read := true
-		for i, s := range [][2]string{{streams.TurnsStream, streams.ExtractorConsumer}, {streams.CandidatesStream, streams.ResolverConsumer}} {
+		for _, s := range pipelineStages() {
 			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-			ci, ierr := consumerInfo(rctx, js, s[0], s[1])
+			ci, ierr := consumerInfo(rctx, js, s.stream, s.consumer)
 			rcancel()
 			if ierr != nil && ctx.Err() == nil && streams.IsOutage(ierr) {
 				read = false // unanswered or 503: read again after the next wait (drainLimit bounds it)
 				break
 			}
 			if ierr != nil {
-				return errors.Join(err, fmt.Errorf("reading consumer %s: %w", s[1], ierr))
+				return errors.Join(err, fmt.Errorf("reading consumer %s: %w", s.consumer, ierr))
 			}
-			now[i] = consumerState{delivered: ci.Delivered.Stream, ackFloor: ci.AckFloor.Stream,
-				pending: ci.NumPending, ackPending: ci.NumAckPending}
+			now = append(now, consumerState{delivered: ci.Delivered.Stream, ackFloor: ci.AckFloor.Stream,
+				pending: ci.NumPending, ackPending: ci.NumAckPending})
 		}
 		if !read {
 			t.Logf("still draining after %s more; the consumers' state unread", drainStall)
 			continue
 		}
-		if now == last {
+		if slices.Equal(now, last) {
 			return fmt.Errorf("the consumers did not move in %s (%+v): %w", drainStall, now, err)
 		}
 		t.Logf("still draining after %s more: consumers %+v (were %+v)", drainStall, now, last)

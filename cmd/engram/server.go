@@ -270,18 +270,26 @@ func (n *node) Stop() {
 	})
 }
 
+// stage is one step of the pipeline: a stream and the worker's consumer of it.
+type stage struct{ stream, consumer string }
+
+// pipelineStages are the pipeline's steps in order: turns to the extractor, candidates
+// to the resolver.
+func pipelineStages() []stage {
+	return []stage{
+		{streams.TurnsStream, streams.ExtractorConsumer},
+		{streams.CandidatesStream, streams.ResolverConsumer},
+	}
+}
+
 // waitDrained blocks until the extractor and the resolver have nothing pending or
 // unacknowledged, seen twice in a row (a candidate published by the extractor lands
 // on CANDIDATES before the turn is acked, so checking in pipeline order is enough).
 func waitDrained(ctx context.Context, js jetstream.JetStream) error {
-	stages := []struct{ stream, consumer string }{
-		{streams.TurnsStream, streams.ExtractorConsumer},
-		{streams.CandidatesStream, streams.ResolverConsumer},
-	}
 	quiet := 0
 	for {
 		idle := true
-		for _, s := range stages {
+		for _, s := range pipelineStages() {
 			// Each read has its own short timeout: on a cluster a request can go
 			// unanswered while a leader moves, and would otherwise wait for ctx.
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -45,6 +45,12 @@ type BulkOptions struct {
 	// VersionActor, when set, also writes each memory's version 1 ("add") with that
 	// actor; empty writes no history.
 	VersionActor string
+	// LedgerPrefix, when set, also records each memory in the idempotency ledger as
+	// the "add" of candidate LedgerPrefix+id, as a resolved memory is: a steady-state
+	// ledger holds a row for every candidate ever applied, and the resolver's lookup
+	// in it should cost what it costs there, not a scan of a ledger the run itself
+	// is filling.
+	LedgerPrefix string
 }
 
 // CopyMemories bulk-loads memories and their vectors into the transaction's tenant.
@@ -102,6 +108,13 @@ func (t *Tx) CopyMemories(ctx context.Context, ms []BulkMemory, opts BulkOptions
 			SELECT $1, id, 1, 'add', content, 'active', category, key, importance, confidence, valid_from, $2
 			FROM engram_bulk_stage`, []any{t.tenant, opts.VersionActor}})
 	}
+	if opts.LedgerPrefix != "" {
+		steps = append(steps, struct {
+			what, sql string
+			args      []any
+		}{"ledger rows", `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
+			SELECT $1, $2 || id::text, id, 'add', 'bulk load' FROM engram_bulk_stage`, []any{t.tenant, opts.LedgerPrefix}})
+	}
 	steps = append(steps, struct {
 		what, sql string
 		args      []any
@@ -144,7 +157,7 @@ func (t *Tx) DeleteTenantMemories(ctx context.Context) error {
 // database would be after a bulk load: statistics fresh (or the planner may not use
 // the owner index) and hint bits set (or the first read of every page writes it).
 func (s *Store) VacuumAnalyzeMemories(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) memories, memory_embeddings, memory_versions"); err != nil {
+	if _, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) memories, memory_embeddings, memory_versions, applied_candidates"); err != nil {
 		return fmt.Errorf("vacuuming the memory tables: %w", err)
 	}
 	return nil

@@ -13,8 +13,9 @@ import (
 
 const benchResolveUsage = `Usage: engram bench resolve [flags]
 
-Seed owners that already hold memories (memories, versions and hash-embedder
-vectors, bulk-loaded with COPY in tenant-scoped transactions), then resolve
+Seed owners that already hold memories (memories, versions, hash-embedder
+vectors and the ledger rows of the candidates they came from, bulk-loaded with
+COPY in tenant-scoped transactions), then resolve
 synthetic candidates — 40% new facts, 30% restatements, 15% refinements, 15%
 contradictions — spread over the owners, and report candidates/s and latency per
 candidate; then resolve candidates for one large owner (--large-workers at once, as

@@ -137,8 +137,8 @@ type ResolveIndex struct {
 	IndexedReads  int     `json:"indexed_reads"`
 }
 
-// RunResolve seeds owners that already hold memories (memories, version 1 and
-// hash-embedder vectors, bulk-loaded with COPY), then resolves synthetic candidates
+// RunResolve seeds owners that already hold memories (memories, version 1,
+// hash-embedder vectors and ledger rows, bulk-loaded with COPY), then resolves synthetic candidates
 // — 40% new facts, 30% restatements, 15% refinements, 15% contradictions — spread
 // over the owners with Concurrency workers, and measures throughput and latency per
 // candidate. Then it resolves candidates for one large owner, by the exact scan and
@@ -352,7 +352,7 @@ type benchOwner struct {
 	size int
 }
 
-// seedOwners bulk-loads owners' memories (memory.Tx.CopyMemories), version 1 and
+// seedOwners bulk-loads owners' memories (memory.Tx.CopyMemories), version 1, ledger row and
 // vectors included, in transactions of about 10,000 rows.
 func seedOwners(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, gen benchFacts, tenant string,
 	owners []benchOwner, workers int, p io.Writer) (int, error) {
@@ -438,7 +438,8 @@ func seedBatch(ctx context.Context, store *memory.Store, emb *llm.HashEmbedder, 
 		ms[i].Embedding = vecs[i]
 	}
 	err = store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		return tx.CopyMemories(ctx, ms, memory.BulkOptions{Model: emb.Model(), Dims: emb.Dims(), VersionActor: "bench"})
+		return tx.CopyMemories(ctx, ms, memory.BulkOptions{Model: emb.Model(), Dims: emb.Dims(), VersionActor: "bench",
+			LedgerPrefix: "bench-seed-"})
 	})
 	if err != nil {
 		return 0, err

@@ -461,8 +461,9 @@ func TestKeywordSideReadsItsTenantOnly(t *testing.T) {
 	}
 }
 
-// TestSearchReadsItsCandidatesByID checks that a search reads the rows of its few
-// candidates by primary key, whatever the planner expects of them. A generic plan
+// TestSearchReadsItsCandidatesByID checks that a search (and the resolver's nearest
+// read) reads the rows of its few candidates by primary key, whatever the planner
+// expects of them. A generic plan
 // takes a LIMIT $n to keep a tenth of its input, so for a large tenant it may expect
 // 100,000 candidates where there are 20; a plain join of the candidates to their rows
 // then hashed every row of the tenant (1.12 million memories, 1.8 s a search, once
@@ -546,6 +547,10 @@ func TestSearchReadsItsCandidatesByID(t *testing.T) {
 		{"turns", func(tx *memory.Tx) ([]string, error) {
 			return tx.ExplainAnalyzeTurnCandidates(e.ctx, memory.TurnSearch{Query: "harbour lantern", UserID: "small",
 				Keyword: true, Limit: 10})
+		}},
+		{"the resolver's nearest read", func(tx *memory.Tx) ([]string, error) {
+			return tx.ExplainResolveNearest(e.ctx, memory.NearestQuery{UserID: "small", Model: "test-2d",
+				Vector: []float32{1, 0.5}, K: 10})
 		}},
 		{"turns, both sides, with neighbours and a large owner's statistics", func(tx *memory.Tx) ([]string, error) {
 			return tx.ExplainAnalyzeTurnCandidates(e.ctx, memory.TurnSearch{Query: "harbour lantern", UserID: "small",

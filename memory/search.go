@@ -357,7 +357,8 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			v.valid_from, v.valid_to, v.recorded_at AS updated_at,
 			m.tsv || to_tsvector('english', v.content) AS tsv,
 			length(m.tsv || to_tsvector('english', v.content)) AS tsv_len
-		FROM memories m JOIN memory_versions v ON v.tenant = m.tenant AND v.memory_id = m.id
+		FROM memories m
+		CROSS JOIN LATERAL (SELECT * FROM memory_versions v WHERE v.tenant = m.tenant AND v.memory_id = m.id OFFSET 0) v
 		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
 		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
 		ORDER BY v.memory_id, v.version DESC) v
@@ -389,7 +390,8 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		vecArg := arg(pgvector.NewVector(q.Vector))
 		ctes = append(ctes, `dists AS MATERIALIZED (
 	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM owned o JOIN memory_embeddings e ON e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+`)`,
+	FROM owned o CROSS JOIN LATERAL (SELECT e.memory_id, e.embedding FROM memory_embeddings e
+		WHERE e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+` OFFSET 0) e)`,
 			`vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
 	WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)

@@ -88,37 +88,27 @@ func (t *Tx) CopyMemories(ctx context.Context, ms []BulkMemory, opts BulkOptions
 		pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("copying %d memories: %w", len(rows), err)
 	}
-	steps := []struct {
+	type step struct {
 		what, sql string
 		args      []any
-	}{
-		{"memories", `INSERT INTO memories (tenant, id, user_id, scope, type, category, key, content, search_text,
+	}
+	steps := []step{{"memories", `INSERT INTO memories (tenant, id, user_id, scope, type, category, key, content, search_text,
 			importance, confidence, status, valid_from, recorded_at, updated_at, last_confirmed_at, source,
 			extractor, extractor_version)
 			SELECT $1, id, user_id, scope, type, category, key, content, search_text, importance, confidence, 'active',
 				valid_from, coalesce(recorded_at, now()), coalesce(recorded_at, now()), coalesce(recorded_at, now()),
-				source, extractor, extractor_version FROM engram_bulk_stage`, []any{t.tenant}},
-	}
+				source, extractor, extractor_version FROM engram_bulk_stage`, []any{t.tenant}}}
 	if opts.VersionActor != "" {
-		steps = append(steps, struct {
-			what, sql string
-			args      []any
-		}{"versions", `INSERT INTO memory_versions (tenant, memory_id, version, change, content, status, category,
+		steps = append(steps, step{"versions", `INSERT INTO memory_versions (tenant, memory_id, version, change, content, status, category,
 			key, importance, confidence, valid_from, actor)
 			SELECT $1, id, 1, 'add', content, 'active', category, key, importance, confidence, valid_from, $2
 			FROM engram_bulk_stage`, []any{t.tenant, opts.VersionActor}})
 	}
 	if opts.LedgerPrefix != "" {
-		steps = append(steps, struct {
-			what, sql string
-			args      []any
-		}{"ledger rows", `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
+		steps = append(steps, step{"ledger rows", `INSERT INTO applied_candidates (tenant, candidate_id, memory_id, decision, reason)
 			SELECT $1, $2 || id::text, id, 'add', 'bulk load' FROM engram_bulk_stage`, []any{t.tenant, opts.LedgerPrefix}})
 	}
-	steps = append(steps, struct {
-		what, sql string
-		args      []any
-	}{"embeddings", `INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
+	steps = append(steps, step{"embeddings", `INSERT INTO memory_embeddings (tenant, memory_id, model, dims, user_id, embedding)
 		SELECT $1, id, $2, $3, user_id, embedding FROM engram_bulk_stage`, []any{t.tenant, opts.Model, opts.Dims}})
 	for _, s := range steps {
 		if _, err := t.tx.Exec(ctx, s.sql, s.args...); err != nil {

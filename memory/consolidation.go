@@ -100,14 +100,14 @@ func (t *Tx) NearestVectorsFirst(ctx context.Context, q NearestQuery) ([]Neighbo
 
 // nearestVectorsFirstSQL is NearestVectorsFirst's statement (nearestVectorsFirstArgs).
 // Equal distances (equal texts) rank by id, so every path to the neighbours agrees.
-// The memories are read by primary key whatever the planner expects of near (as
-// candidateRowsSQL).
+// The memories are read by primary key whatever the planner expects of near
+// (lookupSQL).
 var nearestVectorsFirstSQL = `WITH near AS (
 			SELECT memory_id, embedding <=> $4 AS dist FROM memory_embeddings
 			WHERE tenant = $1 AND model = $2 AND user_id = $3
 			ORDER BY embedding <=> $4 LIMIT $5)
 		SELECT ` + memoryColumnsAs("m") + `, 1 - near.dist, (SELECT count(*) FROM near)
-		FROM near CROSS JOIN LATERAL (SELECT * FROM memories m WHERE m.tenant = $1 AND m.id = near.memory_id OFFSET 0) m
+		FROM near CROSS JOIN ` + lookupSQL("*", "memories", "m", "m.tenant = $1 AND m.id = near.memory_id") + `
 		WHERE m.status IN ('active', 'pending')
 		ORDER BY near.dist, m.id LIMIT $6`
 

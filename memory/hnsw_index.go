@@ -405,13 +405,10 @@ func (ix *HNSWOwnerIndex) hnswDistsCTEs(modelArg, vecArg, ownerArg string, where
 // vectors in half precision (half the pages a probe reads): it orders twice limit by
 // that distance, and the exact distance picks limit of them.
 func (ix *HNSWOwnerIndex) hnswNearestSQL(modelArg, vecArg, ownerArg, filter, limit string) string {
-	// Each vector's memory is checked by primary key as the index yields it: a plain
-	// join could hash the tenant's memories under the LIMIT's generic estimate (a
-	// tenth of the owner's rows), as the search's candidates' rows could
-	// (candidateRowsSQL).
+	// Each vector's memory is checked by primary key as the index yields it
+	// (lookupSQL).
 	from := `
-	FROM memory_embeddings e CROSS JOIN LATERAL (SELECT 1 FROM memories m
-		WHERE m.tenant = $1 AND m.id = e.memory_id AND ` + filter + ` OFFSET 0) m
+	FROM memory_embeddings e CROSS JOIN ` + lookupSQL("1", "memories", "m", "m.tenant = $1 AND m.id = e.memory_id AND "+filter) + `
 	WHERE e.tenant = $1 AND e.model = ` + modelArg + ` AND e.user_id = ` + ownerArg + `
 	  AND ` + ownerIndexPredicate("e.", ix.Tenant, ix.Model, ix.UserID, ix.Dims)
 	if ix.Method == MethodIVFFlat {

@@ -117,6 +117,6 @@ func (ix HNSWOwnerIndex) ResolveEfSearch() int { return min(ix.EfSearch, maxReso
 func (ix *HNSWOwnerIndex) resolveNearestSQL() string {
 	return `WITH near AS MATERIALIZED (` + ix.hnswNearestSQL("$2", "$4", "$3", "m.status IN ('active', 'pending')", "$5") + `)
 		SELECT ` + memoryColumnsAs("m") + `, 1 - near.dist, (SELECT count(*) FROM near)
-		FROM near CROSS JOIN LATERAL (SELECT * FROM memories m WHERE m.tenant = $1 AND m.id = near.id OFFSET 0) m
+		FROM near CROSS JOIN ` + lookupSQL("*", "memories", "m", "m.tenant = $1 AND m.id = near.id") + `
 		ORDER BY near.dist, m.id LIMIT $6`
 }

@@ -176,7 +176,7 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 				fmt.Sprintf(` ORDER BY m.updated_at DESC, m.id DESC LIMIT %d) w, `, LargeOwnerWindow) + qc + ` WHERE w.tsv @@ ` + qc + `.q`
 		},
 		stats:   stats,
-		rowByID: byID(q.Stats, "CROSS JOIN LATERAL (SELECT tv.tsv FROM memories tv WHERE tv.tenant = $1 AND tv.id = m.id OFFSET 0) tv"),
+		rowByID: byID(q.Stats, "CROSS JOIN "+lookupSQL("tv.tsv", "memories", "tv", "tv.tenant = $1 AND tv.id = m.id")),
 	}
 	q.Stats.frequentArgs(&spec, arg)
 	var ctes []string
@@ -204,9 +204,8 @@ func memoryCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 	vcol, ejoin := "NULL::vector", ""
 	if q.Model != "" {
 		vcol = "ev.embedding"
-		// By primary key for each candidate, as candidateRowsSQL.
-		ejoin = "\nLEFT JOIN LATERAL (SELECT ev.embedding FROM memory_embeddings ev WHERE ev.tenant = $1 AND ev.memory_id = c.id AND ev.model = " +
-			arg(q.Model) + " OFFSET 0) ev ON true"
+		ejoin = "\nLEFT JOIN " + lookupSQL("ev.embedding", "memory_embeddings", "ev",
+			"ev.tenant = $1 AND ev.memory_id = c.id AND ev.model = "+arg(q.Model)) + " ON true"
 	}
 	if q.Vector != nil {
 		ctes = append(ctes, `dists AS MATERIALIZED (`+vectorDistancesSQL(q, filter, arg)+`)`,
@@ -236,13 +235,19 @@ FROM cand c
 ` + vjoin + kjoins + ejoin, args
 }
 
+// lookupSQL is a LATERAL subquery selecting cols of table (as alias) where cond holds:
+// the form of every join that reads rows by key for rows found before it (a search's
+// candidates, the resolver's nearest vectors). A generic plan takes a LIMIT $n to keep
+// a tenth of its input, so it may expect 100,000 candidates of a large owner where
+// there are 50; a plain join then hashed every memory of the tenant (1.12 million
+// rows, 1.8 s, seen after the statistics changed). OFFSET 0 keeps the subquery whole,
+// so it is a lookup per outer row whatever the estimate.
+func lookupSQL(cols, table, alias, cond string) string {
+	return "LATERAL (SELECT " + cols + " FROM " + table + " " + alias + " WHERE " + cond + " OFFSET 0) " + alias
+}
+
 // candidateRowsSQL reads the memory m of each candidate id c.id by its primary key.
-// A generic plan takes a LIMIT $n to keep a tenth of its input, so it may expect
-// 100,000 candidates of a large owner where there are 50; a plain join then hashed
-// every memory of the tenant (1.12 million rows, 1.8 s, seen after the statistics
-// changed). OFFSET 0 keeps the subquery whole, so it is a lookup per candidate
-// whatever the estimate.
-const candidateRowsSQL = `CROSS JOIN LATERAL (SELECT * FROM memories m WHERE m.tenant = $1 AND m.id = c.id OFFSET 0) m`
+var candidateRowsSQL = "CROSS JOIN " + lookupSQL("*", "memories", "m", "m.tenant = $1 AND m.id = c.id")
 
 // nearestKeptSQL selects id and dist of the rows of dists (a relation of id and dist)
 // meeting cond, nearest first, that pass filter (a condition on memories m), at most
@@ -358,7 +363,7 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 			m.tsv || to_tsvector('english', v.content) AS tsv,
 			length(m.tsv || to_tsvector('english', v.content)) AS tsv_len
 		FROM memories m
-		CROSS JOIN LATERAL (SELECT * FROM memory_versions v WHERE v.tenant = m.tenant AND v.memory_id = m.id OFFSET 0) v
+		CROSS JOIN ` + lookupSQL("*", "memory_versions", "v", "v.tenant = m.tenant AND v.memory_id = m.id") + `
 		WHERE m.tenant = $1 AND ` + strings.Join(where, " AND ") + `
 		  AND v.valid_from <= ` + now + ` AND (v.valid_to IS NULL OR v.valid_to > ` + now + `)
 		ORDER BY v.memory_id, v.version DESC) v
@@ -390,8 +395,8 @@ func historyCandidatesSQL(tenant string, q MemorySearch) (string, []any) {
 		vecArg := arg(pgvector.NewVector(q.Vector))
 		ctes = append(ctes, `dists AS MATERIALIZED (
 	SELECT e.memory_id AS id, e.embedding <=> `+vecArg+` AS dist
-	FROM owned o CROSS JOIN LATERAL (SELECT e.memory_id, e.embedding FROM memory_embeddings e
-		WHERE e.tenant = $1 AND e.memory_id = o.id AND e.model = `+modelArg+` OFFSET 0) e)`,
+	FROM owned o CROSS JOIN `+lookupSQL("e.memory_id, e.embedding", "memory_embeddings", "e",
+			"e.tenant = $1 AND e.memory_id = o.id AND e.model = "+modelArg)+`)`,
 			`vtop AS (
 	SELECT id, dist, row_number() OVER (ORDER BY dist, id) AS rank FROM dists
 	WHERE dist <= `+arg(q.MaxDistance)+`::float8 ORDER BY dist, id LIMIT `+limit+`)`)
@@ -681,7 +686,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 					qc + ` WHERE w.tsv @@ ` + qc + `.q`
 			},
 			stats:   turnStats,
-			rowByID: byID(q.Stats, "CROSS JOIN LATERAL (SELECT tv.tsv FROM turns tv WHERE tv.tenant = $1 AND tv.turn_id = m.id OFFSET 0) tv"),
+			rowByID: byID(q.Stats, "CROSS JOIN "+lookupSQL("tv.tsv", "turns", "tv", "tv.tenant = $1 AND tv.turn_id = m.id")),
 		}
 		q.Stats.frequentArgs(&spec, arg)
 		ctes = append(ctes, spec.ctes()...)
@@ -696,8 +701,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	SELECT id, kr FROM kscored ORDER BY kr DESC, occurred_at DESC, id LIMIT `+limit+`)`,
 				`knb AS (
 	SELECT nb.turn_id AS id, s.kr * `+nb+` AS kr FROM kseed s
-	CROSS JOIN LATERAL (SELECT t0.session_id, t0.occurred_at, t0.seq FROM turns t0
-		WHERE t0.tenant = $1 AND t0.turn_id = s.id OFFSET 0) t0
+	CROSS JOIN `+lookupSQL("t0.session_id, t0.occurred_at, t0.seq", "turns", "t0", "t0.tenant = $1 AND t0.turn_id = s.id")+`
 	CROSS JOIN LATERAL (
 		(SELECT t.turn_id FROM turns t WHERE `+filter+` AND t.session_id = t0.session_id
 			AND (t.occurred_at, t.seq) < (t0.occurred_at, t0.seq) ORDER BY t.occurred_at DESC, t.seq DESC LIMIT 1)
@@ -707,7 +711,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 				`kexp AS (
 	SELECT x.id, sum(x.kr) AS kr, max(t.occurred_at) AS occurred_at
 	FROM (SELECT id, kr FROM kseed UNION ALL SELECT id, kr FROM knb) x
-	CROSS JOIN LATERAL (SELECT t.occurred_at FROM turns t WHERE t.tenant = $1 AND t.turn_id = x.id OFFSET 0) t
+	CROSS JOIN `+lookupSQL("t.occurred_at", "turns", "t", "t.tenant = $1 AND t.turn_id = x.id")+`
 	GROUP BY x.id)`,
 				`ktopt AS (
 	SELECT id AS turn_id, kr, row_number() OVER (ORDER BY kr DESC, occurred_at DESC, id) AS rank
@@ -740,7 +744,7 @@ func turnCandidatesSQL(tenant string, q TurnSearch) (string, []any) {
 	sql := "WITH " + strings.Join(ctes, ",\n") + `
 SELECT t.turn_id, t.session_id, t.role, t.content, t.occurred_at, ` + kcols + `, ` + vcols + `, t.metadata, ` + fcols + `
 FROM cand c
-CROSS JOIN LATERAL (SELECT * FROM turns t WHERE t.tenant = $1 AND t.turn_id = c.turn_id OFFSET 0) t` + joins
+CROSS JOIN ` + lookupSQL("*", "turns", "t", "t.tenant = $1 AND t.turn_id = c.turn_id") + joins
 	return sql, args
 }
 

@@ -79,9 +79,8 @@ type bm25Spec struct {
 	// frequent terms (text[]) and their document frequencies (float8[]).
 	frequent, frequentDF string
 	// rowByID, when set, joins a matched row of alias m (by m.id) to its table as tv,
-	// so only the rows stage two rescores read their tsv again (by primary key, in a
-	// LATERAL subquery kept whole by OFFSET 0: a plain join may be hashed over the
-	// tenant's rows when the planner takes stage one's LIMIT to keep a tenth of them);
+	// so only the rows stage two rescores read their tsv again (by primary key, with
+	// lookupSQL);
 	// otherwise every match carries its tsv through the scoring. Set only for owners
 	// of RowByIDMinDocs rows and more (byID): carried through each (match, term) row
 	// and each group, the tsv is most of a match's bytes when an owner's terms match

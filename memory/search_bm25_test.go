@@ -36,11 +36,18 @@ func (e *bm25Env) turn(tenant, user, session, id, content string) {
 // copyRows bulk-loads turns and memories (their vectors under "test-2d") into tenant.
 func (e *bm25Env) copyRows(tenant string, turns []memory.BulkTurn, mems []memory.BulkMemory) {
 	e.t.Helper()
+	e.copyRowsWith(tenant, turns, mems, memory.BulkOptions{})
+}
+
+// copyRowsWith is copyRows with opts (Model and Dims are set here).
+func (e *bm25Env) copyRowsWith(tenant string, turns []memory.BulkTurn, mems []memory.BulkMemory, opts memory.BulkOptions) {
+	e.t.Helper()
+	opts.Model, opts.Dims = "test-2d", 2
 	if err := e.s.InTx(e.ctx, tenant, func(tx *memory.Tx) error {
 		if err := tx.CopyTurns(e.ctx, turns); err != nil {
 			return err
 		}
-		return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2})
+		return tx.CopyMemories(e.ctx, mems, opts)
 	}); err != nil {
 		e.t.Fatal(err)
 	}

@@ -489,21 +489,11 @@ func TestSearchReadsItsCandidatesByID(t *testing.T) {
 	}
 	const big = 3000
 	// With version 1 of each memory, for the search as of a time.
-	copyRows := func(turns []memory.BulkTurn, mems []memory.BulkMemory) {
-		t.Helper()
-		if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
-			if err := tx.CopyTurns(e.ctx, turns); err != nil {
-				return err
-			}
-			return tx.CopyMemories(e.ctx, mems, memory.BulkOptions{Model: "test-2d", Dims: 2, VersionActor: "test"})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	versioned := memory.BulkOptions{VersionActor: "test"}
 	turns, mems := rows("big", big)
-	copyRows(turns, mems)
+	e.copyRowsWith("acme", turns, mems, versioned)
 	turns, mems = rows("small", 30)
-	copyRows(turns, mems)
+	e.copyRowsWith("acme", turns, mems, versioned)
 	if err := e.s.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
 		for i, x := range turns {
 			if err := tx.PutTurnEmbedding(e.ctx, x.TurnID, x.UserID,

@@ -22,6 +22,9 @@ the write rate of the large owner, and the common alternative: one HNSW index
 over every vector with the tenant/owner filter after it. The measured threshold
 is the smallest ladder owner whose index beats the exact scan at recall >= 0.95.
 Run it against a benchmark database: the tenant's memories are replaced.
+--runs N measures the timed searches N times in one process (every owner in turn,
+after the one set of exact scans) and judges the targets on the median of the runs'
+p95s: one run's p95 of 40 to 80 searches moves by a third from run to run here.
 Targets: search p95 <= 30 ms at recall@10 >= 0.95 for the large owners.
 `
 
@@ -37,6 +40,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	fs.IntVar(&cfg.Queries, "queries", 200, "vector-side queries per owner")
 	fs.IntVar(&cfg.SearchQueries, "search-queries", 30, "full searches per owner, before and after the indexes")
 	fs.IntVar(&cfg.SearchRounds, "search-rounds", 1, "rounds of the timed searches with the owner indexes, their latencies pooled")
+	fs.IntVar(&cfg.Runs, "runs", 1, "measure the timed searches with the owner indexes this many times; targets judged on the median p95")
 	fs.IntVar(&cfg.Writes, "writes", 200, "memories written one a transaction to the large and to a small owner")
 	fs.IntVar(&cfg.EfSearch, "ef-search", memory.DefaultHNSWEfSearch, "hnsw.ef_search of the owner indexes and the shared index")
 	fs.IntVar(&cfg.M, "m", memory.DefaultHNSWM, "the owner indexes' m (links per node) from 50,000 vectors on (smaller owners: 16)")
@@ -61,7 +65,7 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 		cfg.Ladder = append(cfg.Ladder, n)
 	}
 	if err := positiveFlags("bench large", []intFlag{{"owner-memories", cfg.OwnerMemories}, {"small-owners", cfg.SmallOwners}, {"small-memories", cfg.SmallMemories},
-		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"search-rounds", cfg.SearchRounds}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
+		{"queries", cfg.Queries}, {"search-queries", cfg.SearchQueries}, {"search-rounds", cfg.SearchRounds}, {"runs", cfg.Runs}, {"writes", cfg.Writes}, {"ef-search", cfg.EfSearch},
 		{"m", cfg.M}, {"ef-construction", cfg.EfConstruction}, {"ivf-threshold", cfg.IVFThreshold}}); err != nil {
 		return err
 	}
@@ -85,6 +89,24 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	return printBench("large", stdout, *asJSON, res, err, func(w io.Writer, r bench.LargeResult) { printBenchLarge(w, r, cfg.EfSearch) })
 }
 
+// printLargeTargets judges the two large owners (RunLarge lists the large user and the
+// global scope first) against the target: search p95 ≤ 30 ms at recall@10 ≥ 0.95.
+func printLargeTargets(w io.Writer, r bench.LargeResult, runs int) {
+	of := ""
+	if runs > 1 {
+		of = fmt.Sprintf(" (median of %d runs)", runs)
+	}
+	fmt.Fprintln(w)
+	for _, o := range r.Owners[:min(2, len(r.Owners))] {
+		verdict := "meets"
+		if o.SearchP95 > 30 || o.SearchRecall < 0.95 {
+			verdict = "MISSES"
+		}
+		fmt.Fprintf(w, "target: %s of %d search p95 %.2f ms%s at recall@10 %.3f %s ≤ 30 ms at ≥ 0.95\n",
+			o.Name, o.Memories, o.SearchP95, of, o.SearchRecall, verdict)
+	}
+}
+
 func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 	fmt.Fprintf(w, "large-owner benchmark: %d memories in one tenant", r.Memories)
 	if r.SeedSeconds > 0 {
@@ -92,7 +114,15 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 	}
 	fmt.Fprintf(w, "; owner indexes built in %.1f s\n\n", r.BuildSeconds)
 	tw := newTabWriter(w, true)
-	fmt.Fprintln(tw, "owner\tmemories\texact p95\tvector side p95\trecall@10\tpath\tsearch p95 before\tsearch p95\tsearch recall@10\tbuild s\t")
+	runs := 0
+	for _, o := range r.Owners {
+		runs = max(runs, len(o.SearchRuns))
+	}
+	searchHead := "search p95"
+	if runs > 1 {
+		searchHead = fmt.Sprintf("search p95 (median of %d runs)", runs)
+	}
+	fmt.Fprintf(tw, "owner\tmemories\texact p95\tvector side p95\trecall@10\tpath\tsearch p95 before\t%s\tsearch recall@10\tbuild s\t\n", searchHead)
 	for _, o := range r.Owners {
 		path := "exact"
 		if o.UsesIndex {
@@ -105,9 +135,27 @@ func printBenchLarge(w io.Writer, r bench.LargeResult, ef int) {
 			path += fmt.Sprintf(" (plan: index %v)", o.PlanUsesIndex)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.3f\t%s\t%s\t%.2f\t%.3f\t%.1f\t\n", o.Name, o.Memories, o.ExactScan.P95,
-			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95Text(), o.Search.P95, o.SearchRecall, o.IndexBuildSeconds)
+			o.VectorSide.P95, o.VectorRecall, path, o.SearchBefore.P95Text(), o.SearchP95, o.SearchRecall, o.IndexBuildSeconds)
 	}
 	tw.Flush()
+	if runs > 1 {
+		fmt.Fprintf(w, "\nsearch p95 ms of each run (%d runs)\n", runs)
+		tw = newTabWriter(w, true)
+		head := "owner\t"
+		for i := range runs {
+			head += fmt.Sprintf("run %d\t", i+1)
+		}
+		fmt.Fprintln(tw, head+"median\t")
+		for _, o := range r.Owners {
+			line := o.Name + "\t"
+			for _, l := range o.SearchRuns {
+				line += fmt.Sprintf("%.2f\t", l.P95)
+			}
+			fmt.Fprintf(tw, "%s%.2f\t\n", line, o.SearchP95)
+		}
+		tw.Flush()
+	}
+	printLargeTargets(w, r, runs)
 	for _, o := range r.Owners {
 		if len(o.Plan) > 0 {
 			fmt.Fprintf(w, "\nplan of the search of %s (first query):\n%s\n", o.Name, strings.Join(o.Plan, "\n"))

@@ -163,9 +163,7 @@ func medianP95s(runs []bench.SearchResult) searchP95s {
 		for i := range ps {
 			xs = append(xs, *path.field(&ps[i]))
 		}
-		slices.Sort(xs)
-		n := len(xs)
-		*path.field(&out) = (xs[(n-1)/2] + xs[n/2]) / 2
+		*path.field(&out) = bench.Median(xs)
 	}
 	return out
 }

@@ -35,6 +35,7 @@ func TestIndexCommand(t *testing.T) {
 		{"help", []string{"index", "--help"}, both, 0, "partial HNSW index"},
 		{"bench large bad ladder", []string{"bench", "large", "--ladder", "10,x"}, both, 2, `--ladder: "x" is not a positive owner size`},
 		{"bench large bad ef", []string{"bench", "large", "--ef-search", "5000"}, both, 2, "--ef-search must be at most 1000"},
+		{"bench large bad runs", []string{"bench", "large", "--runs", "0"}, both, 2, "--runs must be positive, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,10 @@ type LargeConfig struct {
 	// their latencies pooled (default 1): on a noisy machine one round of 30–40
 	// searches puts a few stalls into its p95.
 	SearchRounds int
+	// Runs measures the timed searches with the owner indexes that many times (default
+	// 1), every owner in turn each time, as separate invocations would but without
+	// their minutes of exact scans; the targets judge the median of the runs' p95s.
+	Runs int
 	// Explain adds the executed plans (EXPLAIN ANALYZE, BUFFERS) of the first query's
 	// search of the large user and of the global scope, with the owner indexes.
 	Explain  bool
@@ -80,6 +84,9 @@ func (c *LargeConfig) defaults() {
 	}
 	if c.SearchRounds == 0 {
 		c.SearchRounds = 1
+	}
+	if c.Runs == 0 {
+		c.Runs = 1
 	}
 	if c.Writes == 0 {
 		c.Writes = 200
@@ -121,6 +128,11 @@ type LargeOwner struct {
 	SearchBefore Latency `json:"search_before_index"`
 	Search       Latency `json:"search"`
 	SearchRecall float64 `json:"search_vector_recall_at_10"`
+	// SearchRuns is each run's full search with the index (Search is the first);
+	// SearchP95 is the median of their p95s (of an even count, the mean of the
+	// middle two), which the target judges.
+	SearchRuns []Latency `json:"search_runs"`
+	SearchP95  float64   `json:"search_p95_median_ms"`
 	// Shared is the alternative: one HNSW index over every vector with the owner
 	// filter after it, with iterative scans (pgvector 0.8) and without.
 	Shared             *Latency `json:"shared_iterative,omitempty"`
@@ -371,6 +383,7 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 		if o.Search, err = largeSearches(ctx, r, cfg, o, cfg.SearchRounds); err != nil {
 			return res, err
 		}
+		o.SearchRuns = []Latency{o.Search}
 		hits, n := 0, 0
 		for i, q := range o.queries[:min(len(o.queries), cfg.SearchQueries)] {
 			side, err := probe.VectorSide(ctx, cfg.Tenant, largeRequest(*o, q.text), q.vec, 10)
@@ -387,6 +400,22 @@ func RunLarge(ctx context.Context, app, owner *memory.Store, cfg LargeConfig) (L
 		o.SearchRecall = ratio(hits, n)
 		fmt.Fprintf(cfg.Progress, "  %s: exact p95 %.2f ms; vector side p95 %.2f ms recall %.3f (index %v); search p95 %s -> %.2f ms, recall %.3f\n",
 			o.Name, o.ExactScan.P95, o.VectorSide.P95, o.VectorRecall, o.UsesIndex, o.SearchBefore.P95Text(), o.Search.P95, o.SearchRecall)
+	}
+	// The later runs: every owner in turn, as the first run measured them.
+	for run := 2; run <= cfg.Runs; run++ {
+		for oi := range owners {
+			o := &owners[oi]
+			fmt.Fprintf(cfg.Progress, "run %d of %d: %s: %d searches\n", run, cfg.Runs, o.Name, min(len(o.queries), cfg.SearchQueries)*cfg.SearchRounds)
+			l, err := largeSearches(ctx, r, cfg, o, cfg.SearchRounds)
+			if err != nil {
+				return res, err
+			}
+			o.SearchRuns = append(o.SearchRuns, l)
+			fmt.Fprintf(cfg.Progress, "  %s: search p95 %.2f ms\n", o.Name, l.P95)
+		}
+	}
+	for oi := range owners {
+		owners[oi].SearchP95 = MedianP95(owners[oi].SearchRuns)
 	}
 	for _, o := range owners[2 : 2+len(cfg.Ladder)] {
 		if o.UsesIndex && o.VectorSide.P95 < o.ExactScan.P95 && o.VectorRecall >= 0.95 {
@@ -604,6 +633,26 @@ func largeSearches(ctx context.Context, r *retriever.Retriever, cfg LargeConfig,
 		}
 	}
 	return summarise(lat), nil
+}
+
+// MedianP95 is the median of the runs' p95s (Median).
+func MedianP95(runs []Latency) float64 {
+	xs := make([]float64, len(runs))
+	for i, l := range runs {
+		xs[i] = l.P95
+	}
+	return Median(xs)
+}
+
+// Median is the median of xs (of an even count, the mean of the middle two); 0 for
+// none. xs is sorted in place.
+func Median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
 }
 
 // largeWrites writes cfg.Writes memories to the owner, one a transaction through the

@@ -505,11 +505,7 @@ func TestSearchReadsItsCandidatesByID(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turns")
-	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turn_embeddings")
-	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memories")
-	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memory_embeddings")
-	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE memory_versions")
+	pgtest.OwnerExec(t, e.s.Pool(), "acme", "ANALYZE turns, turn_embeddings, memories, memory_embeddings, memory_versions")
 	// Statistics as a large owner's are passed (their rows are then read by id).
 	large := func() *memory.TextStats { return &memory.TextStats{N: memory.RowByIDMinDocs, AvgLen: 4} }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/engramhq/engram/memory"
 	"github.com/google/uuid"
 )
 
@@ -112,6 +113,9 @@ func memoryIDArg(fs *flag.FlagSet, cmd string, args []string, tenant *string) (u
 	if *tenant == "" {
 		return uuid.Nil, usagef("memory %s: --tenant is required", cmd)
 	}
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return uuid.Nil, err
+	}
 	if len(pos) != 1 {
 		fs.Usage()
 		return uuid.Nil, usagef("memory %s: want exactly one memory ID, got %d arguments", cmd, len(pos))
@@ -121,4 +125,19 @@ func memoryIDArg(fs *flag.FlagSet, cmd string, args []string, tenant *string) (u
 		return uuid.Nil, usagef("memory %s: %q is not a memory ID (UUID)", cmd, pos[0])
 	}
 	return id, nil
+}
+
+// checkTenantFlag checks a --tenant value as the store will, so a bad one is a usage
+// error before anything is opened; required says whether an empty one is one too.
+func checkTenantFlag(tenant string, required bool) error {
+	if tenant == "" && !required {
+		return nil
+	}
+	if err := memory.CheckTenant(tenant); err != nil {
+		if errors.Is(err, memory.ErrNoTenant) {
+			return usagef("--tenant is required")
+		}
+		return usagef("--tenant %q: want 1-%d characters of [A-Za-z0-9._:@-]", tenant, memory.MaxIDLength)
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,8 @@ func TestHelpListsSubcommandsAndFlags(t *testing.T) {
 		{[]string{"users", "export", "--help"}, []string{"-file"}, []string{"-turns"}},
 		{[]string{"dlq", "list", "--help"}, []string{"-limit", "-json"}, []string{"-all"}},
 		{[]string{"bench", "resolve", "--help"}, []string{"-json"}, nil},
+		// -help, as the flag package spells it, is help too, not a run.
+		{[]string{"consolidate", "-help"}, []string{"-dry-run", "runs"}, nil},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.args...)
@@ -142,7 +146,36 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"eval"}, 2, "name an evaluation"},
 		{[]string{"worker"}, 2, "name one worker"},
 		{[]string{"probe", "a", "b"}, 2, "at most one URL"},
+		// Checked before anything is opened: each of these used to connect (or, for
+		// serve, wait for the services) before it said what was wrong, or not at all.
+		{[]string{"bench", "foo", "--help"}, 2, `unknown benchmark "foo"`},
+		{[]string{"reembed", "extra", "junk"}, 2, `unknown argument "extra"`},
+		{[]string{"reembed", "--tenant", "a b"}, 2, `--tenant "a b": want 1-128 characters`},
+		{[]string{"consolidate", "runs", "extra"}, 2, `unknown argument "extra"`},
+		{[]string{"consolidate", "runs", "--limit", "-1"}, 2, "--limit must be positive, got -1"},
+		{[]string{"consolidate", "--tenant", "a b"}, 2, `--tenant "a b"`},
+		{[]string{"rebuild", "runs", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"rebuild", "runs", "--tenant", "t", "extra", "--limit", "5"}, 2, `unknown argument "extra"`},
+		{[]string{"rebuild", "runs", "--tenant", "t", "--limit", "0"}, 2, "--limit must be positive, got 0"},
+		{[]string{"rebuild", "--tenant", "a/b"}, 2, `--tenant "a/b"`},
+		{[]string{"serve", "--http-addr", "bogus"}, 2, `--http-addr "bogus"`},
+		{[]string{"dev", "--http-addr", "localhost:http-alt"}, 2, `--http-addr "localhost:http-alt"`},
+		{[]string{"memory", "list", "--tenant", "a b"}, 2, `--tenant "a b"`},
+		{[]string{"memory", "get", "--tenant", "a b", id}, 2, `--tenant "a b"`},
+		{[]string{"memory", "correct", "--tenant", "acme", id}, 2, "--content is required"},
+		{[]string{"memory", "correct", "--tenant", "acme", "--content", "x", "--importance", "2", id}, 2, "--importance must be in [0,1]"},
+		{[]string{"memory", "rollback", "--tenant", "acme", id}, 2, "--version is required"},
+		{[]string{"users", "import", "--tenant", "acme", "--file", "/nonexistent/export.jsonl", "u1"}, 2, "no such file or directory"},
+		{[]string{"users", "export", "--tenant", "acme", "--file", "/nonexistent/export.jsonl", "u1"}, 2, `folder "/nonexistent" does not exist`},
+		{[]string{"users", "forget", "--tenant", "acme", "bad user"}, 2, "user id: whitespace not allowed"},
+		{[]string{"users", "forget", "--tenant", "a b", "u1"}, 2, `--tenant "a b"`},
+		{[]string{"migrate", "--json", "sideways"}, 2, `unknown argument "sideways"`},
+		{[]string{"probe", "--timeout", "0"}, 2, "--timeout must be positive"},
+		{[]string{"probe", "not a url"}, 2, `bad URL "not a url"`},
+		{[]string{"probe", "ftp://127.0.0.1/readyz"}, 2, `bad URL "ftp://127.0.0.1/readyz"`},
 		// The command line is right; the database is not there.
+		{[]string{"migrate", "--json", "status"}, 1, "connecting to ENGRAM_DATABASE_URL"},
+		{[]string{"index", "--json", "list"}, 1, "connecting to ENGRAM_DATABASE_URL"},
 		{[]string{"memory", "get", "--tenant", "acme", id}, 1, "connecting to ENGRAM_DATABASE_URL"},
 		{[]string{"probe", "http://127.0.0.1:1/readyz"}, 1, "probing"},
 	} {
@@ -164,6 +197,33 @@ func TestExitCodes(t *testing.T) {
 				if n != 1 {
 					t.Errorf("%d error lines, want 1:\n%s", n, errOut)
 				}
+			}
+		})
+	}
+}
+
+// serve reads its tokens before it waits for PostgreSQL and NATS, which may take
+// minutes: a missing tokens file, or none at all, is said at once.
+func TestServeChecksTokensBeforeWaiting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"missing tokens file", map[string]string{"ENGRAM_TOKENS_FILE": filepath.Join(t.TempDir(), "tokens.json")}, "ENGRAM_TOKENS_FILE"},
+		{"no token", nil, "no API tokens configured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"ENGRAM_DATA_DIR": t.TempDir()}
+			maps.Copy(env, unreachable)
+			maps.Copy(env, tc.env)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var out, errOut bytes.Buffer
+			code := run(ctx, []string{"serve"}, envMap(env), &out, &errOut)
+			if code != 1 || !strings.Contains(errOut.String(), tc.want) || ctx.Err() != nil {
+				t.Fatalf("exit %d (deadline: %v), want 1 with %q:\n%s", code, ctx.Err(), tc.want, errOut.String())
 			}
 		})
 	}

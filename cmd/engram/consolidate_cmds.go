@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/engramhq/engram/internal/lifecycle"
+	"github.com/engramhq/engram/memory"
 
 	"github.com/engramhq/engram/consolidator"
 )
@@ -51,6 +53,14 @@ func consolidateCommand(ctx context.Context, c *consolidator.Consolidator, args 
 	}
 	if *user != "" && *tenant == "" {
 		return usagef("consolidate: --user needs --tenant")
+	}
+	if err := checkTenantFlag(*tenant, false); err != nil {
+		return err
+	}
+	if *user != "" {
+		if fe := memory.CheckID("--user", *user, memory.MaxIDLength); fe != nil {
+			return usagef("%v", fe.Reason())
+		}
 	}
 	if preflight(ctx) {
 		return nil
@@ -112,11 +122,14 @@ func consolidateRuns(ctx context.Context, c *consolidator.Consolidator, args []s
 	fs.SetOutput(stderr)
 	limit := fs.Int("limit", 20, "how many runs")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return fmt.Errorf("consolidate runs: %w", err)
+	}
+	if *limit < 1 {
+		return usagef("consolidate runs: --limit must be positive, got %d", *limit)
 	}
 	if preflight(ctx) {
 		return nil
@@ -214,9 +227,18 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 		fs.Usage()
 		return usagef("users %s: want exactly one user id, got %d arguments", cmd, len(pos))
 	}
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return err
+	}
 	user := pos[0]
+	if fe := memory.CheckID("user id", user, memory.MaxIDLength); fe != nil {
+		return usagef("users %s: %v", cmd, fe.Reason())
+	}
 	if cmd == "import" && *file == "" {
 		return usagef("users import: --file is required")
+	}
+	if err := checkFileFlag(cmd, *file); err != nil {
+		return err
 	}
 	if preflight(ctx) {
 		return nil
@@ -297,6 +319,32 @@ func usersCommand(ctx context.Context, lc *lifecycle.Lifecycle, args []string, s
 	}
 	if *asJSON {
 		return writeJSON(stdout, report)
+	}
+	return nil
+}
+
+// checkFileFlag checks users import's --file (readable) and export's (its folder
+// exists) before anything is opened, so a typo is a usage error, not a failure after
+// connecting.
+func checkFileFlag(cmd, file string) error {
+	switch {
+	case file == "" || file == "-" && cmd == "export":
+		return nil
+	case cmd == "import":
+		f, err := os.Open(file)
+		if err != nil {
+			return usagef("users import: --file %q: %v", file, errors.Unwrap(err))
+		}
+		st, err := f.Stat()
+		f.Close()
+		if err == nil && st.IsDir() {
+			return usagef("users import: --file %q is a directory", file)
+		}
+	case cmd == "export":
+		dir := filepath.Dir(file)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("users export: --file %q: folder %q does not exist", file, dir)
+		}
 	}
 	return nil
 }

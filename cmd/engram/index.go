@@ -40,9 +40,17 @@ nothing and cannot create an index.
 `
 
 func runIndex(ctx context.Context, env *Env, args []string) error {
+	// The subcommand may stand among the flags (index --json list): no flag of index
+	// takes a word as its value, so the first "maintain" or "list" is it.
 	sub := "maintain"
-	if len(args) > 0 && (args[0] == "maintain" || args[0] == "list") {
-		sub, args = args[0], args[1:]
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "maintain" || a == "list" {
+			sub, args = a, append(append([]string{}, args[:i]...), args[i+1:]...)
+			break
+		}
 	}
 	fs := usageFlagSet("engram index "+sub, indexUsage, env.Stderr)
 	cfg := env.Config.hnswConfig()

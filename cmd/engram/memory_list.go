@@ -48,6 +48,9 @@ func memoryListCommand(ctx context.Context, ops *lifecycle.Ops, args []string, s
 	if *tenant == "" {
 		return usagef("memory list: --tenant is required")
 	}
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return err
+	}
 	if *limit < 0 {
 		return usagef("memory list: --limit must be 0 or more")
 	}

@@ -13,13 +13,14 @@ func runMigrate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "migrate", "migrate [up|status] [--database-url URL] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
 	dbURL := fs.String("database-url", "", "the owner role's PostgreSQL URL (default: ENGRAM_MIGRATE_DATABASE_URL, or the local cluster's owner)")
-	sub := "up"
-	if len(args) > 0 && (args[0] == "up" || args[0] == "status") {
-		sub, args = args[0], args[1:]
-	}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	// The subcommand may stand anywhere among the flags (migrate --json status).
+	sub := "up"
+	if len(pos) > 0 && (pos[0] == "up" || pos[0] == "status") {
+		sub, pos = pos[0], pos[1:]
 	}
 	if len(pos) > 0 {
 		return usagef("unknown argument %q: want up or status", pos[0])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"time"
 )
 
@@ -23,6 +24,14 @@ func runProbe(ctx context.Context, env *Env, args []string) error {
 	url := "http://127.0.0.1:8080/readyz"
 	if len(pos) > 0 {
 		url = pos[0]
+	}
+	if *timeout <= 0 {
+		return usagef("--timeout must be positive, got %s", *timeout)
+	}
+	// http.NewRequest accepts any scheme and a missing host; the client would only
+	// fail on them after the fact, as if the server were down.
+	if u, err := neturl.Parse(url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("bad URL %q: want http:// or https:// and a host", url)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

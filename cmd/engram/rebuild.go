@@ -68,8 +68,8 @@ func runRebuild(ctx context.Context, env *Env, args []string) error {
 		fs.Usage()
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if *tenant == "" {
-		return usagef("--tenant is required")
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return err
 	}
 	opts := rebuild.Options{Tenant: *tenant, User: *user, DryRun: *dry}
 	if *since != "" {
@@ -235,11 +235,14 @@ func rebuildRuns(ctx context.Context, env *Env, args []string) error {
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	limit := fs.Int("limit", 20, "how many runs")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *tenant == "" {
-		return usagef("--tenant is required")
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return err
+	}
+	if *limit < 1 {
+		return usagef("--limit must be positive, got %d", *limit)
 	}
 	app := env.newApp()
 	defer app.Close()

@@ -36,7 +36,7 @@ func runReembed(ctx context.Context, env *Env, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "count what lacks a vector; embed nothing")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	batch := fs.Int("batch", reembed.DefaultBatchSize, "texts per embedding request")
-	if _, err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	var userSel *string
@@ -48,10 +48,8 @@ func runReembed(ctx context.Context, env *Env, args []string) error {
 	if userSel != nil && *tenant == "" {
 		return usagef("--user needs --tenant")
 	}
-	if *tenant != "" {
-		if err := memory.CheckTenant(*tenant); err != nil {
-			return usagef("--tenant: %v", err)
-		}
+	if err := checkTenantFlag(*tenant, false); err != nil {
+		return err
 	}
 	if *batch < 1 || *batch > 2048 {
 		return usagef("--batch %d: want 1 to 2048", *batch)

@@ -101,9 +101,21 @@ func memoryCommandWith(ctx context.Context, store *memory.Store, emb consolidato
 		return err
 	}
 	var asOf time.Time
-	if cmd == "as-of" {
+	switch cmd {
+	case "as-of":
 		if asOf, err = time.Parse(time.RFC3339Nano, at); err != nil {
 			return usagef("memory as-of: --at must be an RFC 3339 time, got %q", at)
+		}
+	case "correct":
+		if strings.TrimSpace(content) == "" {
+			return usagef("memory correct: --content is required")
+		}
+		if importance != -1 && (importance < 0 || importance > 1) {
+			return usagef("memory correct: --importance must be in [0,1], got %g", importance)
+		}
+	case "rollback":
+		if version < 1 {
+			return usagef("memory rollback: --version is required (the version to restore, from 1), got %d", version)
 		}
 	}
 	if preflight(ctx) {

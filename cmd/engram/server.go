@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +29,9 @@ func runDev(ctx context.Context, env *Env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkListenAddr(*addr); err != nil {
+		return err
+	}
 	env.Config.HTTPAddr = *addr
 	return runServer(ctx, env, serverOptions{dev: true, workers: true})
 }
@@ -39,8 +43,25 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkListenAddr(*addr); err != nil {
+		return err
+	}
 	env.Config.HTTPAddr = *addr
 	return runServer(ctx, env, serverOptions{workers: *workers})
+}
+
+// checkListenAddr checks --http-addr's form (host:port, the port a number) before
+// serve waits for its dependencies, which may take minutes; only the listen itself can
+// tell whether the address is free.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return usagef("--http-addr %q: want [host]:port, e.g. :8080 (%v)", addr, err)
+	}
+	return nil
 }
 
 func runWorker(ctx context.Context, env *Env, args []string) error {
@@ -96,11 +117,25 @@ func runWorker(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// noTokens is serve's error when no API token is configured.
+func noTokens() error {
+	return errors.New("no API tokens configured: set ENGRAM_TOKENS or ENGRAM_TOKENS_FILE (create one with `engram token --tenant NAME`)")
+}
+
 // runServer runs the API and (optionally) the workers until ctx ends.
 func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	app := env.newApp()
 	app.WaitDeps = true
 	defer app.Close()
+	// The tokens come first: a missing file or no token at all is known before the
+	// wait for PostgreSQL and NATS, which would otherwise hide it.
+	tokens, err := app.tokens(ctx)
+	if err != nil {
+		return err
+	}
+	if !opts.dev && tokens.Len() == 0 {
+		return noTokens()
+	}
 	if err := app.openDB(ctx, true); err != nil {
 		return err
 	}
@@ -117,10 +152,6 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 	if app.Embedded != nil {
 		app.Logger.Info("embedded NATS server", "url", app.Embedded.ClientURL(), "store", filepath.Join(app.Config.DataDir, "nats"))
 	}
-	tokens, err := app.tokens(ctx)
-	if err != nil {
-		return err
-	}
 	if opts.dev {
 		tok, err := app.devToken("dev")
 		if err != nil {
@@ -133,7 +164,7 @@ func runServer(ctx context.Context, env *Env, opts serverOptions) error {
 		fmt.Fprintf(env.Stdout, "engram dev: NATS at %s\n", app.NC.ConnectedUrl())
 	}
 	if tokens.Len() == 0 {
-		return errors.New("no API tokens configured: set ENGRAM_TOKENS or ENGRAM_TOKENS_FILE (create one with `engram token --tenant NAME`)")
+		return noTokens()
 	}
 	n, err := startNode(ctx, app, tokens, opts.workers)
 	if err != nil {

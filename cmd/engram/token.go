@@ -41,8 +41,8 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := memory.CheckTenant(*tenant); err != nil {
-		return usagef("--tenant: %v", err)
+	if err := checkTenantFlag(*tenant, true); err != nil {
+		return err
 	}
 	for _, u := range users {
 		if fe := memory.CheckID("--user", u, memory.MaxIDLength); fe != nil {

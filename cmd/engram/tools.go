@@ -23,6 +23,9 @@ func runDLQ(ctx context.Context, env *Env, args []string) error {
 	return dlqCommand(ctx, app.JS, args, env.Stdout, env.Stderr)
 }
 
+// benchNames are the benchmarks runBench knows, for its errors.
+const benchNames = "ingest, resolve, search, large, growth, chaos, flood or latency"
+
 func runBench(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(env.Stderr, "Usage: engram bench (ingest|resolve|search|large|growth|chaos|flood|latency) [flags]   (engram bench ingest --help for its flags)")
@@ -30,6 +33,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return usagef("name a benchmark: ingest, resolve, search, large, growth, chaos, flood or latency")
 		}
 		return nil
+	}
+	switch args[0] {
+	case "ingest", "resolve", "search", "large", "growth", "chaos", "flood", "latency":
+	default:
+		// Before any --help: the help of a benchmark that does not exist is a usage error.
+		return usagef("unknown benchmark %q: want %s", args[0], benchNames)
 	}
 	if args[0] == "chaos" { // starts its own processes and services
 		return benchChaosCommand(ctx, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
@@ -110,7 +119,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		}
 		return benchGrowthCommand(ctx, pool, env.Config.DatabaseURL, args[1:], env.Stdout, env.Stderr)
 	default:
-		return usagef("unknown benchmark %q: want ingest, resolve, search, large, growth, chaos, flood or latency", args[0])
+		return usagef("unknown benchmark %q: want %s", args[0], benchNames)
 	}
 }
 
@@ -185,10 +194,8 @@ func openPipeline(ctx context.Context, env *Env) (*App, *pipeline, error) {
 }
 
 func runConsolidate(ctx context.Context, env *Env, args []string) error {
-	for _, a := range args {
-		if a == "-h" || a == "--help" {
-			return consolidateCommand(ctx, nil, args, env.Stdout, env.Stderr)
-		}
+	if wantsHelp(args) {
+		return consolidateCommand(ctx, nil, args, env.Stdout, env.Stderr)
 	}
 	if err := consolidateCommand(withPreflight(ctx), nil, args, env.Stdout, env.Stderr); err != nil {
 		return err

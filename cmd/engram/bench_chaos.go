@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/bench"
 )
 
@@ -37,7 +39,7 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	fs.IntVar(&cfg.Turns, "turns", bench.DefaultChaosTurns, "turns to send")
 	fs.DurationVar(&cfg.Outage, "outage", bench.DefaultChaosOutage, "how long PostgreSQL is cut and the model endpoint faulty")
 	fs.DurationVar(&cfg.NATSDown, "nats-down", bench.DefaultChaosNATSDown, "how long NATS is down")
-	faults := fs.String("faults", strings.Join(bench.ChaosFaults, ","), "faults to inject, in order (a name may repeat)")
+	faults := fs.String("faults", strings.Join(bench.ChaosFaults, ","), "faults to inject, in order (a name may repeat; empty: none)")
 	fs.StringVar(&cfg.Binary, "binary", "", "engram binary to run (default: this one)")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where the NATS store and the processes' logs go (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -47,15 +49,24 @@ func benchChaosCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if cfg.Turns <= 0 {
 		return usagef("bench chaos: --turns must be positive, got %d", cfg.Turns)
 	}
-	cfg.Faults = nil
-	for f := range strings.SplitSeq(*faults, ",") {
-		if f = strings.TrimSpace(f); f != "" {
+	if err := positiveDurations("bench chaos", []durationFlag{{"outage", cfg.Outage}, {"nats-down", cfg.NATSDown}}); err != nil {
+		return err
+	}
+	// An empty --faults injects none; a name must be a fault's, and an empty entry
+	// ("nats,,model") is a typo, not a fault.
+	cfg.Faults = []string{}
+	if strings.TrimSpace(*faults) != "" {
+		for f := range strings.SplitSeq(*faults, ",") {
+			switch f = strings.TrimSpace(f); {
+			case f == "":
+				return usagef("bench chaos: --faults: an empty entry in %q", *faults)
+			case !slices.Contains(bench.ChaosFaults, f):
+				return usagef("bench chaos: --faults: unknown fault %q (want %s)", f, strings.Join(bench.ChaosFaults, ", "))
+			}
 			cfg.Faults = append(cfg.Faults, f)
 		}
 	}
-	if cfg.Faults == nil {
-		cfg.Faults = []string{}
-	}
+	// Everything is checked: only now is the work directory made.
 	if err := processBench("chaos", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
 	}
@@ -116,6 +127,14 @@ func benchFloodCommand(ctx context.Context, dbURL string, args []string, stdout,
 	if err := positiveFlags("bench flood", []intFlag{{"batches", cfg.Batches}, {"batch-turns", cfg.BatchTurns}, {"content-bytes", cfg.ContentBytes}}); err != nil {
 		return err
 	}
+	limits := ingest.DefaultLimits()
+	if err := atMostFlags("bench flood", []limitFlag{{"batch-turns", cfg.BatchTurns, limits.MaxBatch, "API's limit of turns per request"},
+		{"content-bytes", cfg.ContentBytes, limits.MaxContentBytes, "API's limit of content bytes per turn"}}); err != nil {
+		return err
+	}
+	if err := positiveDurations("bench flood", []durationFlag{{"drain-timeout", cfg.DrainTimeout}}); err != nil {
+		return err
+	}
 	if err := processBench("flood", cfg.DatabaseURL, &cfg.Binary, &cfg.WorkDir); err != nil {
 		return err
 	}
@@ -164,6 +183,41 @@ func nonNegativeFlags(cmd string, flags []intFlag) error {
 	for _, f := range flags {
 		if f.v < 0 {
 			return usagef("%s: --%s must not be negative, got %d", cmd, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// limitFlag is a count flag's name, value and the most it may be (what the limit is,
+// for the message), for atMostFlags.
+type limitFlag struct {
+	name string
+	v    int
+	max  int
+	what string
+}
+
+// atMostFlags is a usage error naming the first of flags above its limit.
+func atMostFlags(cmd string, flags []limitFlag) error {
+	for _, f := range flags {
+		if f.v > f.max {
+			return usagef("%s: --%s must be at most %d (the %s), got %d", cmd, f.name, f.max, f.what, f.v)
+		}
+	}
+	return nil
+}
+
+// durationFlag is a duration flag's name and value, for positiveDurations.
+type durationFlag struct {
+	name string
+	v    time.Duration
+}
+
+// positiveDurations is a usage error naming the first of flags that is not positive.
+func positiveDurations(cmd string, flags []durationFlag) error {
+	for _, f := range flags {
+		if f.v <= 0 {
+			return usagef("%s: --%s must be positive, got %s", cmd, f.name, f.v)
 		}
 	}
 	return nil

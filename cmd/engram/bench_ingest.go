@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/bench"
 )
 
@@ -33,6 +34,9 @@ func benchIngestCommand(ctx context.Context, js jetstream.JetStream, args []stri
 		return err
 	}
 	if err := positiveFlags("bench ingest", []intFlag{{"turns", cfg.Turns}, {"batch", cfg.Batch}, {"concurrency", cfg.Concurrency}}); err != nil {
+		return err
+	}
+	if err := atMostFlags("bench ingest", []limitFlag{{"batch", cfg.Batch, ingest.DefaultLimits().MaxBatch, "API's limit of turns per request"}}); err != nil {
 		return err
 	}
 	if preflight(ctx) {

@@ -57,7 +57,10 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 		return err
 	}
 	if err := positiveFlags("bench resolve", []intFlag{{"owners", cfg.Owners}, {"per-owner", cfg.PerOwner}, {"candidates", cfg.Candidates},
-		{"concurrency", cfg.Concurrency}, {"large-workers", cfg.LargeWorkers}}); err != nil {
+		{"concurrency", cfg.Concurrency}, {"large-candidates", cfg.LargeCandidates}, {"large-workers", cfg.LargeWorkers}}); err != nil {
+		return err
+	}
+	if err := checkOutputFile("bench resolve", "cpuprofile", *cpuProfile); err != nil {
 		return err
 	}
 	if cfg.LargeOwner == 0 {

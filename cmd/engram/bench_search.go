@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -65,6 +68,9 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 		return err
 	}
 	if err := nonNegativeFlags("bench search", []intFlag{{"turns", cfg.Turns}, {"heavy-turns", cfg.HeavyTurns}, {"context-turns", cfg.ContextTurns}}); err != nil {
+		return err
+	}
+	if err := checkOutputFile("bench search", "cpuprofile", *cpuProfile); err != nil {
 		return err
 	}
 	if preflight(ctx) {
@@ -294,4 +300,33 @@ func cpuProfileFile(command, path string) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("%s: --cpuprofile: %w", command, err)
 	}
 	return f, func() { _ = f.Close() }, nil
+}
+
+// checkOutputFile is a usage error when the file that flag --name names (path, none
+// when empty) cannot be created: its directory is missing or no directory, or the
+// path is a directory. It creates nothing, so a command checks its output files before
+// it opens anything, not after a long run. cmd prefixes the message ("bench search"),
+// if set.
+func checkOutputFile(cmd, name, path string) error {
+	if path == "" {
+		return nil
+	}
+	prefix := ""
+	if cmd != "" {
+		prefix = cmd + ": "
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("%s--%s: %s is a directory", prefix, name, path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("%s--%s: cannot create %s: directory %s does not exist", prefix, name, path, dir)
+	case err != nil:
+		return usagef("%s--%s: cannot create %s: %v", prefix, name, path, err)
+	case !fi.IsDir():
+		return usagef("%s--%s: cannot create %s: %s is not a directory", prefix, name, path, dir)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,9 @@ func runEvalGolden(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputFile("", "html", *htmlOut); err != nil {
+		return err
+	}
 	if len(paths) == 0 {
 		return usagef("name at least one golden file or directory (e.g. testdata/golden)")
 	}
@@ -130,12 +134,27 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	if *data == "" {
 		return usagef("--data FILE is required")
 	}
-	opts := eval.LoCoMoOptions{Conversations: splitList(*convs), Layers: splitList(*layers), BudgetTokens: *budget,
+	if err := checkOutputFile("", "html", *htmlOut); err != nil {
+		return err
+	}
+	convIDs, err := splitFlagList("conversations", *convs)
+	if err != nil {
+		return err
+	}
+	layerNames, err := splitFlagList("layers", *layers)
+	if err != nil {
+		return err
+	}
+	kList, err := splitFlagList("k", *ks)
+	if err != nil {
+		return err
+	}
+	opts := eval.LoCoMoOptions{Conversations: convIDs, Layers: layerNames, BudgetTokens: *budget,
 		Tokens: retriever.EstimateTokens, Progress: env.Stderr, Details: *details}
 	if *explain {
 		opts.Explain = explainMisses
 	}
-	for _, s := range splitList(*ks) {
+	for _, s := range kList {
 		k, err := strconv.Atoi(s)
 		if err != nil || k <= 0 {
 			return usagef("--k: %q is not a positive integer", s)
@@ -153,6 +172,17 @@ func runEvalLoCoMo(ctx context.Context, env *Env, args []string) error {
 	conversations, err := eval.LoadLoCoMo(*data)
 	if err != nil {
 		return err
+	}
+	// The file is read: an id it lacks is a usage error now, not after the services
+	// have started.
+	known := make([]string, 0, len(conversations))
+	for _, c := range conversations {
+		known = append(known, c.ID)
+	}
+	for _, id := range opts.Conversations {
+		if !slices.Contains(known, id) {
+			return usagef("--conversations: no conversation %q in %s (it holds %s)", id, *data, strings.Join(known, ", "))
+		}
 	}
 	if *answer {
 		// The answering model is the configured chat model; it also drives
@@ -224,14 +254,20 @@ func writeReport(w io.Writer, asJSON bool, rep tableWriter) error {
 	return nil
 }
 
-func splitList(s string) []string {
+// splitFlagList splits the comma-separated value of flag --name: an empty value is
+// no entries (the flag's default), an empty entry ("5,,10") a usage error.
+func splitFlagList(name, s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var out []string
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return nil, usagef("--%s: an empty entry in %q", name, s)
 		}
+		out = append(out, p)
 	}
-	return out
+	return out, nil
 }
 
 // chatCompleter adapts the chat client to the harness's Completer.

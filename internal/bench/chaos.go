@@ -120,7 +120,18 @@ func (c ChaosConfig) withDefaults() (ChaosConfig, error) {
 	case c.WorkDir == "":
 		return c, errors.New("chaos: a work directory is required")
 	}
-	if c.Turns <= 0 {
+	// A zero field takes its default; a negative one is a mistake, not a default.
+	switch {
+	case c.Turns < 0:
+		return c, fmt.Errorf("chaos: turns must not be negative, got %d", c.Turns)
+	case c.Outage < 0:
+		return c, fmt.Errorf("chaos: the outage must not be negative, got %s", c.Outage)
+	case c.NATSDown < 0:
+		return c, fmt.Errorf("chaos: the NATS downtime must not be negative, got %s", c.NATSDown)
+	case c.OutageBackoffMax < 0:
+		return c, fmt.Errorf("chaos: the outage backoff must not be negative, got %s", c.OutageBackoffMax)
+	}
+	if c.Turns == 0 {
 		c.Turns = DefaultChaosTurns
 	}
 	if c.Outage <= 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/client"
+	"github.com/engramhq/engram/ingest"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/streams"
@@ -70,10 +71,24 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 	if cfg.Binary == "" || cfg.DatabaseURL == "" || cfg.WorkDir == "" {
 		return FloodResult{}, errors.New("flood: the binary, a database URL and a work directory are required")
 	}
+	// A zero field takes its default; a negative one, or one past the API's limits, is
+	// a mistake.
+	limits := ingest.DefaultLimits()
+	switch {
+	case cfg.Batches < 0 || cfg.BatchTurns < 0 || cfg.ContentBytes < 0:
+		return FloodResult{}, fmt.Errorf("flood: batches %d, batch turns %d and content bytes %d must not be negative",
+			cfg.Batches, cfg.BatchTurns, cfg.ContentBytes)
+	case cfg.BatchTurns > limits.MaxBatch:
+		return FloodResult{}, fmt.Errorf("flood: batch turns %d exceed the API's limit of %d turns per request", cfg.BatchTurns, limits.MaxBatch)
+	case cfg.ContentBytes > limits.MaxContentBytes:
+		return FloodResult{}, fmt.Errorf("flood: content bytes %d exceed the API's limit of %d per turn", cfg.ContentBytes, limits.MaxContentBytes)
+	case cfg.DrainTimeout < 0:
+		return FloodResult{}, fmt.Errorf("flood: the drain timeout must not be negative, got %s", cfg.DrainTimeout)
+	}
 	cfg.Batches = orInt(cfg.Batches, DefaultFloodBatches)
 	cfg.BatchTurns = orInt(cfg.BatchTurns, DefaultFloodBatchTurns)
 	cfg.ContentBytes = orInt(cfg.ContentBytes, DefaultFloodContentBytes)
-	if cfg.DrainTimeout <= 0 {
+	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = 10 * time.Minute
 	}
 	if cfg.Progress == nil {

@@ -28,6 +28,9 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"bench", "chaos", "--binary", noBinary, "--outage", "-5s", "--faults", "bogus"}, "--outage must be positive"},
 		{[]string{"bench", "chaos", "--binary", noBinary, "--nats-down", "-1s", "--faults", "bogus"}, "--nats-down must be positive"},
 		{[]string{"bench", "chaos", "--faults", "bogus"}, `--faults: unknown fault "bogus"`},
+		{[]string{"bench", "search", "--tenant", "a b"}, `--tenant "a b"`},
+		{[]string{"bench", "large", "--tenant", "a/b"}, `--tenant "a/b"`},
+		{[]string{"bench", "resolve", "--tenant", "a b"}, `--tenant "a b"`},
 		{[]string{"bench", "chaos", "--binary", noBinary, "--faults", "nats,,model"}, "--faults: an empty entry"},
 		// 2: bench flood's stated limits.
 		{[]string{"bench", "flood", "--batch-turns", "5000", "--binary", noBinary}, "--batch-turns must be at most 1000"},

@@ -81,6 +81,9 @@ func benchLargeCommand(ctx context.Context, app, owner *memory.Store, args []str
 	if cfg.EfSearch > 1000 {
 		return usagef("bench large: --ef-search must be at most 1000 (pgvector's limit), got %d", cfg.EfSearch)
 	}
+	if err := checkTenantFlag(cfg.Tenant, true); err != nil {
+		return err
+	}
 	if preflight(ctx) {
 		return nil
 	}

@@ -66,6 +66,9 @@ func benchResolveCommand(ctx context.Context, pool *pgxpool.Pool, args []string,
 	if cfg.LargeOwner == 0 {
 		cfg.LargeOwner = -1
 	}
+	if err := checkTenantFlag(cfg.Tenant, false); err != nil {
+		return err
+	}
 	if preflight(ctx) {
 		return nil
 	}

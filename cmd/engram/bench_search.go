@@ -73,6 +73,9 @@ func benchSearchCommand(ctx context.Context, pool *pgxpool.Pool, args []string, 
 	if err := checkOutputFile("bench search", "cpuprofile", *cpuProfile); err != nil {
 		return err
 	}
+	if err := checkTenantFlag(cfg.Tenant, true); err != nil {
+		return err
+	}
 	if preflight(ctx) {
 		return nil
 	}

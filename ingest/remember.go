@@ -111,13 +111,31 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 		}
 		importance = *req.Importance
 	}
+	// The event, the store and every answer write these times in UTC; outside years
+	// 0–9999 there they cannot be encoded: the publish would fail, answered as an
+	// outage, or the stored memory would break every answer that holds it.
+	for _, f := range []struct {
+		name string
+		at   *time.Time
+	}{{"valid_from", req.ValidFrom}, {"expire_at", req.ExpireAt}} {
+		if f.at != nil {
+			if fe := memory.CheckTime(f.name, *f.at); fe != nil {
+				return memory.Candidate{}, fe
+			}
+		}
+	}
 	now := s.now().UTC()
 	validFrom := now
 	if req.ValidFrom != nil {
 		validFrom = req.ValidFrom.UTC()
 	}
-	if req.ExpireAt != nil && !req.ExpireAt.After(validFrom) {
-		return memory.Candidate{}, bad("expire_at", "expire_at must be after valid_from")
+	var expireAt *time.Time
+	if req.ExpireAt != nil {
+		at := req.ExpireAt.UTC()
+		if !at.After(validFrom) {
+			return memory.Candidate{}, bad("expire_at", "expire_at must be after valid_from")
+		}
+		expireAt = &at
 	}
 	id := req.ID
 	if id == "" {
@@ -146,7 +164,7 @@ func (s *Service) candidateFrom(tenant, actor string, req RememberRequest) (memo
 	return memory.Candidate{
 		ID: "manual_" + id, Tenant: tenant, UserID: req.UserID, AgentID: req.AgentID, SessionID: req.SessionID,
 		Scope: scope, Type: req.Type, Category: req.Category, Key: req.Key, Content: content,
-		Importance: importance, Confidence: 1, ValidFrom: validFrom, ExpireAt: req.ExpireAt,
+		Importance: importance, Confidence: 1, ValidFrom: validFrom, ExpireAt: expireAt,
 		Source: memory.SourceManual, Trusted: true, Extractor: "api", ExtractorVersion: "1",
 		Metadata: meta, CreatedAt: now,
 	}, nil

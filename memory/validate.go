@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -39,6 +40,17 @@ func CheckText(field, s string, maxBytes int) *FieldError {
 	}
 	if !utf8.ValidString(s) {
 		return Invalid(field, "is not valid UTF-8")
+	}
+	return nil
+}
+
+// CheckTime explains why t cannot be stored and sent back (nil when it can): its year
+// in UTC is outside 0–9999, which RFC 3339, and so every JSON encoding of it (events,
+// answers), cannot write. An offset can move a time that is in range as sent out of
+// it in UTC ("9999-12-31T23:59:59-23:59"), so the check is on the UTC year.
+func CheckTime(field string, t time.Time) *FieldError {
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return Invalid(field, "is in year %d in UTC; timestamps must fall in years 0000 to 9999 (UTC)", y)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/memory"
 )
@@ -30,6 +31,34 @@ func TestCheckText(t *testing.T) {
 				t.Fatalf("unexpected %v", fe)
 			case tc.wantCode != "" && (fe == nil || fe.Code != tc.wantCode || fe.Field != "content"):
 				t.Fatalf("got %v, want %s at content", fe, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestCheckTime(t *testing.T) {
+	for _, tc := range []struct {
+		name, at string
+		ok       bool
+	}{
+		{"ordinary", "2026-01-02T03:04:05Z", true},
+		{"last UTC instant", "9999-12-31T23:59:59.999999999Z", true},
+		{"first UTC instant", "0000-01-01T00:00:00Z", true},
+		{"year 10000 in UTC", "9999-12-31T23:59:59-23:59", false},
+		{"year -1 in UTC", "0000-01-01T00:00:00+23:59", false},
+		{"in range once in UTC", "9999-12-31T23:59:59+01:00", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, err := time.Parse(time.RFC3339Nano, tc.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fe := memory.CheckTime("valid_from", at)
+			if (fe == nil) != tc.ok {
+				t.Fatalf("CheckTime(%s) = %v, want ok %v", tc.at, fe, tc.ok)
+			}
+			if fe != nil && (fe.Field != "valid_from" || fe.Code != memory.CodeInvalidField) {
+				t.Fatalf("error %+v: want invalid_field on valid_from", fe)
 			}
 		})
 	}

@@ -294,6 +294,18 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 	default:
 		return q, fieldErr("time_field", "must be valid_from or updated_at, got %q", req.TimeField)
 	}
+	// Times are held to the write paths' rule (memory.CheckTime): one that RFC 3339
+	// cannot write in UTC cannot be recorded or echoed as JSON either.
+	for _, f := range []struct {
+		name string
+		at   *time.Time
+	}{{"from", req.From}, {"to", req.To}, {"as_of", req.AsOf}} {
+		if f.at != nil {
+			if fe := memory.CheckTime(f.name, *f.at); fe != nil {
+				return q, fe
+			}
+		}
+	}
 	if req.From != nil && req.To != nil && req.To.Before(*req.From) {
 		return q, fieldErr("to", "is before from")
 	}
@@ -331,6 +343,11 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 		if k == "" {
 			return q, fieldErr("metadata", "keys must not be empty")
 		}
+	}
+	// The filter is sent to PostgreSQL as jsonb: what the store could not hold in a
+	// memory's metadata (NUL, invalid UTF-8, 1e999999) it cannot compare with either.
+	if fe := memory.CheckMetadata("metadata", req.Metadata, 0); fe != nil {
+		return q, fe
 	}
 	if q.turns && q.UserID == "" {
 		return q, fieldErr("user_id", "required for the turns layer")

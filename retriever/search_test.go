@@ -1,7 +1,10 @@
 package retriever_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -427,6 +430,41 @@ func TestSearchValidation(t *testing.T) {
 	var body struct{ Error struct{ Field string } }
 	if code := do(t, srv, "POST", "/v1/context", `{"user_id":"u","budget_tokens":40000}`, &body); code != 400 || body.Error.Field != "budget_tokens" {
 		t.Errorf("context budget: got %d %q", code, body.Error.Field)
+	}
+}
+
+// TestSearchRefusesUnstorableInput: a metadata filter PostgreSQL cannot hold as jsonb,
+// or a time RFC 3339 cannot write in UTC, is a field error from Search itself (the
+// console calls it without the HTTP edge), not a database error.
+func TestSearchRefusesUnstorableInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	west := time.FixedZone("", -(23*3600 + 59*60))
+	east := time.FixedZone("", 23*3600+59*60)
+	late := time.Date(9999, 12, 31, 23, 59, 59, 0, west) // year 10000 in UTC
+	early := time.Date(0, 1, 1, 0, 0, 0, 0, east)        // year -1 in UTC
+	for _, tc := range []struct {
+		name  string
+		req   retriever.SearchRequest
+		field string
+	}{
+		{"NUL in a value", retriever.SearchRequest{Metadata: map[string]any{"k": "a\x00"}}, "metadata.k"},
+		{"NUL in a key", retriever.SearchRequest{Metadata: map[string]any{"a\x00": "v"}}, "metadata.a\x00"},
+		{"invalid UTF-8 in a value", retriever.SearchRequest{Metadata: map[string]any{"k": "\xff"}}, "metadata.k"},
+		{"number out of range", retriever.SearchRequest{Metadata: map[string]any{"n": json.Number("1e999999")}}, "metadata.n"},
+		{"infinite number", retriever.SearchRequest{Metadata: map[string]any{"n": math.Inf(1)}}, "metadata.n"},
+		{"from in year 10000", retriever.SearchRequest{From: &late}, "from"},
+		{"to in year -1", retriever.SearchRequest{To: &early}, "to"},
+		{"as_of in year 10000", retriever.SearchRequest{AsOf: &late}, "as_of"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.UserID, tc.req.Query = "u1", "deploy"
+			_, err := e.r.Search(testCtx(t), "acme", tc.req)
+			var fe *memory.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("Search: %v, want a field error on %q", err, tc.field)
+			}
+		})
 	}
 }
 

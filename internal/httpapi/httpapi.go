@@ -20,9 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -397,23 +399,48 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) b
 
 // decodeJSON is DecodeJSON returning the answer to a bad body as a *problem.
 func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *problem {
-	tooLarge := func() *problem {
-		return newProblem(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
+	body, pr := readBody(w, r, maxBytes)
+	if pr != nil {
+		return pr
 	}
+	return decodeBody(body, v)
+}
+
+// decodeOptionalJSON is decodeJSON for a body that may be left out: an empty body,
+// however it is framed (Content-Length: 0 or an empty chunked body), leaves v as it is.
+func decodeOptionalJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *problem {
+	body, pr := readBody(w, r, maxBytes)
+	if pr != nil {
+		return pr
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads a bounded request body that must be UTF-8.
+func readBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, *problem) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return tooLarge()
+			return nil, newProblem(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds %d bytes", maxBytes), "")
 		}
-		return newProblem(http.StatusBadRequest, "malformed_json", "reading body: "+err.Error(), "")
+		return nil, newProblem(http.StatusBadRequest, "malformed_json", "reading body: "+err.Error(), "")
 	}
 	// encoding/json would quietly turn invalid UTF-8 into U+FFFD, storing something
 	// other than what was sent; JSON must be UTF-8 (RFC 8259), so refuse it.
 	if !utf8.Valid(body) {
-		return newProblem(http.StatusBadRequest, "malformed_json",
+		return nil, newProblem(http.StatusBadRequest, "malformed_json",
 			fmt.Sprintf("body is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(body)), "")
 	}
+	return body, nil
+}
+
+// decodeBody decodes body into v, refusing unknown fields and trailing data. Messages
+// describe JSON, not the Go types behind it, which mean nothing to a client.
+func decodeBody(body []byte, v any) *problem {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	// Free-form values (metadata) keep their numbers as sent, so that one Go cannot
@@ -421,21 +448,109 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) *
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError
+		var se *json.SyntaxError
 		switch {
+		case errors.As(err, &ute) && ute.Field == "":
+			return newProblem(http.StatusBadRequest, "invalid_field", "the body must be "+jsonKind(ute.Type), "")
 		case errors.As(err, &ute):
-			return newProblem(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, ute.Type), ute.Field)
+			return newProblem(http.StatusBadRequest, "invalid_field", fmt.Sprintf("%s must be %s", ute.Field, jsonKind(ute.Type)), ute.Field)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return newProblem(http.StatusBadRequest, "unknown_field", "unknown field "+f, f)
-		default:
+		case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return newProblem(http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error(), "")
 		}
+		// A field's own decoder (time.Time's) refused its value, and encoding/json
+		// does not say which field: find it.
+		if name, typ, ferr := refusedMember(body, v); ferr != nil {
+			if typ == reflect.TypeFor[time.Time]() {
+				return newProblem(http.StatusBadRequest, "invalid_field", name+" must be "+jsonKind(typ), name)
+			}
+			return newProblem(http.StatusBadRequest, "invalid_field", name+": "+ferr.Error(), name)
+		}
+		return newProblem(http.StatusBadRequest, "malformed_json", "malformed JSON: "+err.Error(), "")
 	}
 	// dec.More would miss a stray '}' or ']': anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
 		return newProblem(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body", "")
 	}
 	return nil
+}
+
+// refusedMember decodes each member of the object body on its own into a fresh value
+// of v's struct type, and returns the first (by name) that fails: its name as sent,
+// the Go type of its field (nil when not found) and the error.
+func refusedMember(body []byte, v any) (string, reflect.Type, error) {
+	rt := reflect.TypeOf(v)
+	if rt == nil || rt.Kind() != reflect.Pointer || rt.Elem().Kind() != reflect.Struct {
+		return "", nil, nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return "", nil, nil
+	}
+	names := slices.Sorted(maps.Keys(members))
+	for _, name := range names {
+		one, err := json.Marshal(map[string]json.RawMessage{name: members[name]})
+		if err != nil {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(one))
+		dec.UseNumber()
+		if err := dec.Decode(reflect.New(rt.Elem()).Interface()); err != nil {
+			return name, fieldType(rt.Elem(), name), err
+		}
+	}
+	return "", nil, nil
+}
+
+// fieldType is the type, without pointers, of st's field that the JSON member name
+// decodes into (matched as encoding/json does, ignoring case); nil when none does.
+func fieldType(st reflect.Type, name string) reflect.Type {
+	for f := range st.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "" {
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, name) {
+			t := f.Type
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			return t
+		}
+	}
+	return nil
+}
+
+// jsonKind says in JSON's terms what a Go type accepts.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "another JSON value"
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
+	case reflect.Float32, reflect.Float64:
+		return "a number in range"
+	default:
+		return "another JSON value"
+	}
 }
 
 // invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.

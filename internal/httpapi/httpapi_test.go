@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/httpapi"
 )
@@ -203,28 +204,39 @@ func TestMiddleware(t *testing.T) {
 func TestDecodeJSON(t *testing.T) {
 	t.Parallel()
 	type req struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
+		Query string         `json:"query"`
+		Limit int            `json:"limit"`
+		At    *time.Time     `json:"at"`
+		Meta  map[string]any `json:"meta"`
+		Tags  []string       `json:"tags"`
 	}
 	tests := []struct {
-		name   string
-		body   string
-		max    int64
-		status int // 0: success
-		code   string
-		field  string
+		name    string
+		body    string
+		max     int64
+		status  int // 0: success
+		code    string
+		field   string
+		message string // a part of the message ("": not checked)
 	}{
-		{"ok", `{"query":"tea","limit":3}`, 1024, 0, "", ""},
-		{"ok with trailing space", "{\"query\":\"tea\"}\n  ", 1024, 0, "", ""},
-		{"unknown field", `{"query":"tea","tenant":"b"}`, 1024, 400, "unknown_field", "tenant"},
-		{"wrong type", `{"limit":"three"}`, 1024, 400, "invalid_field", "limit"},
-		{"malformed", `{"query":`, 1024, 400, "malformed_json", ""},
-		{"empty", ``, 1024, 400, "malformed_json", ""},
-		{"too large", `{"query":"` + strings.Repeat("x", 100) + `"}`, 50, 413, "too_large", ""},
-		{"second value", `{"query":"a"} {"query":"b"}`, 1024, 400, "malformed_json", ""},
-		{"trailing brace", `{"query":"a"}}`, 1024, 400, "malformed_json", ""},
-		{"trailing bracket", `{"query":"a"}]`, 1024, 400, "malformed_json", ""},
-		{"trailing garbage", `{"query":"a"}x`, 1024, 400, "malformed_json", ""},
+		{"ok", `{"query":"tea","limit":3}`, 1024, 0, "", "", ""},
+		{"ok with trailing space", "{\"query\":\"tea\"}\n  ", 1024, 0, "", "", ""},
+		{"unknown field", `{"query":"tea","tenant":"b"}`, 1024, 400, "unknown_field", "tenant", ""},
+		{"wrong type", `{"limit":"three"}`, 1024, 400, "invalid_field", "limit", ""},
+		{"malformed", `{"query":`, 1024, 400, "malformed_json", "", ""},
+		{"empty", ``, 1024, 400, "malformed_json", "", ""},
+		{"too large", `{"query":"` + strings.Repeat("x", 100) + `"}`, 50, 413, "too_large", "", ""},
+		{"second value", `{"query":"a"} {"query":"b"}`, 1024, 400, "malformed_json", "", ""},
+		{"trailing brace", `{"query":"a"}}`, 1024, 400, "malformed_json", "", ""},
+		{"trailing bracket", `{"query":"a"}]`, 1024, 400, "malformed_json", "", ""},
+		{"trailing garbage", `{"query":"a"}x`, 1024, 400, "malformed_json", "", ""},
+		{"not a time", `{"query":"a","at":"yesterday"}`, 1024, 400, "invalid_field", "at", "RFC 3339"},
+		{"time of the wrong type", `{"at":3}`, 1024, 400, "invalid_field", "at", "RFC 3339"},
+		{"array body", `[]`, 1024, 400, "invalid_field", "", "the body must be a JSON object"},
+		{"string body", `"x"`, 1024, 400, "invalid_field", "", "the body must be a JSON object"},
+		{"object field given an array", `{"meta":[1]}`, 1024, 400, "invalid_field", "meta", "meta must be a JSON object"},
+		{"array field given a string", `{"tags":"a"}`, 1024, 400, "invalid_field", "tags", "tags must be a JSON array"},
+		{"integer field given a fraction", `{"limit":1.5}`, 1024, 400, "invalid_field", "limit", "limit must be an integer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,6 +260,15 @@ func TestDecodeJSON(t *testing.T) {
 			}
 			if rec.Code != tt.status || eb.Error.Code != tt.code || eb.Error.Field != tt.field {
 				t.Errorf("%d %+v, want %d %s field %q", rec.Code, eb.Error, tt.status, tt.code, tt.field)
+			}
+			if !strings.Contains(eb.Error.Message, tt.message) {
+				t.Errorf("message %q, want it to say %q", eb.Error.Message, tt.message)
+			}
+			// A client reads the message: Go's type names mean nothing to it.
+			for _, goName := range []string{"httpapi_test.", "interface {}", "map[", "[]string", "time.Time", "Time.UnmarshalJSON"} {
+				if strings.Contains(eb.Error.Message, goName) {
+					t.Errorf("message %q names a Go type (%s)", eb.Error.Message, goName)
+				}
 			}
 		})
 	}

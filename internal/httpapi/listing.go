@@ -107,6 +107,15 @@ func parseList(v url.Values) (memory.ListQuery, error) {
 			if len(v[k]) != 1 {
 				return q, newProblem(http.StatusBadRequest, "invalid_field", k+" may be given once", k)
 			}
+			// The filter becomes jsonb: a NUL is refused by PostgreSQL and invalid
+			// UTF-8 would silently become U+FFFD, filtering on something not sent.
+			if fe := memory.CheckText(k, key, 0); fe != nil {
+				fe.Message = "key " + fe.Message
+				return q, fe
+			}
+			if err := checkTexts(textField{k, v.Get(k), 0}); err != nil {
+				return q, err
+			}
 			if q.Metadata == nil {
 				q.Metadata = map[string]any{}
 			}
@@ -133,6 +142,9 @@ func parseList(v url.Values) (memory.ListQuery, error) {
 	q.Categories = typed[memory.Category](multi(v, "category"))
 	q.Statuses = typed[memory.Status](multi(v, "status"))
 	q.Key = v.Get("key")
+	if err := checkTexts(textField{"key", q.Key, 0}); err != nil {
+		return q, err
+	}
 	if s := v.Get("updated_after"); s != "" {
 		at, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {

@@ -160,10 +160,8 @@ func (e *edge) deprecate(w http.ResponseWriter, r *http.Request, p Principal) er
 		return err
 	}
 	var b deprecateBody
-	if r.ContentLength != 0 {
-		if pr := decodeJSON(w, r, maxOpsBody, &b); pr != nil {
-			return pr
-		}
+	if pr := decodeOptionalJSON(w, r, maxOpsBody, &b); pr != nil {
+		return pr
 	}
 	if err := checkTexts(textField{"reason", b.Reason, maxReasonBytes}); err != nil {
 		return err

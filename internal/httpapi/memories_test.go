@@ -355,3 +355,46 @@ func TestLifecycleAPI(t *testing.T) {
 		t.Fatalf("delete user: %d %s", code, body)
 	}
 }
+
+// TestDeprecateOptionalBody: the deprecate body is optional however it is framed; an
+// empty chunked body (no Content-Length) is no body, not malformed JSON.
+func TestDeprecateOptionalBody(t *testing.T) {
+	t.Parallel()
+	s, r := newResolver(t)
+	c := opsServer(t, s)
+	for _, tc := range []struct {
+		name, body string
+		chunked    bool
+		status     int
+	}{
+		{"no body", "", false, 200},
+		{"empty chunked body", "", true, 200},
+		{"chunked body with a reason", `{"reason":"moved on"}`, true, 200},
+		{"chunked malformed body", `{"reason":`, true, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A user per case: the resolver would merge the near-identical memories.
+			d := resolve(t, r, cand("dep-"+strings.ReplaceAll(tc.name, " ", "-"), "deprecate me"), consolidator.KindAdd)
+			req, err := http.NewRequestWithContext(testCtx(t), "POST",
+				c.srv.URL+"/v1/memories/"+d.MemoryID.String()+"/deprecate", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.chunked {
+				// Framed as a client streaming its body would: no Content-Length.
+				req.ContentLength = -1
+				req.TransferEncoding = []string{"chunked"}
+			}
+			req.Header.Set("Authorization", "Bearer "+c.tokens[tenant])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, b, tc.status)
+			}
+		})
+	}
+}

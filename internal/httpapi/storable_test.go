@@ -245,6 +245,17 @@ func TestRefusedWithField(t *testing.T) {
 		{"memory metadata number out of range", "/v1/memories", `{"user_id":"u","content":"ok","metadata":{"n":1e999999}}`, "metadata.n"},
 		{"memory metadata NUL", "/v1/memories", `{"user_id":"u","content":"ok","metadata":{"a":["\u0000"]}}`, "metadata.a[0]"},
 		{"turn metadata number out of range", "/v1/turns", `{"user_id":"u","session_id":"s","role":"user","content":"hi","metadata":{"score":1e999999}}`, "metadata.score"},
+		{"search metadata filter NUL value", "/v1/search", `{"user_id":"u","query":"q","metadata":{"k":"a\u0000"}}`, "metadata.k"},
+		{"search metadata filter number out of range", "/v1/search", `{"user_id":"u","query":"q","metadata":{"n":1e999999}}`, "metadata.n"},
+		{"search metadata filter NUL key", "/v1/search", `{"user_id":"u","query":"q","metadata":{"a\u0000":1}}`, "metadata.a\x00"},
+		{"search metadata filter nested NUL", "/v1/search", `{"user_id":"u","query":"q","metadata":{"k":{"x":["\u0000"]}}}`, "metadata.k.x[0]"},
+		{"search from in year 10000 UTC", "/v1/search", `{"user_id":"u","query":"q","from":"9999-12-31T23:59:59-23:59"}`, "from"},
+		{"search to in year -1 UTC", "/v1/search", `{"user_id":"u","query":"q","to":"0000-01-01T00:00:00+23:59"}`, "to"},
+		{"search as_of in year 10000 UTC", "/v1/search", `{"user_id":"u","query":"q","as_of":"9999-12-31T23:59:59-23:59"}`, "as_of"},
+		{"memory valid_from in year 10000 UTC", "/v1/memories", `{"user_id":"u","content":"x","valid_from":"9999-12-31T23:59:59-23:59"}`, "valid_from"},
+		{"memory valid_from in year -1 UTC", "/v1/memories", `{"user_id":"u","content":"x","valid_from":"0000-01-01T00:00:00+23:59"}`, "valid_from"},
+		{"memory expire_at in year 10000 UTC", "/v1/memories", `{"user_id":"u","content":"x","expire_at":"9999-12-31T23:59:59-23:59"}`, "expire_at"},
+		{"memory valid_from not a time", "/v1/memories", `{"user_id":"u","content":"x","valid_from":"yesterday"}`, "valid_from"},
 		{"turn NUL in a batch", "/v1/turns", `{"turns":[{"user_id":"u","session_id":"s","role":"user","content":"ok"},{"user_id":"u","session_id":"s","role":"user","content":"a\u0000"}]}`, "turns[1].content"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,5 +282,37 @@ func TestRefusedWithField(t *testing.T) {
 				t.Errorf("message %q does not name %s", got.Error.Message, tc.field)
 			}
 		})
+	}
+}
+
+// TestListFiltersRefusedWithField: a listing's key and metadata[...] filters are text
+// the store compares, so what it cannot hold is a 400 naming the parameter, not a 500
+// (NUL) or a filter on something else (invalid UTF-8 turned into U+FFFD).
+func TestListFiltersRefusedWithField(t *testing.T) {
+	s := newStorable(t)
+	for _, tc := range []struct {
+		name, query, field string
+	}{
+		{"NUL in key", "key=%00", "key"},
+		{"invalid UTF-8 in key", "key=%FF", "key"},
+		{"NUL in a metadata value", "metadata[k]=%00", "metadata[k]"},
+		{"invalid UTF-8 in a metadata value", "metadata[k]=%FF", "metadata[k]"},
+		{"NUL in a metadata key", "metadata[%00]=x", "metadata[\x00]"},
+		{"invalid UTF-8 in a metadata key", "metadata[%FF]=x", "metadata[\uFFFD]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := s.do(t, "GET", "/v1/memories?user_id=u&"+tc.query, "")
+			var got httpapi.ErrorBody
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatalf("%d %s: %v", code, body, err)
+			}
+			if code != http.StatusBadRequest || got.Error.Field != tc.field {
+				t.Fatalf("%d %s, want 400 naming %q", code, body, tc.field)
+			}
+		})
+	}
+	// Valid text still filters.
+	if code, body := s.do(t, "GET", "/v1/memories?user_id=u&key=k%C3%A9&metadata[k]=%E4%B8%AD", ""); code != http.StatusOK {
+		t.Fatalf("valid filters: %d %s", code, body)
 	}
 }

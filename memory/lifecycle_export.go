@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/pgvector/pgvector-go"
@@ -169,12 +172,199 @@ func (t *Tx) ExportTurns(ctx context.Context, userID, after string, limit int) (
 	return out, nil
 }
 
+// Limits of the memories table (migrations/0001_schema_v1.sql), in characters.
+const (
+	maxMemoryContentChars = 8000
+	maxMemoryKeyChars     = 200
+	maxModelChars         = 200
+	maxEmbeddingDims      = 16000
+)
+
+// CheckMemoryExport explains why an exported memory cannot be stored by ImportMemory
+// (nil when it can): what the table constraints would refuse (and answer with a
+// database error) and text PostgreSQL cannot hold. Fields are named as in an export
+// line: "memory.content", "versions[2].actor", "embeddings[0].model".
+func CheckMemoryExport(x MemoryExport) *FieldError {
+	m := x.Memory
+	if m.ID == uuid.Nil {
+		return &FieldError{Code: CodeMissingField, Field: "memory.id", Message: "must not be empty"}
+	}
+	if fe := checkMemoryEnums(m); fe != nil {
+		return fe
+	}
+	if fe := checkMemoryText(m); fe != nil {
+		return fe
+	}
+	if fe := checkUnit("memory.importance", m.Importance); fe != nil {
+		return fe
+	}
+	if fe := checkUnit("memory.confidence", m.Confidence); fe != nil {
+		return fe
+	}
+	if m.ValidTo != nil && m.ValidTo.Before(m.ValidFrom) {
+		return Invalid("memory.valid_to", "is before valid_from")
+	}
+	// The owner columns must match the scope (the table's CHECK).
+	switch {
+	case (m.Scope == ScopeUser || m.Scope == ScopeSession) && m.UserID == "":
+		return &FieldError{Code: CodeMissingField, Field: "memory.user_id", Message: "is required for " + string(m.Scope) + " scope"}
+	case m.Scope == ScopeSession && m.SessionID == "":
+		return &FieldError{Code: CodeMissingField, Field: "memory.session_id", Message: "is required for session scope"}
+	case m.Scope == ScopeAgent && m.AgentID == "":
+		return &FieldError{Code: CodeMissingField, Field: "memory.agent_id", Message: "is required for agent scope"}
+	}
+	if fe := CheckMetadata("memory.metadata", m.Metadata, MaxMetadataBytes); fe != nil {
+		return fe
+	}
+	for i, v := range x.Versions {
+		if fe := checkVersionExport("versions["+strconv.Itoa(i)+"]", v); fe != nil {
+			return fe
+		}
+	}
+	for i, l := range x.Lineage {
+		p := "lineage[" + strconv.Itoa(i) + "]"
+		if l.Kind != LineageTurn && l.Kind != LineageMemory {
+			return Invalid(p+".kind", "unknown kind %q: want turn or memory", truncateText(string(l.Kind), 32))
+		}
+		if l.SourceID == "" {
+			return &FieldError{Code: CodeMissingField, Field: p + ".source_id", Message: "must not be empty"}
+		}
+		if fe := checkTexts(p, "source_id", l.SourceID, "candidate_id", l.CandidateID); fe != nil {
+			return fe
+		}
+	}
+	for i, e := range x.Embeddings {
+		p := "embeddings[" + strconv.Itoa(i) + "]"
+		if fe := CheckText(p+".model", e.Model, 0); fe != nil {
+			return fe
+		}
+		if n := utf8.RuneCountInString(e.Model); n > maxModelChars {
+			return &FieldError{Code: CodeTooLarge, Field: p + ".model", Message: fmt.Sprintf("is %d characters, the limit is %d", n, maxModelChars)}
+		}
+		if len(e.Vector) > maxEmbeddingDims {
+			return &FieldError{Code: CodeTooLarge, Field: p + ".vector", Message: fmt.Sprintf("has %d dimensions, the limit is %d", len(e.Vector), maxEmbeddingDims)}
+		}
+	}
+	return nil
+}
+
+func checkMemoryEnums(m Memory) *FieldError {
+	switch {
+	case !m.Scope.Valid():
+		return Invalid("memory.scope", "unknown scope %q: want one of %v", truncateText(string(m.Scope), 32), Scopes())
+	case !m.Type.Valid():
+		return Invalid("memory.type", "unknown type %q: want one of %v", truncateText(string(m.Type), 32), Types())
+	case !m.Category.Valid():
+		return Invalid("memory.category", "unknown category %q: want one of %v", truncateText(string(m.Category), 32), Categories())
+	case !m.Status.Valid():
+		return Invalid("memory.status", "unknown status %q: want one of %v", truncateText(string(m.Status), 32), Statuses())
+	case !m.Source.Valid():
+		return Invalid("memory.source", "unknown source %q: want one of %v", truncateText(string(m.Source), 32), Sources())
+	}
+	return nil
+}
+
+func checkMemoryText(m Memory) *FieldError {
+	if strings.TrimSpace(m.Content) == "" {
+		return &FieldError{Code: CodeMissingField, Field: "memory.content", Message: "must not be empty"}
+	}
+	if fe := CheckText("memory.content", m.Content, 0); fe != nil {
+		return fe
+	}
+	if n := utf8.RuneCountInString(m.Content); n > maxMemoryContentChars {
+		return &FieldError{Code: CodeTooLarge, Field: "memory.content", Message: fmt.Sprintf("is %d characters, the limit is %d", n, maxMemoryContentChars)}
+	}
+	// Owner ids come from turns, where they passed CheckID; "" means none.
+	for _, f := range []struct{ name, v string }{{"agent_id", m.AgentID}, {"session_id", m.SessionID}} {
+		if f.v == "" {
+			continue
+		}
+		if fe := CheckID("memory."+f.name, f.v, MaxIDLength); fe != nil {
+			fe.Code = CodeInvalidField
+			return fe
+		}
+	}
+	if fe := checkKey("memory.key", m.Key); fe != nil {
+		return fe
+	}
+	return checkTexts("memory", "extractor", m.Extractor, "extractor_version", m.ExtractorVersion, "model", m.Model)
+}
+
+func checkVersionExport(p string, v Version) *FieldError {
+	switch {
+	case v.Version < 1:
+		return Invalid(p+".version", "must be 1 or more")
+	case !v.Change.Valid():
+		return Invalid(p+".change", "unknown change %q: want one of %v", truncateText(string(v.Change), 32), Changes())
+	case !v.Status.Valid():
+		return Invalid(p+".status", "unknown status %q: want one of %v", truncateText(string(v.Status), 32), Statuses())
+	case !v.Category.Valid():
+		return Invalid(p+".category", "unknown category %q: want one of %v", truncateText(string(v.Category), 32), Categories())
+	case strings.TrimSpace(v.Actor) == "":
+		return &FieldError{Code: CodeMissingField, Field: p + ".actor", Message: "must not be empty"}
+	}
+	if fe := checkUnit(p+".importance", v.Importance); fe != nil {
+		return fe
+	}
+	if fe := checkUnit(p+".confidence", v.Confidence); fe != nil {
+		return fe
+	}
+	if v.ValidTo != nil && v.ValidTo.Before(v.ValidFrom) {
+		return Invalid(p+".valid_to", "is before valid_from")
+	}
+	if fe := checkKey(p+".key", v.Key); fe != nil {
+		return fe
+	}
+	return checkTexts(p, "content", v.Content, "old_content", v.OldContent, "reason", v.Reason, "actor", v.Actor,
+		"candidate_id", v.CandidateID)
+}
+
+// checkTexts runs CheckText on name/value pairs of the object at path p.
+func checkTexts(p string, pairs ...string) *FieldError {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if fe := CheckText(p+"."+pairs[i], pairs[i+1], 0); fe != nil {
+			return fe
+		}
+	}
+	return nil
+}
+
+// checkKey: a key is stored as NULL when empty, else 1 to 200 characters.
+func checkKey(field, key string) *FieldError {
+	if fe := CheckText(field, key, 0); fe != nil {
+		return fe
+	}
+	if n := utf8.RuneCountInString(key); n > maxMemoryKeyChars {
+		return &FieldError{Code: CodeTooLarge, Field: field, Message: fmt.Sprintf("is %d characters, the limit is %d", n, maxMemoryKeyChars)}
+	}
+	return nil
+}
+
+// checkUnit refuses a score outside [0,1] (NaN included), as the table's CHECK does.
+func checkUnit(field string, v float64) *FieldError {
+	if !(v >= 0 && v <= 1) {
+		return Invalid(field, "%v is outside [0,1]", v)
+	}
+	return nil
+}
+
+// CheckTurnExport explains why an exported turn cannot be stored by ImportTurn (nil
+// when it can): CheckTurn's rules, with fields named as in an export line
+// ("turn.turn_id").
+func CheckTurnExport(x TurnExport) *FieldError {
+	return CheckTurn("turn", x.Turn)
+}
+
 // ImportMemory stores an exported memory as it is, under the transaction's tenant and
 // its Memory.UserID: id, state, versions, lineage and embeddings (those without a
 // model or a vector are left out) are kept. A memory whose id exists already is left
-// alone and ImportMemory reports false; importing twice changes nothing. The caller
+// alone and ImportMemory reports false; importing twice changes nothing. A memory
+// CheckMemoryExport refuses is not written: its FieldError is returned. The caller
 // writes the audit entry.
 func (t *Tx) ImportMemory(ctx context.Context, x MemoryExport) (bool, error) {
+	if fe := CheckMemoryExport(x); fe != nil {
+		return false, fe
+	}
 	m := x.Memory
 	meta := m.Metadata
 	if meta == nil {
@@ -228,8 +418,12 @@ func (t *Tx) ImportMemory(ctx context.Context, x MemoryExport) (bool, error) {
 // ImportTurn stores an exported turn as it is, under the transaction's tenant and its
 // Turn.UserID, keeping its id, times and content hash (computed from the content when
 // the export has none); a Deleted turn is stored without content. A turn whose id
-// exists already is left alone and ImportTurn reports false.
+// exists already is left alone and ImportTurn reports false. A turn CheckTurnExport
+// refuses is not written: its FieldError is returned.
 func (t *Tx) ImportTurn(ctx context.Context, x TurnExport) (bool, error) {
+	if fe := CheckTurnExport(x); fe != nil {
+		return false, fe
+	}
 	tr := x.Turn
 	var content *string
 	if !tr.Deleted {

@@ -3,6 +3,8 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,4 +252,90 @@ func TestDeletionMarksSourceTurnsForgotten(t *testing.T) {
 	if n := pgtest.Count(t, pool, "globex", `SELECT count(*) FROM turns WHERE forgotten`); n != 1 {
 		t.Fatalf("%d forgotten turns imported, want 1", n)
 	}
+}
+
+// TestImportRefusesWhatTheTablesWould: ImportMemory and ImportTurn refuse a record the
+// tables cannot hold with a FieldError naming the field (the import's bad input), not
+// a database error, and write nothing of it.
+func TestImportRefusesWhatTheTablesWould(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	s := memory.NewStore(pool)
+	at := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	good := func() memory.MemoryExport {
+		id := uuid.New()
+		return memory.MemoryExport{
+			Memory: memory.Memory{ID: id, UserID: "u1", Scope: memory.ScopeUser, Type: memory.Semantic,
+				Category: memory.CatFact, Content: "The user likes tea", Importance: 0.5, Confidence: 0.5,
+				Status: memory.StatusActive, Version: 1, ValidFrom: at, Source: memory.SourceUser},
+			Versions: []memory.Version{{MemoryID: id, Version: 1, Change: memory.ChangeAdd, Content: "The user likes tea",
+				Status: memory.StatusActive, Category: memory.CatFact, Importance: 0.5, Confidence: 0.5, ValidFrom: at, Actor: "test"}},
+			Lineage:    []memory.Lineage{{MemoryID: id, Kind: memory.LineageTurn, SourceID: "t1", AddedAt: at}},
+			Embeddings: []memory.Embedding{{Model: "m", Vector: []float32{1, 0}}},
+		}
+	}
+	goodTurn := func() memory.TurnExport {
+		return memory.TurnExport{Turn: memory.Turn{TurnID: "t-" + uuid.NewString(), UserID: "u1", SessionID: "s1",
+			Role: memory.RoleUser, Content: "hi", OccurredAt: at}}
+	}
+	before := at.Add(-time.Hour)
+	for _, tc := range []struct {
+		name  string
+		mem   func(*memory.MemoryExport)
+		turn  func(*memory.TurnExport)
+		field string
+	}{
+		{name: "NUL in content", mem: func(x *memory.MemoryExport) { x.Memory.Content = "a\x00b" }, field: "memory.content"},
+		{name: "invalid UTF-8 in content", mem: func(x *memory.MemoryExport) { x.Memory.Content = "a\xffb" }, field: "memory.content"},
+		{name: "blank content", mem: func(x *memory.MemoryExport) { x.Memory.Content = " " }, field: "memory.content"},
+		{name: "content too long", mem: func(x *memory.MemoryExport) { x.Memory.Content = strings.Repeat("é", 8001) }, field: "memory.content"},
+		{name: "importance 2", mem: func(x *memory.MemoryExport) { x.Memory.Importance = 2 }, field: "memory.importance"},
+		{name: "confidence below 0", mem: func(x *memory.MemoryExport) { x.Memory.Confidence = -0.1 }, field: "memory.confidence"},
+		{name: "scope x", mem: func(x *memory.MemoryExport) { x.Memory.Scope = "x" }, field: "memory.scope"},
+		{name: "session scope without session", mem: func(x *memory.MemoryExport) { x.Memory.Scope = memory.ScopeSession }, field: "memory.session_id"},
+		{name: "valid_to before valid_from", mem: func(x *memory.MemoryExport) { x.Memory.ValidTo = &before }, field: "memory.valid_to"},
+		{name: "key too long", mem: func(x *memory.MemoryExport) { x.Memory.Key = strings.Repeat("k", 201) }, field: "memory.key"},
+		{name: "NUL in metadata", mem: func(x *memory.MemoryExport) { x.Memory.Metadata = map[string]any{"a": "\x00"} }, field: "memory.metadata.a"},
+		{name: "nil id", mem: func(x *memory.MemoryExport) { x.Memory.ID = uuid.Nil }, field: "memory.id"},
+		{name: "version change x", mem: func(x *memory.MemoryExport) { x.Versions[0].Change = "x" }, field: "versions[0].change"},
+		{name: "version 0", mem: func(x *memory.MemoryExport) { x.Versions[0].Version = 0 }, field: "versions[0].version"},
+		{name: "NUL in a version reason", mem: func(x *memory.MemoryExport) { x.Versions[0].Reason = "\x00" }, field: "versions[0].reason"},
+		{name: "lineage kind x", mem: func(x *memory.MemoryExport) { x.Lineage[0].Kind = "x" }, field: "lineage[0].kind"},
+		{name: "embedding model too long", mem: func(x *memory.MemoryExport) { x.Embeddings[0].Model = strings.Repeat("m", 201) }, field: "embeddings[0].model"},
+		{name: "empty turn id", turn: func(x *memory.TurnExport) { x.Turn.TurnID = "" }, field: "turn.turn_id"},
+		{name: "NUL in turn content", turn: func(x *memory.TurnExport) { x.Turn.Content = "a\x00b" }, field: "turn.content"},
+		{name: "turn role x", turn: func(x *memory.TurnExport) { x.Turn.Role = "x" }, field: "turn.role"},
+		{name: "turn without session", turn: func(x *memory.TurnExport) { x.Turn.SessionID = "" }, field: "turn.session_id"},
+	} {
+		err := s.InTx(context.Background(), "acme", func(tx *memory.Tx) error {
+			var err error
+			if tc.mem != nil {
+				x := good()
+				tc.mem(&x)
+				_, err = tx.ImportMemory(context.Background(), x)
+			} else {
+				x := goodTurn()
+				tc.turn(&x)
+				_, err = tx.ImportTurn(context.Background(), x)
+			}
+			return err
+		})
+		var fe *memory.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: %v, want a FieldError on %s", tc.name, err, tc.field)
+		}
+	}
+	if n := pgtest.Count(t, pool, "acme", `SELECT count(*) FROM memories`) + pgtest.Count(t, pool, "acme", `SELECT count(*) FROM turns`); n != 0 {
+		t.Fatalf("%d rows written by refused imports", n)
+	}
+	// The good ones are stored.
+	inTx(t, s, "acme", func(ctx context.Context, tx *memory.Tx) error {
+		if ok, err := tx.ImportMemory(ctx, good()); !ok || err != nil {
+			t.Errorf("good memory: %v, %v", ok, err)
+		}
+		if ok, err := tx.ImportTurn(ctx, goodTurn()); !ok || err != nil {
+			t.Errorf("good turn: %v, %v", ok, err)
+		}
+		return nil
+	})
 }

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -598,7 +600,8 @@ type ImportReport struct {
 	TurnsSkipped    int `json:"turns_skipped"`
 }
 
-// ErrBadExport marks input that is not an engram export.
+// ErrBadExport marks input that is not an engram export, or a record of one that the
+// store cannot hold; the error names the line and the field.
 var ErrBadExport = errors.New("not a valid engram export")
 
 // maxExportLine bounds one line of an import (a memory with its history and vectors).
@@ -610,18 +613,35 @@ const importBatch = 200
 // Import reads an export (see Export) into tenant under userID, whatever tenant and
 // user it was exported from. Memory ids, versions, lineage, embeddings and turn ids
 // are kept; a memory or turn that exists already is skipped, so importing twice
-// changes nothing. Records are written in batches: an import cut short keeps what it
-// wrote, and importing the same file again completes it.
+// changes nothing.
+//
+// The input is read twice. The first pass checks every line (framing, UTF-8, JSON,
+// the end line's counts, and each record by the store's rules) and writes nothing, so
+// bad input is refused with ErrBadExport before any row exists. The second pass
+// writes in transactions of importBatch records, which keeps transactions short for
+// large users; if the database fails midway, importing the same file again completes
+// the import. A seekable r (a file) is read twice; anything else (a request body) is
+// copied to a temporary file during the first pass, so memory use does not grow with
+// the input.
 func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Reader, actor string) (ImportReport, error) {
 	var rep ImportReport
 	if err := checkUser(tenant, userID); err != nil {
 		return rep, err
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	line := 0
+	src, err := newReplay(r)
+	if err != nil {
+		return rep, fmt.Errorf("importing user %s: %w", userID, err)
+	}
+	defer src.close()
+	if err := scanExport(ctx, src.first, userID, nil); err != nil {
+		return rep, fmt.Errorf("importing user %s: %w", userID, err)
+	}
+	again, err := src.again()
+	if err != nil {
+		return rep, fmt.Errorf("importing user %s: %w", userID, err)
+	}
+
 	var batch []ExportRecord
-	sawHeader, sawEnd := false, false
-	var endMem, endTurns int
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -642,35 +662,131 @@ func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Read
 		batch = batch[:0]
 		return err
 	}
+	// The second pass checks again, so a file changed between the passes is refused from
+	// the changed line on rather than stored unchecked.
+	err = scanExport(ctx, again, userID, func(rec *ExportRecord) error {
+		batch = append(batch, *rec)
+		if len(batch) < importBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return rep, fmt.Errorf("importing user %s (%d memories and %d turns written; importing the file again completes it): %w",
+			userID, rep.Memories, rep.Turns, err)
+	}
+	err = l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
+		return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actorOr(actor), Module: module, Subject: userID,
+			Details: map[string]any{"memories": rep.Memories, "memories_skipped": rep.MemoriesSkipped,
+				"turns": rep.Turns, "turns_skipped": rep.TurnsSkipped}})
+	})
+	return rep, err
+}
+
+// replay gives the bytes of an import twice: first while the first pass reads them,
+// then again for the second.
+type replay struct {
+	first io.Reader
+	again func() (io.Reader, error)
+	close func()
+}
+
+// newReplay re-reads a seekable r from where it stands, and otherwise copies what the
+// first pass reads to a temporary file (a request body cannot be read twice, and
+// holding it in memory would let one import take as much as its size limit).
+func newReplay(r io.Reader) (*replay, error) {
+	if s, ok := r.(io.ReadSeeker); ok {
+		if start, err := s.Seek(0, io.SeekCurrent); err == nil { // pipes and sockets fail here
+			return &replay{first: s, close: func() {},
+				again: func() (io.Reader, error) {
+					if _, err := s.Seek(start, io.SeekStart); err != nil {
+						return nil, fmt.Errorf("rewinding the input: %w", err)
+					}
+					return s, nil
+				}}, nil
+		}
+	}
+	f, err := os.CreateTemp("", "engram-import-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary copy of the input: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	return &replay{first: io.TeeReader(r, bw),
+		close: func() {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		},
+		again: func() (io.Reader, error) {
+			if err := bw.Flush(); err != nil {
+				return nil, fmt.Errorf("writing the temporary copy of the input: %w", err)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("rewinding the temporary copy of the input: %w", err)
+			}
+			return f, nil
+		}}, nil
+}
+
+// scanExport reads an export line by line and checks it: a header first, an end line
+// last whose counts match the records, valid UTF-8 and JSON on every line, and every
+// memory and turn by the store's rules as it would be imported under userID. It calls
+// fn (when not nil) with each memory and turn record, in order, and stops at fn's
+// first error. Bad input is an error wrapping ErrBadExport that names the line and,
+// for a record, the field.
+func scanExport(ctx context.Context, r io.Reader, userID string, fn func(*ExportRecord) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	line := 0
+	sawHeader, sawEnd := false, false
+	var endMem, endTurns, memories, turns int
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("line %d: %w: %s", line, ErrBadExport, fmt.Sprintf(format, args...))
+	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		raw, err := readLine(br, maxExportLine)
 		if errors.Is(err, io.EOF) && len(raw) == 0 {
 			break
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return rep, fmt.Errorf("importing user %s: line %d: %w", userID, line+1, err)
+			return fmt.Errorf("line %d: %w", line+1, err)
 		}
 		line++
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
 			continue
 		}
+		// encoding/json would silently turn bad bytes and lone surrogates into U+FFFD,
+		// and the stored text would differ from the export's.
+		if !utf8.Valid(raw) {
+			return bad("not valid UTF-8 (at byte %d)", invalidUTF8At(raw))
+		}
 		var rec ExportRecord
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return rep, fmt.Errorf("importing user %s: line %d: %w: %v", userID, line, ErrBadExport, err)
+			return bad("%v", err)
+		}
+		if i := loneSurrogate(raw); i >= 0 {
+			return bad("%s at byte %d is a lone UTF-16 surrogate, not a character", raw[i:i+6], i)
 		}
 		switch {
 		case !sawHeader:
 			if rec.Kind != "header" || rec.Format != exportFormat {
-				return rep, fmt.Errorf("importing user %s: %w: the first line is not an %s header", userID, ErrBadExport, exportFormat)
+				return fmt.Errorf("%w: the first line is not an %s header", ErrBadExport, exportFormat)
 			}
 			if rec.Version != exportVersion {
-				return rep, fmt.Errorf("importing user %s: %w: version %d (this engram reads %d)", userID, ErrBadExport, rec.Version, exportVersion)
+				return fmt.Errorf("%w: version %d (this engram reads %d)", ErrBadExport, rec.Version, exportVersion)
 			}
 			sawHeader = true
+			continue
 		case sawEnd:
-			return rep, fmt.Errorf("importing user %s: line %d: %w: data after the end line", userID, line, ErrBadExport)
-		case rec.Kind == "end":
+			return bad("data after the end line")
+		}
+		switch rec.Kind {
+		case "end":
 			sawEnd = true
 			if rec.Memories != nil {
 				endMem = *rec.Memories
@@ -678,42 +794,99 @@ func (l *Lifecycle) Import(ctx context.Context, tenant, userID string, r io.Read
 			if rec.Turns != nil {
 				endTurns = *rec.Turns
 			}
-		case rec.Kind == "memory" && rec.Memory != nil, rec.Kind == "turn" && rec.Turn != nil:
-			batch = append(batch, rec)
-			if len(batch) >= importBatch {
-				if err := flush(); err != nil {
-					return rep, fmt.Errorf("importing user %s: %w", userID, err)
-				}
+			continue
+		case "memory":
+			if rec.Memory == nil {
+				return bad("memory: missing")
 			}
+			if fe := memory.CheckMemoryExport(toMemoryExport(&rec, userID)); fe != nil {
+				return bad("%s", fe.Reason())
+			}
+			memories++
+		case "turn":
+			if rec.Turn == nil {
+				return bad("turn: missing")
+			}
+			if fe := memory.CheckTurnExport(toTurnExport(&rec, userID)); fe != nil {
+				return bad("%s", fe.Reason())
+			}
+			turns++
 		default:
-			return rep, fmt.Errorf("importing user %s: line %d: %w: unknown record %q", userID, line, ErrBadExport, rec.Kind)
+			return bad("unknown record %q", rec.Kind)
 		}
-		if errors.Is(err, io.EOF) {
-			break
+		if fn != nil {
+			if err := fn(&rec); err != nil {
+				return err
+			}
 		}
 	}
-	if err := flush(); err != nil {
-		return rep, fmt.Errorf("importing user %s: %w", userID, err)
+	switch {
+	case !sawHeader:
+		return fmt.Errorf("%w: empty input", ErrBadExport)
+	case !sawEnd:
+		return fmt.Errorf("%w: no end line, the export was cut short (nothing was imported)", ErrBadExport)
+	case memories != endMem:
+		return fmt.Errorf("%w: %d memories read, the end line says %d", ErrBadExport, memories, endMem)
+	case turns != endTurns:
+		return fmt.Errorf("%w: %d turns read, the end line says %d", ErrBadExport, turns, endTurns)
 	}
-	if !sawHeader {
-		return rep, fmt.Errorf("importing user %s: %w: empty input", userID, ErrBadExport)
+	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
 	}
-	if !sawEnd {
-		return rep, fmt.Errorf("importing user %s: %w: no end line, the export was cut short (%d memories and %d turns imported; import the complete file again)",
-			userID, ErrBadExport, rep.Memories, rep.Turns)
+	return -1
+}
+
+// loneSurrogate is the offset of the first \u escape in the JSON text raw that is a
+// UTF-16 surrogate without its pair (-1 if none). raw must be valid JSON: a backslash
+// then only occurs in strings.
+func loneSurrogate(raw []byte) int {
+	hex4 := func(i int) rune {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return -1
+		}
+		var v rune
+		for _, c := range raw[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				v = v<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				v = v<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				v = v<<4 | rune(c-'A'+10)
+			default:
+				return -1
+			}
+		}
+		return v
 	}
-	if got := rep.Memories + rep.MemoriesSkipped; got != endMem {
-		return rep, fmt.Errorf("importing user %s: %w: %d memories read, the end line says %d", userID, ErrBadExport, got, endMem)
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		switch v := hex4(i); {
+		case v >= 0xD800 && v < 0xDC00:
+			if low := hex4(i + 6); low < 0xDC00 || low >= 0xE000 {
+				return i
+			}
+			i += 11
+		case v >= 0xDC00 && v < 0xE000:
+			return i
+		case v >= 0:
+			i += 5
+		default:
+			i++ // a one-character escape such as \\ or \"
+		}
 	}
-	if got := rep.Turns + rep.TurnsSkipped; got != endTurns {
-		return rep, fmt.Errorf("importing user %s: %w: %d turns read, the end line says %d", userID, ErrBadExport, got, endTurns)
-	}
-	err := l.store.InTx(ctx, tenant, func(tx *memory.Tx) error {
-		return tx.Audit(ctx, memory.AuditEntry{Action: "import", Actor: actorOr(actor), Module: module, Subject: userID,
-			Details: map[string]any{"memories": rep.Memories, "memories_skipped": rep.MemoriesSkipped,
-				"turns": rep.Turns, "turns_skipped": rep.TurnsSkipped}})
-	})
-	return rep, err
+	return -1
 }
 
 // readLine reads one line of at most limit bytes.
@@ -732,14 +905,29 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
+// toMemoryExport is a memory record as it is imported under userID.
+func toMemoryExport(rec *ExportRecord, userID string) memory.MemoryExport {
+	m := memory.MemoryExport{Memory: *rec.Memory, Versions: rec.Versions, Lineage: rec.Lineage}
+	m.Memory.UserID = userID
+	for _, e := range rec.Embeddings {
+		m.Embeddings = append(m.Embeddings, memory.Embedding{Model: e.Model, Vector: e.Vector})
+	}
+	return m
+}
+
+// toTurnExport is a turn record as it is imported under userID.
+func toTurnExport(rec *ExportRecord, userID string) memory.TurnExport {
+	t := memory.TurnExport{Turn: rec.Turn.Turn, ContentHash: rec.Turn.ContentHash, ContentDeletedAt: rec.Turn.ContentDeletedAt,
+		Forgotten: rec.Turn.Forgotten}
+	t.Turn.UserID = userID
+	return t
+}
+
 // importRecord writes one memory (with its versions, lineage and embeddings) or turn
 // under userID, unless it exists already.
 func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *ExportRecord, actor string, rep *ImportReport) error {
 	if rec.Kind == "turn" {
-		t := memory.TurnExport{Turn: rec.Turn.Turn, ContentHash: rec.Turn.ContentHash, ContentDeletedAt: rec.Turn.ContentDeletedAt,
-			Forgotten: rec.Turn.Forgotten}
-		t.Turn.UserID = userID
-		added, err := tx.ImportTurn(ctx, t)
+		added, err := tx.ImportTurn(ctx, toTurnExport(rec, userID))
 		if err != nil {
 			return err
 		}
@@ -750,11 +938,7 @@ func importRecord(ctx context.Context, tx *memory.Tx, userID string, rec *Export
 		}
 		return nil
 	}
-	m := memory.MemoryExport{Memory: *rec.Memory, Versions: rec.Versions, Lineage: rec.Lineage}
-	m.Memory.UserID = userID
-	for _, e := range rec.Embeddings {
-		m.Embeddings = append(m.Embeddings, memory.Embedding{Model: e.Model, Vector: e.Vector})
-	}
+	m := toMemoryExport(rec, userID)
 	added, err := tx.ImportMemory(ctx, m)
 	if err != nil {
 		return err

@@ -36,6 +36,8 @@ type API interface {
 	History(ctx context.Context, memoryID string) ([]client.Version, error)
 	PutTaskState(ctx context.Context, taskID string, state any) (client.TaskState, error)
 	TaskState(ctx context.Context, taskID string) (client.TaskState, error)
+	PutUserTaskState(ctx context.Context, userID, taskID string, state any) (client.TaskState, error)
+	UserTaskState(ctx context.Context, userID, taskID string) (client.TaskState, error)
 }
 
 var _ API = (*client.Client)(nil)
@@ -179,7 +181,8 @@ func (t tools) register(s *mcp.Server) {
 		Description: "Record what was said in a conversation (user, assistant and tool turns), in order. engram extracts " +
 			"memories from them in the background, drops small talk, redacts secrets and does not trust the " +
 			"assistant's unconfirmed claims. Call it after each exchange. Turns with the same turn_id are stored once, " +
-			"so resending is safe.",
+			"so resending is safe: when some turns are not stored the call fails, yet its answer lists every turn's " +
+			"turn_id and outcome (accepted, duplicate, rejected with the field and reason, failed); resend with those ids.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.addTurns)
 	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Title: "Search memory",
@@ -208,12 +211,14 @@ func (t tools) register(s *mcp.Server) {
 	}, t.history)
 	mcp.AddTool(s, &mcp.Tool{Name: "task_state_get", Title: "Read task state",
 		Description: "Read the working memory of a task: a JSON object you saved with task_state_set (the plan, the " +
-			"step you are on, intermediate results). It expires a while after the last write.",
+			"step you are on, intermediate results). Give the same user_id as when saving it: a user's task and the " +
+			"tenant's task of the same id are different. It expires a while after the last write.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, t.taskGet)
 	mcp.AddTool(s, &mcp.Tool{Name: "task_state_set", Title: "Save task state",
 		Description: "Replace the working memory of a task with a JSON object (the plan, the current step, partial " +
-			"results), so a later call or another agent can resume it. get_context includes it when given the task_id.",
+			"results), so a later call or another agent can resume it. Give user_id when you serve a user: the state " +
+			"is then that user's alone. get_context for the user includes it when given the task_id.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, t.taskSet)
 }

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,10 +65,25 @@ type addTurnsArgs struct {
 }
 
 type addTurnsResult struct {
-	Accepted   int      `json:"accepted" jsonschema:"turns stored now"`
-	Duplicates int      `json:"duplicates" jsonschema:"turns stored before (same turn_id)"`
-	TurnIDs    []string `json:"turn_ids" jsonschema:"the id of each turn, in order"`
+	Accepted   int           `json:"accepted" jsonschema:"turns stored now"`
+	Duplicates int           `json:"duplicates" jsonschema:"turns stored before (same turn_id)"`
+	Rejected   int           `json:"rejected" jsonschema:"turns refused as invalid: fix them and resend with their turn_id"`
+	Failed     int           `json:"failed" jsonschema:"turns not stored, or not known to be: resend them with their turn_id"`
+	TurnIDs    []string      `json:"turn_ids" jsonschema:"the id of each turn, in order"`
+	Results    []turnOutcome `json:"results" jsonschema:"each turn's outcome, in order"`
 }
+
+type turnOutcome struct {
+	Index  int    `json:"index" jsonschema:"the turn's position in turns"`
+	TurnID string `json:"turn_id" jsonschema:"the turn's id: resend the turn with it, so it is stored once"`
+	Status string `json:"status" jsonschema:"accepted or duplicate (stored), rejected (invalid: see field and reason), failed (not stored) or unknown (no answer: it may be stored)"`
+	Field  string `json:"field,omitempty" jsonschema:"for a rejected turn, the argument at fault, e.g. turns[1].content"`
+	Reason string `json:"reason,omitempty" jsonschema:"why the turn was rejected or failed"`
+}
+
+// statusUnknown is a turn engram gave no outcome for (the call stopped before or
+// while sending it): it may or may not be stored.
+const statusUnknown = "unknown"
 
 func (t tools) addTurns(ctx context.Context, req *mcp.CallToolRequest, in addTurnsArgs) (*mcp.CallToolResult, addTurnsResult, error) {
 	if len(in.Turns) == 0 {
@@ -78,21 +95,93 @@ func (t tools) addTurns(ctx context.Context, req *mcp.CallToolRequest, in addTur
 	}
 	turns := make([]client.Turn, len(in.Turns))
 	for i, a := range in.Turns {
-		turns[i] = client.Turn{TurnID: a.TurnID, UserID: in.UserID, AgentID: in.AgentID, SessionID: in.SessionID,
+		// The ids are assigned here, not in the SDK, so that every outcome, a failure's
+		// included, can name them: a resend with them is then stored once.
+		id := a.TurnID
+		if id == "" {
+			u, err := uuid.NewV7()
+			if err != nil {
+				return nil, addTurnsResult{}, fmt.Errorf("assigning a turn id: %w", err)
+			}
+			id = u.String()
+		}
+		turns[i] = client.Turn{TurnID: id, UserID: in.UserID, AgentID: in.AgentID, SessionID: in.SessionID,
 			TaskID: in.TaskID, Role: client.Role(a.Role), Content: a.Content, Name: a.Name}
 		if a.OccurredAt != nil {
 			turns[i].OccurredAt = *a.OccurredAt
 		}
 	}
 	r, err := api.AddTurns(ctx, turns...)
-	if err != nil {
-		return nil, addTurnsResult{}, err
+	out := turnOutcomes(turns, r)
+	if err == nil && out.Accepted+out.Duplicates == len(turns) {
+		return nil, out, nil
 	}
-	out := addTurnsResult{Accepted: r.Accepted, Duplicates: r.Duplicates, TurnIDs: make([]string, 0, len(r.Results))}
+	// Some turns are not stored. The answer is an error, yet it lists every turn's id
+	// and outcome: a model that resends the batch as it was would store the accepted
+	// turns again under new ids.
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: addTurnsFailure(out, err)}}}, out, nil
+}
+
+// turnOutcomes reports every turn of the call, in order, whether or not engram
+// answered for it.
+func turnOutcomes(turns []client.Turn, r client.AddResult) addTurnsResult {
+	out := addTurnsResult{TurnIDs: make([]string, len(turns)), Results: make([]turnOutcome, len(turns))}
+	for i, tu := range turns {
+		out.TurnIDs[i] = tu.TurnID
+		out.Results[i] = turnOutcome{Index: i, TurnID: tu.TurnID, Status: statusUnknown}
+	}
 	for _, tr := range r.Results {
-		out.TurnIDs = append(out.TurnIDs, tr.TurnID)
+		if tr.Index < 0 || tr.Index >= len(turns) {
+			continue
+		}
+		o := &out.Results[tr.Index]
+		o.Status = tr.Status
+		if tr.Error != nil {
+			o.Field, o.Reason = tr.Error.Field, tr.Error.Message
+			if o.Reason == "" {
+				o.Reason = tr.Error.Code
+			}
+		}
 	}
-	return nil, out, nil
+	for _, o := range out.Results {
+		switch o.Status {
+		case client.StatusAccepted:
+			out.Accepted++
+		case client.StatusDuplicate:
+			out.Duplicates++
+		case client.StatusRejected:
+			out.Rejected++
+		default: // failed or unknown: not known to be stored
+			out.Failed++
+		}
+	}
+	return out
+}
+
+// addTurnsFailure is the text of an add_turns call that did not store every turn.
+func addTurnsFailure(out addTurnsResult, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engram stored %d of %d turns (%d accepted, %d duplicate, %d rejected, %d failed or unknown).",
+		out.Accepted+out.Duplicates, len(out.Results), out.Accepted, out.Duplicates, out.Rejected, out.Failed)
+	if err != nil {
+		var rej *client.RejectedError
+		if !errors.As(err, &rej) {
+			fmt.Fprintf(&b, " Error: %v.", err)
+		}
+	}
+	b.WriteString(" Do not resend the batch without these turn ids: resend only the rejected (fixed) and failed turns, " +
+		"or the whole batch, each turn with its turn_id below; a turn resent with its turn_id is stored once.\n")
+	for _, o := range out.Results {
+		fmt.Fprintf(&b, "turn %d (turn_id %s): %s", o.Index, o.TurnID, o.Status)
+		if o.Field != "" {
+			fmt.Fprintf(&b, ": %s", o.Field)
+		}
+		if o.Reason != "" {
+			fmt.Fprintf(&b, ": %s", o.Reason)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 type searchArgs struct {
@@ -155,7 +244,7 @@ type contextArgs struct {
 	UserID       string `json:"user_id" jsonschema:"the user you are talking to"`
 	AgentID      string `json:"agent_id,omitempty" jsonschema:"your agent id"`
 	SessionID    string `json:"session_id,omitempty" jsonschema:"the current session: its recent turns and summary are included"`
-	TaskID       string `json:"task_id,omitempty" jsonschema:"the current task: its working state is included"`
+	TaskID       string `json:"task_id,omitempty" jsonschema:"the current task: its working state is included (this user's task, else the tenant's of the same id)"`
 	BudgetTokens int    `json:"budget_tokens,omitempty" jsonschema:"the most tokens the block may take; default 1000"`
 }
 
@@ -240,23 +329,39 @@ func (t tools) history(ctx context.Context, req *mcp.CallToolRequest, in memoryA
 
 type taskArgs struct {
 	TaskID string `json:"task_id" jsonschema:"the task's id"`
+	UserID string `json:"user_id,omitempty" jsonschema:"the user the task is done for. Give it whenever you serve a user: the state is then that user's, shown only in their get_context and erased with them (a token limited to users needs it). Without it the task is the whole tenant's and every user's get_context with this task_id shows it"`
 }
 
 type taskSetArgs struct {
 	TaskID string         `json:"task_id" jsonschema:"the task's id"`
+	UserID string         `json:"user_id,omitempty" jsonschema:"the user the task is done for. Give it whenever you serve a user: the state is then that user's, shown only in their get_context and erased with them (a token limited to users needs it). Without it the task is the whole tenant's and every user's get_context with this task_id shows it"`
 	State  map[string]any `json:"state" jsonschema:"the whole working state, a JSON object; it replaces the previous one"`
 }
 
 type taskResult struct {
 	TaskID    string         `json:"task_id"`
+	UserID    string         `json:"user_id,omitempty" jsonschema:"the user whose task it is; empty for a task of the tenant"`
 	State     map[string]any `json:"state"`
 	Revision  uint64         `json:"revision" jsonschema:"grows with every write"`
 	UpdatedAt time.Time      `json:"updated_at"`
 	ExpiresAt time.Time      `json:"expires_at" jsonschema:"when the state expires unless written again"`
 }
 
+// checkTaskID refuses the task ids a URL path cannot carry: "" and the dot segments,
+// which the router would clean away into "no route" rather than an error naming
+// task_id. The edge checks the rest.
+func checkTaskID(id string) error {
+	switch id {
+	case "":
+		return errors.New("task_id: must not be empty")
+	case ".", "..":
+		return fmt.Errorf("task_id: %q is not a task id (a dot segment cannot name a task)", id)
+	}
+	return nil
+}
+
 func taskOut(ts client.TaskState) (taskResult, error) {
-	out := taskResult{TaskID: ts.TaskID, Revision: ts.Revision, UpdatedAt: ts.UpdatedAt, ExpiresAt: ts.ExpiresAt}
+	out := taskResult{TaskID: ts.TaskID, UserID: ts.UserID, Revision: ts.Revision, UpdatedAt: ts.UpdatedAt, ExpiresAt: ts.ExpiresAt}
 	if err := json.Unmarshal(ts.State, &out.State); err != nil {
 		return taskResult{}, fmt.Errorf("decoding the task state: %w", err)
 	}
@@ -264,11 +369,19 @@ func taskOut(ts client.TaskState) (taskResult, error) {
 }
 
 func (t tools) taskGet(ctx context.Context, req *mcp.CallToolRequest, in taskArgs) (*mcp.CallToolResult, taskResult, error) {
+	if err := checkTaskID(in.TaskID); err != nil {
+		return nil, taskResult{}, err
+	}
 	api, err := t.client(req)
 	if err != nil {
 		return nil, taskResult{}, err
 	}
-	ts, err := api.TaskState(ctx, in.TaskID)
+	var ts client.TaskState
+	if in.UserID != "" {
+		ts, err = api.UserTaskState(ctx, in.UserID, in.TaskID)
+	} else {
+		ts, err = api.TaskState(ctx, in.TaskID)
+	}
 	if err != nil {
 		return nil, taskResult{}, err
 	}
@@ -277,14 +390,22 @@ func (t tools) taskGet(ctx context.Context, req *mcp.CallToolRequest, in taskArg
 }
 
 func (t tools) taskSet(ctx context.Context, req *mcp.CallToolRequest, in taskSetArgs) (*mcp.CallToolResult, taskResult, error) {
-	api, err := t.client(req)
-	if err != nil {
+	if err := checkTaskID(in.TaskID); err != nil {
 		return nil, taskResult{}, err
 	}
 	if in.State == nil {
 		return nil, taskResult{}, fmt.Errorf("state: give a JSON object")
 	}
-	ts, err := api.PutTaskState(ctx, in.TaskID, in.State)
+	api, err := t.client(req)
+	if err != nil {
+		return nil, taskResult{}, err
+	}
+	var ts client.TaskState
+	if in.UserID != "" {
+		ts, err = api.PutUserTaskState(ctx, in.UserID, in.TaskID, in.State)
+	} else {
+		ts, err = api.PutTaskState(ctx, in.TaskID, in.State)
+	}
 	if err != nil {
 		return nil, taskResult{}, err
 	}

@@ -194,7 +194,7 @@ func (o *Offline) candidate(b Batch, t memory.Turn, d draft) memory.Candidate {
 	for k, v := range d.meta {
 		meta[k] = v
 	}
-	return memory.Candidate{
+	c := memory.Candidate{
 		Tenant:           firstNonEmpty(b.Tenant, t.Tenant),
 		UserID:           firstNonEmpty(b.UserID, t.UserID),
 		AgentID:          firstNonEmpty(b.AgentID, t.AgentID),
@@ -215,6 +215,8 @@ func (o *Offline) candidate(b Batch, t memory.Turn, d draft) memory.Candidate {
 		ExtractorVersion: OfflineVersion,
 		Metadata:         meta,
 	}
+	clampTimes(&c) // "in a year" said at the end of 9999 must still encode
+	return c
 }
 
 func sourceOf(r memory.Role) memory.Source {

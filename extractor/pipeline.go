@@ -69,8 +69,9 @@ type PipelineConfig struct {
 	Publisher streams.Publisher
 	// Extractor proposes candidates: NewOffline() or NewLLMExtractor. Required.
 	Extractor Extractor
-	// Redactor scrubs candidate content; candidates that are essentially a secret are
-	// dropped. Required: a memory store must never keep a credential.
+	// Redactor scrubs turns published straight onto NATS before they are stored, and
+	// candidate content; candidates that are essentially a secret are dropped.
+	// Required: a memory store must never keep a credential.
 	Redactor *redact.Redactor
 	// Gate skips chit-chat before extraction. Default NewGate().
 	Gate *Gate
@@ -326,6 +327,18 @@ func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	}
 	turn := ev.Turn
 	turn.Tenant = ev.Tenant
+	streams.DefaultTurnTimes(&turn, m.Timestamp)
+	// Ingest redacts every turn it publishes; a turn published straight onto NATS is
+	// redacted here, before it is stored. A turn redacted already comes out unchanged,
+	// so its content hash, and InsertTurn's idempotency, hold for redeliveries.
+	if kinds := p.cfg.Redactor.Turn(&turn); len(kinds) > 0 {
+		p.log.Info("redacted secrets from a turn published onto NATS", "tenant", turn.Tenant, "turn_id", turn.TurnID, "kinds", kinds)
+		// Placeholders may be longer than what they replace.
+		if fe := memory.CheckTurn("turn", turn); fe != nil {
+			p.c.received.Add(1)
+			return streams.Permanent(fmt.Errorf("turn %s once redacted: %w", turn.TurnID, fe))
+		}
+	}
 	key := sessionKey{turn.Tenant, turn.UserID, turn.SessionID}
 	arr := arrival{at: turn.OccurredAt, seq: m.StreamSeq}
 	p.mu.Lock()
@@ -826,6 +839,7 @@ func (p *Pipeline) finish(b Batch, cands []memory.Candidate) []memory.Candidate 
 	valid := out[:0]
 	for _, c := range out {
 		c.CreatedAt = now
+		clampTimes(&c)
 		if err := (streams.CandidateEvent{V: streams.CandidateEventVersion, Candidate: c}).Validate(); err != nil {
 			// Retrying cannot fix it, and one bad candidate must not hold back the others.
 			p.c.invalid.Add(1)

@@ -289,7 +289,7 @@ func (s *Service) prepareChunk(ctx context.Context, tenant string, decoded []Tur
 		out := &res.Results[i]
 		t := decoded[i].Turn
 		t.Tenant = tenant
-		if kinds := RedactTurn(s.redactor, &t); len(kinds) > 0 {
+		if kinds := s.redactor.Turn(&t); len(kinds) > 0 {
 			s.log.InfoContext(ctx, "redacted secrets from a turn", "tenant", tenant, "turn_id", t.TurnID, "kinds", kinds)
 		}
 		ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
@@ -341,36 +341,4 @@ func (s *Service) publishPrepared(ctx context.Context, tenant string, decoded []
 		}
 	}
 	return pctx.Err() != nil
-}
-
-// RedactTurn replaces secrets in the turn's free text (content, tool name and error,
-// and every string of its metadata; the tool call and metadata are copied, not written
-// through) and returns the kinds found, which is all that may be logged. Ingest does
-// this to every turn before it is published.
-func RedactTurn(r *redact.Redactor, t *memory.Turn) []string {
-	var kinds []string
-	var f []redact.Finding
-	t.Content, f = r.Redact(t.Content)
-	kinds = appendKinds(kinds, f)
-	if t.Tool != nil {
-		tool := *t.Tool // copy rather than write through a pointer the caller may share
-		tool.Error, f = r.Redact(tool.Error)
-		kinds = appendKinds(kinds, f)
-		tool.Name, f = r.Redact(tool.Name)
-		kinds = appendKinds(kinds, f)
-		t.Tool = &tool
-	}
-	if t.Metadata != nil {
-		m, k := r.RedactValue(t.Metadata)
-		t.Metadata = m.(map[string]any)
-		kinds = append(kinds, k...)
-	}
-	return kinds
-}
-
-func appendKinds(kinds []string, f []redact.Finding) []string {
-	for _, x := range f {
-		kinds = append(kinds, x.Kind)
-	}
-	return kinds
 }

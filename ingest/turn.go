@@ -37,7 +37,7 @@ func DefaultLimits() Limits {
 	return Limits{
 		MaxContentBytes:  32 << 10,
 		MaxIDLen:         128,
-		MaxFutureSkew:    5 * time.Minute,
+		MaxFutureSkew:    memory.DefaultMaxFutureSkew,
 		MaxBatch:         1000,
 		MaxMetadataBytes: 8 << 10,
 		// A full batch of maximal turns: 1000 × (32 KiB content + 8 KiB metadata).
@@ -534,15 +534,9 @@ func parseOccurredAt(path string, obj object, l Limits, now time.Time) (time.Tim
 			Message: fmt.Sprintf("%q is not an RFC 3339 timestamp", truncate(s, 64))}
 	}
 	at = at.UTC()
-	if at.After(now.Add(l.MaxFutureSkew)) {
-		return time.Time{}, &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
-			Message: fmt.Sprintf("%s is more than %s in the future", at.Format(time.RFC3339), l.MaxFutureSkew)}
-	}
-	if at.Unix() < 0 {
-		// Before 1970 is a zero value or a seconds-vs-milliseconds bug in the
-		// client, never real conversation history.
-		return time.Time{}, &memory.FieldError{Code: memory.CodeInvalidField, Field: path,
-			Message: fmt.Sprintf("%s is before 1970", at.Format(time.RFC3339))}
+	// The rule turns published straight onto NATS are held to as well.
+	if fe := memory.CheckOccurredAt(path, at, now, l.MaxFutureSkew); fe != nil {
+		return time.Time{}, fe
 	}
 	return at, nil
 }

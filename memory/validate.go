@@ -55,6 +55,25 @@ func CheckTime(field string, t time.Time) *FieldError {
 	return nil
 }
 
+// DefaultMaxFutureSkew is how far ahead of the receiver's clock a turn's occurred_at may
+// lie: clients' clocks drift, but a turn from hours ahead is a bug, and would sort after
+// every turn that really comes later.
+const DefaultMaxFutureSkew = 5 * time.Minute
+
+// CheckOccurredAt explains why at is no time a turn can have happened at (nil when it
+// can): before 1970 (a zero value or a seconds-vs-milliseconds bug in the client, never
+// real conversation history) or more than maxFutureSkew after now. HTTP ingest and turns
+// published straight onto NATS share it.
+func CheckOccurredAt(field string, at, now time.Time, maxFutureSkew time.Duration) *FieldError {
+	if at.After(now.Add(maxFutureSkew)) {
+		return Invalid(field, "%s is more than %s in the future", at.UTC().Format(time.RFC3339), maxFutureSkew)
+	}
+	if at.Unix() < 0 {
+		return Invalid(field, "%s is before 1970", at.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // CheckMetadata explains why md cannot be stored as jsonb and read back by the
 // workers (nil when it can): a string or key CheckText refuses, a number outside
 // float64's range (such as 1e999999: Go decodes it to an error, PostgreSQL's numeric
@@ -186,6 +205,14 @@ func CheckTurn(path string, t Turn) *FieldError {
 		return Invalid(p("role"), "unknown role %q: want user, assistant, tool or system", truncateText(string(t.Role), 32))
 	}
 	if fe := CheckText(p("content"), t.Content, MaxTurnContentBytes); fe != nil {
+		return fe
+	}
+	// A time JSON cannot write would be stored, then fail every event and answer that
+	// carries it. Zero (absent) is in range: the entry point defaults it.
+	if fe := CheckTime(p("occurred_at"), t.OccurredAt); fe != nil {
+		return fe
+	}
+	if fe := CheckTime(p("received_at"), t.ReceivedAt); fe != nil {
 		return fe
 	}
 	if t.Tool != nil {

@@ -126,6 +126,10 @@ func TestCheckTurn(t *testing.T) {
 		{"bad tool status", func(t *memory.Turn) { t.Tool = &memory.ToolCall{Name: "x", Status: "ok"} }, "turns[3].tool.status"},
 		{"NUL in tool error", func(t *memory.Turn) { t.Tool = &memory.ToolCall{Name: "x", Status: "failure", Error: "\x00"} }, "turns[3].tool.error"},
 		{"bad metadata", func(t *memory.Turn) { t.Metadata = map[string]any{"n": json.Number("1e999999")} }, "turns[3].metadata.n"},
+		{"no times", func(t *memory.Turn) { t.OccurredAt, t.ReceivedAt = time.Time{}, time.Time{} }, ""},
+		{"occurred_at in year 10000 UTC", func(t *memory.Turn) { t.OccurredAt = year10000() }, "turns[3].occurred_at"},
+		{"received_at in year 10000 UTC", func(t *memory.Turn) { t.ReceivedAt = year10000() }, "turns[3].received_at"},
+		{"occurred_at before year 0", func(t *memory.Turn) { t.OccurredAt = time.Date(-1, 6, 1, 0, 0, 0, 0, time.UTC) }, "turns[3].occurred_at"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turn := ok
@@ -136,6 +140,40 @@ func TestCheckTurn(t *testing.T) {
 				t.Fatalf("unexpected %v", fe)
 			case tc.wantField != "" && (fe == nil || fe.Field != tc.wantField || fe.Code == ""):
 				t.Fatalf("got %v, want an error at %q", fe, tc.wantField)
+			}
+		})
+	}
+}
+
+// year10000 is the last instant of 9999 at offset -23:59: year 10000 in UTC.
+func year10000() time.Time {
+	return time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -(23*3600+59*60)))
+}
+
+func TestCheckOccurredAt(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		at      time.Time
+		wantMsg string // "" for accepted
+	}{
+		{"now", now, ""},
+		{"an hour ago", now.Add(-time.Hour), ""},
+		{"the Unix epoch", time.Unix(0, 0), ""},
+		{"within the skew", now.Add(4 * time.Minute), ""},
+		{"past the skew", now.Add(6 * time.Minute), "in the future"},
+		{"year 10000 in UTC", year10000(), "in the future"},
+		{"before 1970", time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC), "before 1970"},
+		{"zero", time.Time{}, "before 1970"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := memory.CheckOccurredAt("turn.occurred_at", tc.at, now, memory.DefaultMaxFutureSkew)
+			switch {
+			case tc.wantMsg == "" && fe != nil:
+				t.Fatalf("unexpected %v", fe)
+			case tc.wantMsg != "" && (fe == nil || fe.Field != "turn.occurred_at" || fe.Code != memory.CodeInvalidField ||
+				!strings.Contains(fe.Message, tc.wantMsg)):
+				t.Fatalf("got %v, want invalid_field on turn.occurred_at saying %q", fe, tc.wantMsg)
 			}
 		})
 	}

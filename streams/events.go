@@ -77,7 +77,40 @@ func (ev TurnEvent) Validate() error {
 	if fe := memory.CheckTurn("turn", t); fe != nil {
 		return fmt.Errorf("turn event: %w", fe)
 	}
+	// HTTP ingest's rule for times, so that NATS is no way around it. Zero is "not
+	// given": DecodeTurnEvent and the consumer default it. Checked against the clock
+	// now, so a turn accepted when published is accepted on every later delivery.
+	now := time.Now()
+	for _, f := range []namedTime{{"turn.received_at", t.ReceivedAt}, {"turn.occurred_at", t.OccurredAt}} { // received_at first: occurred_at may be its copy
+		if f.at.IsZero() {
+			continue
+		}
+		if fe := memory.CheckOccurredAt(f.name, f.at, now, memory.DefaultMaxFutureSkew); fe != nil {
+			return fmt.Errorf("turn event: %w", fe)
+		}
+	}
 	return nil
+}
+
+// namedTime is a time of an event with its field's path, for the checks above.
+type namedTime struct {
+	name string
+	at   time.Time
+}
+
+// DefaultTurnTimes fills in the times a turn's publisher left out, as ingest does for
+// HTTP turns: received_at becomes stored, when the stream stored the message (the same
+// on every redelivery, unlike the clock; now if unknown), and occurred_at received_at.
+func DefaultTurnTimes(t *memory.Turn, stored time.Time) {
+	if t.ReceivedAt.IsZero() {
+		if stored.IsZero() {
+			stored = time.Now()
+		}
+		t.ReceivedAt = stored.UTC()
+	}
+	if t.OccurredAt.IsZero() {
+		t.OccurredAt = t.ReceivedAt
+	}
 }
 
 // Subject is the subject the event is published on.
@@ -123,6 +156,17 @@ func (ev CandidateEvent) Validate() error {
 	if fe := memory.CheckMetadata("candidate.metadata", c.Metadata, 0); fe != nil {
 		return fmt.Errorf("candidate event: %w", fe)
 	}
+	// A time RFC 3339 cannot write fails every encoding of the event and, once stored,
+	// of the memory's answers.
+	times := []namedTime{{"candidate.valid_from", c.ValidFrom}, {"candidate.created_at", c.CreatedAt}}
+	if c.ExpireAt != nil {
+		times = append(times, namedTime{"candidate.expire_at", *c.ExpireAt})
+	}
+	for _, f := range times {
+		if fe := memory.CheckTime(f.name, f.at); fe != nil {
+			return fmt.Errorf("candidate event: %w", fe)
+		}
+	}
 	return nil
 }
 
@@ -154,6 +198,11 @@ func DecodeTurnEvent(data []byte) (TurnEvent, error) {
 	ev := w.event()
 	if err := checkVersion("turn", ev.V, TurnEventVersion); err != nil {
 		return TurnEvent{}, fmt.Errorf("decoding turn event: %w", err)
+	}
+	if ev.Turn.OccurredAt.IsZero() {
+		// As ingest defaults occurred_at to when it received the turn; a turn without
+		// either gets the message's time from the consumer (DefaultTurnTimes).
+		ev.Turn.OccurredAt = ev.Turn.ReceivedAt
 	}
 	if err := ev.Validate(); err != nil {
 		return TurnEvent{}, fmt.Errorf("decoding turn event: %w", err)

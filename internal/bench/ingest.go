@@ -458,7 +458,7 @@ func rawMessages(bodies [][]byte, tenant string) ([][]*nats.Msg, int, error) {
 			t := tr.Turn
 			t.Tenant = tenant
 			t.TurnID = uuid.Must(uuid.NewV7()).String()
-			ingest.RedactTurn(red, &t)
+			red.Turn(&t)
 			ev := streams.TurnEvent{V: streams.TurnEventVersion, Tenant: tenant, Turn: t}
 			subj, err := ev.Subject()
 			if err != nil {

@@ -100,6 +100,8 @@ type Redactor struct {
 	// filler and cjkFiller are read-only after New; IsSecret ignores these words.
 	filler    map[string]bool
 	cjkFiller *strings.Replacer
+	// placeholders matches any Placeholder, so a second pass (Turn) leaves them be.
+	placeholders *regexp.Regexp
 }
 
 type rule struct {
@@ -394,6 +396,8 @@ func New(cfg Config) (*Redactor, error) {
 		rules:     make([]rule, 0, len(specs)+len(cfg.Extra)),
 		filler:    fillerWords(),
 		cjkFiller: cjkFillerReplacer(),
+		placeholders: regexp.MustCompile(regexp.QuoteMeta(placeholderPrefix) + `[A-Za-z0-9_]+` +
+			regexp.QuoteMeta(placeholderSuffix)),
 	}
 	for _, s := range specs {
 		re, err := regexp.Compile(s.pattern)

@@ -121,6 +121,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dlq", "show"}, 2, "want exactly one ID"},
 		{[]string{"dlq", "show", "x"}, 2, "not a positive integer"},
 		{[]string{"dlq", "purge"}, 2, "refusing to purge everything"},
+		{[]string{"dlq", "purge", "--before", "NaNd"}, 2, `invalid value "NaNd" for flag -before`},
+		{[]string{"dlq", "purge", "--before", "200000d"}, 2, `invalid value "200000d" for flag -before`},
 		{[]string{"memory"}, 2, "missing command"},
 		{[]string{"memory", "get"}, 2, "--tenant is required"},
 		{[]string{"memory", "get", "--tenant", "acme"}, 2, "want exactly one memory ID"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +105,9 @@ func (f *timeFlag) Set(s string) error {
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 {
+		// NaN and Inf parse, and a count past a Duration's 292 years converts to
+		// whatever the machine makes of it (a NaN purge could remove every entry).
+		if err != nil || !(n >= 0) || n*float64(24*time.Hour) > float64(math.MaxInt64) {
 			return 0, fmt.Errorf("bad day count %q", s)
 		}
 		return time.Duration(n * float64(24*time.Hour)), nil

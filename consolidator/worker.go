@@ -94,11 +94,16 @@ func ObservedResolverHandler(r *Resolver, observe func(d Decision, took time.Dur
 		if err != nil {
 			return streams.Permanent(err)
 		}
-		// The subject tenant is what the publisher was authorised for; a
-		// payload claiming another tenant is refused rather than written there.
-		if t := m.Tenant(); t == "" || t != ev.Candidate.Tenant {
-			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q differs from message tenant %q",
-				ev.Candidate.ID, ev.Candidate.Tenant, t))
+		// The subject is what the publisher was authorised for, and what erasure
+		// deletes by: a payload claiming another tenant or user (or none) than its
+		// subject is refused rather than written there.
+		want, err := ev.Subject()
+		if err != nil {
+			return streams.Permanent(fmt.Errorf("candidate %s: %w", ev.Candidate.ID, err))
+		}
+		if want != m.Subject {
+			return streams.Permanent(fmt.Errorf("candidate %s: payload tenant %q and user %q (subject %s) differ from message subject %s",
+				ev.Candidate.ID, ev.Candidate.Tenant, ev.Candidate.UserID, want, m.Subject))
 		}
 		start := time.Now()
 		// Candidates of one owner handled at the same time share a transaction.

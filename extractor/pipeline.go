@@ -317,9 +317,17 @@ func (p *Pipeline) Stats() Stats {
 // publishing lose nothing.
 func (p *Pipeline) Handle(ctx context.Context, m *streams.Msg) error {
 	ev, err := streams.DecodeTurnEvent(m.Data)
-	if sub := m.Tenant(); err == nil && (sub == "" || sub != ev.Tenant) {
-		// The subject is what NATS authorised; a body naming another tenant is forged.
-		err = fmt.Errorf("turn %s names tenant %q but arrived on subject %s", ev.Turn.TurnID, ev.Tenant, m.Subject)
+	if err == nil {
+		// The subject is what NATS authorised, and what erasure deletes by: a body
+		// naming another tenant or user than its subject is forged (and would outlive
+		// that user's erasure). Compared with the subject the body is published on, so
+		// the user token's escaping is the publisher's.
+		if want, serr := ev.Subject(); serr != nil {
+			err = fmt.Errorf("turn %s: %w", ev.Turn.TurnID, serr)
+		} else if want != m.Subject {
+			err = fmt.Errorf("turn %s names tenant %q and user %q (subject %s) but arrived on subject %s",
+				ev.Turn.TurnID, ev.Tenant, ev.Turn.UserID, want, m.Subject)
+		}
 	}
 	if err != nil {
 		p.c.received.Add(1)

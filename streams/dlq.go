@@ -58,9 +58,7 @@ func (d deadLetter) message() (*nats.Msg, error) {
 		return nil, fmt.Errorf("building dead letter for %s/%d: %w", d.Stream, d.Seq, err)
 	}
 	tenantTok := unknownTenantToken
-	if t := d.Headers.Get(HeaderTenant); ValidateID("tenant", t) == nil {
-		tenantTok = EncodeToken(t)
-	} else if t, err := tenantFromSubject(d.Subject); err == nil && ValidateID("tenant", t) == nil {
+	if t := deadLetterTenant(d.Subject, d.Headers); t != "" {
 		tenantTok = EncodeToken(t)
 	}
 	m := nats.NewMsg(DLQSubjectPrefix + stageTok + "." + tenantTok)
@@ -90,6 +88,31 @@ func (d deadLetter) message() (*nats.Msg, error) {
 	m.Header.Set(HeaderDLQLastFailure, d.Last.UTC().Format(time.RFC3339Nano))
 	m.Header.Set(HeaderMsgID, d.msgID())
 	return m, nil
+}
+
+// deadLetterTenant is the tenant a dead letter of a message on subject with headers h
+// is filed under, "" when unknown (the "_" token). The subject is what NATS authorised
+// and what erasure deletes by, so its tenant wins over the Engram-Tenant header, which
+// any publisher may set. The header counts only when the subject is not an engram event
+// subject at all (engram.turns.*.*, engram.candidates.*.*, engram.dlq.*.*: say a
+// message of a stream other than TURNS and CANDIDATES); an engram subject whose tenant
+// token does not decode to a valid tenant leaves the tenant unknown rather than taking
+// the header's.
+func deadLetterTenant(subject string, h nats.Header) string {
+	if isEventSubject(subject) {
+		return subjectTenant(subject)
+	}
+	if t := h.Get(HeaderTenant); ValidateID("tenant", t) == nil {
+		return t
+	}
+	return ""
+}
+
+// isEventSubject reports whether subject has the shape of a turn, candidate or DLQ
+// subject, whose third (DLQ: fourth) token is the tenant.
+func isEventSubject(subject string) bool {
+	toks := strings.Split(subject, ".")
+	return len(toks) == 4 && toks[0] == "engram" && (toks[1] == "turns" || toks[1] == "candidates" || toks[1] == "dlq")
 }
 
 // headerValue makes s safe for a NATS header (a line break would corrupt the protocol)
@@ -155,8 +178,11 @@ func entryFrom(seq uint64, subject string, ts time.Time, h nats.Header, data []b
 	if e.Stage == "" {
 		e.Stage, _ = stageFromDLQSubject(subject)
 	}
-	if e.Tenant = h.Get(HeaderTenant); e.Tenant == "" {
-		e.Tenant, _ = tenantFromSubject(subject)
+	// The original subject's tenant, else the DLQ subject's (which the header chose
+	// only when the original subject could not tell); never the header over a subject.
+	e.Tenant = subjectTenant(e.Subject)
+	if e.Tenant == "" {
+		e.Tenant = subjectTenant(subject)
 	}
 	for k, vs := range h {
 		if strings.HasPrefix(k, dlqHeaderPrefix) || strings.HasPrefix(k, natsHeaderPrefix) {
@@ -168,6 +194,14 @@ func entryFrom(seq uint64, subject string, ts time.Time, h nats.Header, data []b
 		e.Headers.Set(HeaderMsgID, e.MsgID)
 	}
 	return e
+}
+
+// subjectTenant is the valid tenant of an engram subject, "" when it has none.
+func subjectTenant(subject string) string {
+	if t, err := tenantFromSubject(subject); err == nil && ValidateID("tenant", t) == nil {
+		return t
+	}
+	return ""
 }
 
 // DLQFilter selects dead letters. Zero fields select everything.

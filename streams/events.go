@@ -184,6 +184,12 @@ func (ev CandidateEvent) subject() (string, error) {
 	return CandidateSubject(c.Tenant, c.UserID)
 }
 
+// Subject is the subject the event is published on: engram.candidates.<tenant>.<user>,
+// "_" as the user token for a candidate without a user. A consumer compares it with the
+// subject a message arrived on: erasure deletes by subject, so a body routed elsewhere
+// would outlive its user's erasure.
+func (ev CandidateEvent) Subject() (string, error) { return ev.subject() }
+
 // msgID is the event's Nats-Msg-Id.
 func (ev CandidateEvent) msgID() string { return candidateMsgID(ev.Candidate.Tenant, ev.Candidate.ID) }
 

@@ -44,6 +44,44 @@ func CheckText(field, s string, maxBytes int) *FieldError {
 	return nil
 }
 
+// MaxReasonBytes bounds the reason of a manual change (it is kept in every version
+// row and audit entry it writes).
+const MaxReasonBytes = 2000
+
+// Field is one decoded string under the name its caller gave it, and the bound on it
+// (0: only storability), for CheckTexts and CheckIDs: the API's edge and the console
+// check what they decode with them before calling a service.
+type Field struct {
+	Name     string
+	Value    string
+	MaxBytes int
+}
+
+// CheckTexts returns the first field CheckText refuses, nil when all can be stored.
+func CheckTexts(fields ...Field) error {
+	for _, f := range fields {
+		if fe := CheckText(f.Name, f.Value, f.MaxBytes); fe != nil {
+			return fe
+		}
+	}
+	return nil
+}
+
+// CheckIDs returns the first field that is set and not a valid id (CheckID), as an
+// invalid field; nil when all are valid or empty.
+func CheckIDs(fields ...Field) error {
+	for _, f := range fields {
+		if f.Value == "" {
+			continue
+		}
+		if fe := CheckID(f.Name, f.Value, MaxIDLength); fe != nil {
+			fe.Code = CodeInvalidField
+			return fe
+		}
+	}
+	return nil
+}
+
 // CheckTime explains why t cannot be stored and sent back (nil when it can): its year
 // in UTC is outside 0–9999, which RFC 3339, and so every JSON encoding of it (events,
 // answers), cannot write. An offset can move a time that is in range as sent out of

@@ -231,8 +231,8 @@ func (r *Retriever) validateContext(tenant string, req ContextRequest) (int, err
 			return 0, fieldErr(f.name, "longer than 128 characters")
 		}
 	}
-	if len(req.Query) > 4000 {
-		return 0, fieldErr("query", "longer than 4000 bytes")
+	if len(req.Query) > MaxQueryBytes {
+		return 0, fieldErr("query", "longer than %d bytes", MaxQueryBytes)
 	}
 	switch {
 	case req.BudgetTokens == 0:

@@ -19,6 +19,10 @@ import (
 	"github.com/engramhq/engram/memory"
 )
 
+// MaxQueryBytes bounds a search or context query; the API's edge and the console
+// check it before they call the retriever.
+const MaxQueryBytes = 4000
+
 // Search modes: hybrid fuses every side; keyword and vector keep one, so the value
 // of the hybrid can be measured on the same stored data.
 const (
@@ -244,8 +248,8 @@ func (r *Retriever) validate(tenant string, req SearchRequest) (query, error) {
 	if err := memory.CheckTenant(tenant); err != nil {
 		return q, err
 	}
-	if len(req.Query) > 4000 {
-		return q, fieldErr("query", "longer than 4000 bytes")
+	if len(req.Query) > MaxQueryBytes {
+		return q, fieldErr("query", "longer than %d bytes", MaxQueryBytes)
 	}
 	switch req.Scope {
 	case "", memory.ScopeUser, memory.ScopeSession:

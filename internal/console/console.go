@@ -9,7 +9,9 @@
 //
 // Security: a person signs in with a tenant API token, exchanged for a random
 // session id held only in this process (a restart signs everyone out) and sent as an
-// HttpOnly, SameSite=Strict cookie (Secure over TLS) that expires. Every
+// HttpOnly, SameSite=Strict cookie (Secure over TLS) that expires. A session keeps
+// the token's hash and re-checks it on every request: it ends when the token is
+// revoked or removed, and no later than the token expires. Every
 // state-changing form carries the session's CSRF token. Every read names the
 // session's tenant, so row-level security bounds the console as it bounds the API;
 // dead letters, which are not in the database, are filtered on their tenant here.
@@ -74,8 +76,11 @@ type DeadLetters interface {
 	Delete(ctx context.Context, id uint64) error
 }
 
-// Reader is the console's own reads (*memory.Store, memory/console.go).
+// Reader is the console's own reads (*memory.Store, memory/console.go), and the
+// transaction its own audit entries are written in (dead-letter actions, which no
+// service audits).
 type Reader interface {
+	InTx(ctx context.Context, tenant string, fn func(*memory.Tx) error) error
 	ConsoleUsers(ctx context.Context, tenant string) ([]memory.UserCounts, error)
 	ConsoleMemories(ctx context.Context, tenant string, f memory.MemoryFilter) ([]memory.Memory, error)
 	ConsoleMemoriesByID(ctx context.Context, tenant string, ids []uuid.UUID) ([]memory.Memory, error)
@@ -85,9 +90,11 @@ type Reader interface {
 	ConsoleRuns(ctx context.Context, tenant string, limit int) ([]memory.TenantRun, error)
 }
 
-// Authenticator finds the principal of an API token (*httpapi.Tokens).
+// Authenticator finds the principal of an API token by its hash (httpapi.TokenHash),
+// and when the token expires (*httpapi.Tokens). Sessions keep the hash and re-check
+// it on every request, so they end when their token does.
 type Authenticator interface {
-	Authenticate(token string) (httpapi.Principal, bool)
+	CheckHash(hash [32]byte) (httpapi.Principal, time.Time, error)
 }
 
 // The services engram runs satisfy the interfaces.
@@ -229,7 +236,13 @@ func (c *Console) handle(route string, p page) {
 			return
 		}
 		if r.Method != http.MethodGet {
-			r.Body = http.MaxBytesReader(w, r.Body, 256<<10) // a correction is at most 8000 characters
+			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+			// Parsed here, so that a form too large or unreadable is said to be, not
+			// taken for one without its CSRF token.
+			if err := r.ParseForm(); err != nil {
+				c.formError(w, r, &s, err)
+				return
+			}
 		}
 		if r.Method != http.MethodGet && !validCSRF(s.csrf, r.PostFormValue("csrf")) {
 			c.render(w, r, http.StatusForbidden, "error.html", &s, view{Title: "Refused",
@@ -240,6 +253,19 @@ func (c *Console) handle(route string, p page) {
 			c.fail(w, r, &s, err)
 		}
 	})
+}
+
+// maxForm bounds a posted form: a correction is at most 8000 characters.
+const maxForm = 256 << 10
+
+// formError answers a form that could not be parsed: 413 when it is too large, 400
+// otherwise.
+func (c *Console) formError(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	status, msg := http.StatusBadRequest, "form: cannot be read."
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("form: is larger than the limit of %d bytes.", mbe.Limit)
+	}
+	c.render(w, r, status, "error.html", s, view{Title: http.StatusText(status), Message: msg})
 }
 
 func cutSpace(s string) (string, string, bool) {

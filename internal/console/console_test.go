@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/engramhq/engram/memory"
 )
 
@@ -243,7 +245,17 @@ func TestPendingAndPages(t *testing.T) {
 		t.Errorf("confirmed pending memory: %s %q", d.Memory.Status, d.Memory.Content)
 	}
 	// Reject a fresh pending memory: confirmation, then a deprecation.
-	rejectMe := e.digest
+	var rejectMe uuid.UUID
+	if err := e.store.InTx(e.ctx, "acme", func(tx *memory.Tx) error {
+		m, err := tx.CreateMemory(e.ctx, memory.NewMemory{UserID: "alice", Scope: memory.ScopeUser, Type: memory.Episodic,
+			Category: memory.CatEvent, Content: "Alice may take up rowing", Importance: 0.5, Confidence: 0.4,
+			Status: memory.StatusPending, ValidFrom: time.Now().UTC(), Source: memory.SourceUser, Actor: "resolver",
+			Module: "consolidator"})
+		rejectMe = m.ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	resp, _ := c.do("POST", "/console/pending/"+rejectMe.String()+"/reject", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 	d, _ = e.store.Detail(e.ctx, "acme", rejectMe)
 	if resp.StatusCode != http.StatusSeeOther || d.Memory.Status != memory.StatusDeprecated {

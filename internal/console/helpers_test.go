@@ -69,6 +69,7 @@ type env struct {
 	store  *memory.Store
 	js     jetstream.JetStream
 	dlq    *streams.DLQ
+	tokens *httpapi.Tokens // the live token set the API and the console share
 	srv    *httptest.Server
 	log    *lockedBuffer
 	now    *time.Time
@@ -103,9 +104,10 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, store: store, js: js, dlq: streams.NewDLQ(js), log: logBuf, nowMu: &sync.Mutex{}}
+	e := &env{t: t, ctx: ctx, store: store, js: js, dlq: streams.NewDLQ(js), tokens: tokens, log: logBuf, nowMu: &sync.Mutex{}}
 	now := time.Now()
 	e.now = &now
+	tokens.SetClock(e.clock) // token expiry and session expiry on the same clock
 	con, err := console.New(console.Config{Tokens: tokens, Reader: store, Memories: ops, Lifecycle: life,
 		Retriever: retr, DLQ: e.dlq, Logger: logger, SessionTTL: time.Hour, Now: e.clock})
 	if err != nil {

@@ -92,6 +92,12 @@ func filterFrom(r *http.Request) filterData {
 
 func (c *Console) memories(w http.ResponseWriter, r *http.Request, s session) error {
 	f := filterFrom(r)
+	if err := memory.CheckIDs(memory.Field{Name: "user", Value: f.User}); err != nil {
+		return err
+	}
+	if err := memory.CheckTexts(memory.Field{Name: "key", Value: f.Key}, memory.Field{Name: "text", Value: f.Text}); err != nil {
+		return err
+	}
 	mf := memory.MemoryFilter{User: f.User, Type: memory.Type(f.Type), Category: memory.Category(f.Category),
 		Status: memory.Status(f.Status), Key: f.Key, Text: f.Text}
 	switch {
@@ -122,6 +128,9 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s session) erro
 	q := r.URL.Query()
 	req := retriever.SearchRequest{Query: q.Get("q"), UserID: q.Get("user"), TopK: 20,
 		Statuses: []memory.Status{memory.StatusActive, memory.StatusPending}}
+	if err := checkQuery(req.Query, memory.Field{Name: "user", Value: req.UserID}); err != nil {
+		return err
+	}
 	if req.UserID == "" {
 		req.Scope = memory.ScopeGlobal
 	}
@@ -140,6 +149,9 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s session) erro
 func (c *Console) contextCall(w http.ResponseWriter, r *http.Request, s session) error {
 	q := r.URL.Query()
 	req := retriever.ContextRequest{UserID: q.Get("user"), SessionID: q.Get("session"), Query: q.Get("q")}
+	if err := checkQuery(req.Query, memory.Field{Name: "user", Value: req.UserID}, memory.Field{Name: "session", Value: req.SessionID}); err != nil {
+		return err
+	}
 	var res retriever.ContextResponse
 	ran := strings.TrimSpace(req.Query) != "" && req.UserID != ""
 	if ran {
@@ -151,6 +163,17 @@ func (c *Console) contextCall(w http.ResponseWriter, r *http.Request, s session)
 	c.render(w, r, http.StatusOK, "context.html", &s, view{Title: "Context", Nav: "users",
 		Data: map[string]any{"Request": req, "Response": res, "Ran": ran}})
 	return nil
+}
+
+// checkQuery checks a search or context call's query (q) and ids. The console checks
+// every parameter and form field by the store's rules (memory.CheckTexts, CheckIDs),
+// as the API's edge does, before it calls a service: a NUL byte or invalid UTF-8 is a
+// 400 naming the field, not a 500 from PostgreSQL.
+func checkQuery(q string, ids ...memory.Field) error {
+	if err := memory.CheckTexts(memory.Field{Name: "q", Value: q, MaxBytes: retriever.MaxQueryBytes}); err != nil {
+		return err
+	}
+	return memory.CheckIDs(ids...)
 }
 
 // ---- one memory
@@ -233,6 +256,11 @@ func (c *Console) correct(w http.ResponseWriter, r *http.Request, s session) err
 		return err
 	}
 	corr := lifecycle.Correction{Content: r.PostFormValue("content"), Reason: r.PostFormValue("reason")}
+	// Checked before Correct, which embeds the content before it writes.
+	if err := memory.CheckTexts(memory.Field{Name: "content", Value: corr.Content}, memory.Field{Name: "category", Value: r.PostFormValue("category")},
+		memory.Field{Name: "reason", Value: corr.Reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
+		return err
+	}
 	if cat := r.PostFormValue("category"); cat != "" {
 		cc := memory.Category(cat)
 		corr.Category = &cc
@@ -254,11 +282,15 @@ func (c *Console) deprecate(w http.ResponseWriter, r *http.Request, s session) e
 	if err != nil {
 		return err
 	}
+	reason := r.PostFormValue("reason")
+	if err := memory.CheckTexts(memory.Field{Name: "reason", Value: reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
+		return err
+	}
 	if !c.confirmed(w, r, s, "Deprecate this memory? It stays in the history but is no longer believed.",
 		Prefix+"/memories/"+id.String(), "reason") {
 		return nil
 	}
-	if _, err := c.cfg.Memories.Deprecate(r.Context(), s.tenant, id, r.PostFormValue("reason"), s.actor); err != nil {
+	if _, err := c.cfg.Memories.Deprecate(r.Context(), s.tenant, id, reason, s.actor); err != nil {
 		return err
 	}
 	redirect(w, r, "/memories/"+id.String(), "deprecated")
@@ -274,7 +306,11 @@ func (c *Console) rollback(w http.ResponseWriter, r *http.Request, s session) er
 	if err != nil {
 		return memory.Invalid("version", "not a version number")
 	}
-	if _, err := c.cfg.Memories.Rollback(r.Context(), s.tenant, id, n, r.PostFormValue("reason"), s.actor); err != nil {
+	reason := r.PostFormValue("reason")
+	if err := memory.CheckTexts(memory.Field{Name: "reason", Value: reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
+		return err
+	}
+	if _, err := c.cfg.Memories.Rollback(r.Context(), s.tenant, id, n, reason, s.actor); err != nil {
 		return err
 	}
 	redirect(w, r, "/memories/"+id.String(), "rolledback")
@@ -413,15 +449,16 @@ func (c *Console) confirmPending(w http.ResponseWriter, r *http.Request, s sessi
 	if err != nil {
 		return err
 	}
-	d, err := c.cfg.Memories.Get(r.Context(), s.tenant, id)
+	// The version shown is required: without it the memory would be confirmed blind.
+	expect, err := strconv.Atoi(r.PostFormValue("version"))
+	if err != nil || expect < 1 {
+		return memory.Invalid("version", "want the version number shown (1 or more)")
+	}
+	m, err := c.pendingMemory(r, s, id)
 	if err != nil {
 		return err
 	}
-	if d.Memory.Status != memory.StatusPending {
-		return memory.Invalid("status", "the memory is %s, not pending", d.Memory.Status)
-	}
-	expect, _ := strconv.Atoi(r.PostFormValue("version"))
-	corr := lifecycle.Correction{Content: d.Memory.Content, Reason: "confirmed in the console", ExpectVersion: expect}
+	corr := lifecycle.Correction{Content: m.Content, Reason: "confirmed in the console", ExpectVersion: expect}
 	if _, err := c.cfg.Memories.Correct(r.Context(), s.tenant, id, corr, s.actor); err != nil {
 		return err
 	}
@@ -429,9 +466,25 @@ func (c *Console) confirmPending(w http.ResponseWriter, r *http.Request, s sessi
 	return nil
 }
 
+// pendingMemory reads memory id and refuses it unless it is pending: confirming or
+// rejecting anything else would change a memory the person did not see as pending.
+func (c *Console) pendingMemory(r *http.Request, s session, id uuid.UUID) (memory.Memory, error) {
+	d, err := c.cfg.Memories.Get(r.Context(), s.tenant, id)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if d.Memory.Status != memory.StatusPending {
+		return memory.Memory{}, memory.Invalid("status", "the memory is %s, not pending", d.Memory.Status)
+	}
+	return d.Memory, nil
+}
+
 func (c *Console) rejectPending(w http.ResponseWriter, r *http.Request, s session) error {
 	id, err := memoryID(r)
 	if err != nil {
+		return err
+	}
+	if _, err := c.pendingMemory(r, s, id); err != nil {
 		return err
 	}
 	if !c.confirmed(w, r, s, "Reject this pending memory? It is deprecated: kept in the history, never used.",
@@ -475,8 +528,20 @@ func (c *Console) tenantLetter(r *http.Request, s session) (streams.DLQEntry, er
 	return e, err
 }
 
+// audit records a dead-letter action: the letters live in JetStream, so no service
+// writes their audit entry. Details name the letters' ids and count, never payloads.
+func (c *Console) audit(r *http.Request, s session, action string, ids []uint64, details map[string]any) error {
+	details["ids"], details["count"] = ids, len(ids)
+	return c.cfg.Reader.InTx(r.Context(), s.tenant, func(tx *memory.Tx) error {
+		return tx.Audit(r.Context(), memory.AuditEntry{Action: action, Actor: s.actor, Module: "console", Details: details})
+	})
+}
+
 func (c *Console) dlq(w http.ResponseWriter, r *http.Request, s session) error {
 	stage := r.URL.Query().Get("stage")
+	if err := memory.CheckIDs(memory.Field{Name: "stage", Value: stage}); err != nil {
+		return err
+	}
 	es, err := c.tenantLetters(r, s, stage)
 	if err != nil {
 		return err
@@ -501,7 +566,14 @@ func (c *Console) dlqReplay(w http.ResponseWriter, r *http.Request, s session) e
 	if err != nil {
 		return err
 	}
-	if _, err := c.cfg.DLQ.Replay(r.Context(), streams.DLQFilter{IDs: []uint64{e.ID}}); err != nil {
+	res, err := c.cfg.DLQ.Replay(r.Context(), streams.DLQFilter{IDs: []uint64{e.ID}})
+	if res.Replayed > 0 { // what happened is audited even when the replay also reports a failure
+		if aerr := c.audit(r, s, "dlq_replay", []uint64{e.ID}, map[string]any{"replayed": res.Replayed,
+			"failed": res.Failed, "stage": e.Stage}); aerr != nil {
+			return errors.Join(err, aerr)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	redirect(w, r, "/dlq", "replayed")
@@ -512,6 +584,9 @@ func (c *Console) dlqReplay(w http.ResponseWriter, r *http.Request, s session) e
 // before a time when given) one by one: streams.DLQ.Purge spans tenants.
 func (c *Console) dlqPurge(w http.ResponseWriter, r *http.Request, s session) error {
 	stage := r.PostFormValue("stage")
+	if err := memory.CheckIDs(memory.Field{Name: "stage", Value: stage}); err != nil {
+		return err
+	}
 	var before time.Time
 	if b := r.PostFormValue("before"); b != "" {
 		var err error
@@ -533,10 +608,23 @@ func (c *Console) dlqPurge(w http.ResponseWriter, r *http.Request, s session) er
 		Prefix+"/dlq", "stage", "before") {
 		return nil
 	}
+	purged := make([]uint64, 0, len(doomed))
+	var failed error
 	for _, id := range doomed {
 		if err := c.cfg.DLQ.Delete(r.Context(), id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return err
+			failed = err
+			break
 		}
+		purged = append(purged, id)
+	}
+	// The ones deleted are audited even when a later one failed.
+	if len(purged) > 0 {
+		if aerr := c.audit(r, s, "dlq_purge", purged, map[string]any{"stage": stage, "before": r.PostFormValue("before")}); aerr != nil {
+			return errors.Join(failed, aerr)
+		}
+	}
+	if failed != nil {
+		return failed
 	}
 	redirect(w, r, "/dlq", "purged")
 	return nil

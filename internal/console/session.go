@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/engramhq/engram/internal/httpapi"
 )
 
 const (
@@ -13,12 +15,14 @@ const (
 	loginCookie   = "engram_console_login" // the sign-in form's CSRF token, before a session exists
 )
 
-// session is one sign-in: the tenant and actor of the token presented, and the
-// CSRF token of its forms.
+// session is one sign-in: the tenant and actor of the token presented, the token's
+// hash (never the token) to re-check it on every request, and the CSRF token of its
+// forms.
 type session struct {
 	tenant, actor string
+	token         [32]byte
 	csrf          string
-	expires       time.Time
+	expires       time.Time // the sign-in's TTL or the token's expiry, whichever is first
 }
 
 // sessions are the signed-in sessions of this process. Ids are 128 random bits: a
@@ -34,8 +38,13 @@ func newSessions(ttl time.Duration, now func() time.Time) *sessions {
 	return &sessions{byID: map[string]session{}, ttl: ttl, now: now}
 }
 
-func (ss *sessions) create(tenant, actor string) (string, session) {
-	s := session{tenant: tenant, actor: actor, csrf: rand.Text(), expires: ss.now().Add(ss.ttl)}
+// create opens a session for the token of hash h, ending no later than the token
+// (tokenExpires zero: it does not expire).
+func (ss *sessions) create(p httpapi.Principal, h [32]byte, tokenExpires time.Time) (string, session) {
+	s := session{tenant: p.Tenant, actor: p.Name, token: h, csrf: rand.Text(), expires: ss.now().Add(ss.ttl)}
+	if !tokenExpires.IsZero() && tokenExpires.Before(s.expires) {
+		s.expires = tokenExpires
+	}
 	id := rand.Text()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -73,14 +82,31 @@ func validCSRF(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }
 
-// session returns the request's live session.
+// session returns the request's live session: one whose token is still valid, in
+// the live token set the API authenticates with, for the same tenant and name, so
+// that revoking or expiring a token (a re-read tokens file) also signs its sessions
+// out.
 func (c *Console) session(r *http.Request) (session, bool) {
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil || ck.Value == "" {
 		return session{}, false
 	}
-	return c.sessions.get(ck.Value)
+	s, ok := c.sessions.get(ck.Value)
+	if !ok {
+		return session{}, false
+	}
+	if p, _, err := c.cfg.Tokens.CheckHash(s.token); err != nil || !sessionToken(p) ||
+		p.Tenant != s.tenant || p.Name != s.actor {
+		c.sessions.drop(ck.Value)
+		c.log.Info("console session ended with its token", "tenant", s.tenant, "actor", s.actor)
+		return session{}, false
+	}
+	return s, true
 }
+
+// sessionToken reports whether a token may open a console session: the console shows
+// every user of the tenant, so a token limited to some users may not.
+func sessionToken(p httpapi.Principal) bool { return p.Tenant != "" && !p.Scoped() }
 
 func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{Name: name, Value: value, Path: Prefix + "/", MaxAge: maxAge, HttpOnly: true,
@@ -104,20 +130,27 @@ func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 // login exchanges a tenant API token for a session cookie.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil {
+		c.formError(w, r, nil, err)
+		return
+	}
 	ck, err := r.Cookie(loginCookie)
 	if err != nil || !validCSRF(ck.Value, r.PostFormValue("csrf")) {
 		c.showLogin(w, r, http.StatusForbidden, "The sign-in form expired; try again.")
 		return
 	}
-	p, ok := c.cfg.Tokens.Authenticate(r.PostFormValue("token"))
-	if !ok || p.Tenant == "" {
+	token := r.PostFormValue("token")
+	h := httpapi.TokenHash(token)
+	p, expires, err := c.cfg.Tokens.CheckHash(h)
+	if token == "" || err != nil || !sessionToken(p) {
 		c.log.Info("console sign-in refused")
 		c.showLogin(w, r, http.StatusUnauthorized, "Unknown token.")
 		return
 	}
-	id, _ := c.sessions.create(p.Tenant, p.Name)
+	id, s := c.sessions.create(p, h, expires)
 	http.SetCookie(w, cookie(r, loginCookie, "", -1))
-	http.SetCookie(w, cookie(r, sessionCookie, id, int(c.cfg.SessionTTL/time.Second)))
+	// The cookie lasts as long as the session: the TTL, or less when the token expires sooner.
+	http.SetCookie(w, cookie(r, sessionCookie, id, max(1, int(s.expires.Sub(c.cfg.Now())/time.Second))))
 	c.log.Info("console sign-in", "tenant", p.Tenant, "actor", p.Name)
 	http.Redirect(w, r, Prefix+"/users", http.StatusSeeOther)
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -277,33 +276,8 @@ func (t *Tokens) Check(token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, ErrUnknownToken
 	}
-	h := sha256.Sum256([]byte(token))
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	found, revoked := -1, false
-	for i := range t.entries {
-		if subtle.ConstantTimeCompare(h[:], t.entries[i].hash[:]) == 1 {
-			found = i
-			revoked = revoked || t.entries[i].revoked
-		}
-	}
-	switch {
-	case found < 0:
-		return Principal{}, ErrUnknownToken
-	case revoked:
-		return Principal{}, ErrTokenRevoked
-	}
-	e := t.entries[found]
-	now := time.Now
-	if t.now != nil {
-		now = t.now
-	}
-	if !e.expiresAt.IsZero() && !now().Before(e.expiresAt) {
-		return Principal{}, fmt.Errorf("%w at %s", ErrTokenExpired, e.expiresAt.Format(time.RFC3339))
-	}
-	p := e.Principal
-	p.Users = slices.Clone(p.Users)
-	return p, nil
+	p, _, err := t.CheckHash(TokenHash(token))
+	return p, err
 }
 
 // Authenticate finds the principal of a token valid now for the whole tenant: an

@@ -113,7 +113,7 @@ func parseList(v url.Values) (memory.ListQuery, error) {
 				fe.Message = "key " + fe.Message
 				return q, fe
 			}
-			if err := checkTexts(textField{k, v.Get(k), 0}); err != nil {
+			if err := memory.CheckTexts(memory.Field{Name: k, Value: v.Get(k)}); err != nil {
 				return q, err
 			}
 			if q.Metadata == nil {
@@ -142,7 +142,7 @@ func parseList(v url.Values) (memory.ListQuery, error) {
 	q.Categories = typed[memory.Category](multi(v, "category"))
 	q.Statuses = typed[memory.Status](multi(v, "status"))
 	q.Key = v.Get("key")
-	if err := checkTexts(textField{"key", q.Key, 0}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "key", Value: q.Key}); err != nil {
 		return q, err
 	}
 	if s := v.Get("updated_after"); s != "" {

@@ -15,9 +15,6 @@ import (
 // maxOpsBody bounds request bodies of the memory operations.
 const maxOpsBody = 64 << 10
 
-// maxReasonBytes bounds the reason of a manual change (kept in every version row).
-const maxReasonBytes = 2000
-
 // memoryID parses the {id} of /v1/memories/{id}.
 func memoryID(r *http.Request) (uuid.UUID, error) {
 	id, err := uuid.Parse(r.PathValue("id"))
@@ -129,8 +126,8 @@ func (e *edge) correct(w http.ResponseWriter, r *http.Request, p Principal) erro
 	if b.Category != nil {
 		cat = *b.Category
 	}
-	if err := checkTexts(textField{"content", *b.Content, 0}, textField{"category", cat, 0},
-		textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "content", Value: *b.Content}, memory.Field{Name: "category", Value: cat},
+		memory.Field{Name: "reason", Value: b.Reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
 		return err
 	}
 	c := lifecycle.Correction{Content: *b.Content, Importance: b.Importance, Reason: b.Reason, ExpectVersion: b.ExpectVersion}
@@ -163,7 +160,7 @@ func (e *edge) deprecate(w http.ResponseWriter, r *http.Request, p Principal) er
 	if pr := decodeOptionalJSON(w, r, maxOpsBody, &b); pr != nil {
 		return pr
 	}
-	if err := checkTexts(textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "reason", Value: b.Reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
 		return err
 	}
 	m, err := e.memories.Deprecate(r.Context(), p.Tenant, id, b.Reason, actorOf(p))
@@ -195,7 +192,7 @@ func (e *edge) rollback(w http.ResponseWriter, r *http.Request, p Principal) err
 	if b.Version == nil || *b.Version != math.Trunc(*b.Version) || *b.Version < 1 || *b.Version > math.MaxInt32 {
 		return newProblem(http.StatusBadRequest, "invalid_field", "version must be a version number (1 or more)", "version")
 	}
-	if err := checkTexts(textField{"reason", b.Reason, maxReasonBytes}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "reason", Value: b.Reason, MaxBytes: memory.MaxReasonBytes}); err != nil {
 		return err
 	}
 	m, err := e.memories.Rollback(r.Context(), p.Tenant, id, int(*b.Version), b.Reason, actorOf(p))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/engramhq/engram/memory"
 	"github.com/engramhq/engram/retriever"
 )
 
@@ -79,7 +80,7 @@ func (e *edge) getRetrieval(w http.ResponseWriter, r *http.Request, p Principal)
 // without a user_id, a tenant task could be any user's working memory.
 func taskOwner(r *http.Request, p Principal) (string, error) {
 	userID := r.URL.Query().Get("user_id")
-	if err := checkIDs(textField{name: "user_id", v: userID}); err != nil {
+	if err := memory.CheckIDs(memory.Field{Name: "user_id", Value: userID}); err != nil {
 		return "", err
 	}
 	if err := forbidUser(p, "user_id", userID); err != nil {

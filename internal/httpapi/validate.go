@@ -11,58 +11,24 @@ import (
 // PostgreSQL. Ingest and the stream consumers apply the same functions to turns and
 // explicit memories.
 
-// textField is one decoded string and the bound on it (0: only storability).
-type textField struct {
-	name     string
-	v        string
-	maxBytes int
-}
-
-// checkTexts returns the first field that cannot be stored.
-func checkTexts(fields ...textField) error {
-	for _, f := range fields {
-		if fe := memory.CheckText(f.name, f.v, f.maxBytes); fe != nil {
-			return fe
-		}
-	}
-	return nil
-}
-
-// checkIDs returns the first id that is set and not a valid id.
-func checkIDs(ids ...textField) error {
-	for _, f := range ids {
-		if f.v == "" {
-			continue
-		}
-		if fe := memory.CheckID(f.name, f.v, memory.MaxIDLength); fe != nil {
-			fe.Code = memory.CodeInvalidField
-			return fe
-		}
-	}
-	return nil
-}
-
-// maxQueryBytes bounds a search or context query (the retriever's own bound).
-const maxQueryBytes = 4000
-
 func checkSearch(req retriever.SearchRequest) error {
-	if err := checkTexts(textField{"query", req.Query, maxQueryBytes}, textField{"time_field", req.TimeField, 0},
-		textField{"mode", req.Mode, 0}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "query", Value: req.Query, MaxBytes: retriever.MaxQueryBytes}, memory.Field{Name: "time_field", Value: req.TimeField},
+		memory.Field{Name: "mode", Value: req.Mode}); err != nil {
 		return err
 	}
 	for _, l := range req.Layers {
-		if err := checkTexts(textField{"layers", l, 0}); err != nil {
+		if err := memory.CheckTexts(memory.Field{Name: "layers", Value: l}); err != nil {
 			return err
 		}
 	}
-	return checkIDs(textField{name: "user_id", v: req.UserID}, textField{name: "agent_id", v: req.AgentID},
-		textField{name: "session_id", v: req.SessionID})
+	return memory.CheckIDs(memory.Field{Name: "user_id", Value: req.UserID}, memory.Field{Name: "agent_id", Value: req.AgentID},
+		memory.Field{Name: "session_id", Value: req.SessionID})
 }
 
 func checkContext(req retriever.ContextRequest) error {
-	if err := checkTexts(textField{"query", req.Query, maxQueryBytes}); err != nil {
+	if err := memory.CheckTexts(memory.Field{Name: "query", Value: req.Query, MaxBytes: retriever.MaxQueryBytes}); err != nil {
 		return err
 	}
-	return checkIDs(textField{name: "user_id", v: req.UserID}, textField{name: "agent_id", v: req.AgentID},
-		textField{name: "session_id", v: req.SessionID}, textField{name: "task_id", v: req.TaskID})
+	return memory.CheckIDs(memory.Field{Name: "user_id", Value: req.UserID}, memory.Field{Name: "agent_id", Value: req.AgentID},
+		memory.Field{Name: "session_id", Value: req.SessionID}, memory.Field{Name: "task_id", Value: req.TaskID})
 }

@@ -77,16 +77,14 @@ func (ev TurnEvent) Validate() error {
 	if fe := memory.CheckTurn("turn", t); fe != nil {
 		return fmt.Errorf("turn event: %w", fe)
 	}
-	// HTTP ingest's rule for times, so that NATS is no way around it. Zero is "not
-	// given": DecodeTurnEvent and the consumer default it. Checked against the clock
-	// now, so a turn accepted when published is accepted on every later delivery.
-	now := time.Now()
+	// HTTP ingest's floor for times, so that NATS is no way around it. Zero is "not
+	// given": DecodeTurnEvent and the consumer default it. The ceiling (how far ahead
+	// of now) is the edge's alone: it is configurable there (ingest.Limits), and a
+	// consumer's clock and settings may differ from the publisher's, so checking it
+	// again here would dead-letter turns the edge accepted.
 	for _, f := range []namedTime{{"turn.received_at", t.ReceivedAt}, {"turn.occurred_at", t.OccurredAt}} { // received_at first: occurred_at may be its copy
-		if f.at.IsZero() {
-			continue
-		}
-		if fe := memory.CheckOccurredAt(f.name, f.at, now, memory.DefaultMaxFutureSkew); fe != nil {
-			return fmt.Errorf("turn event: %w", fe)
+		if !f.at.IsZero() && f.at.Unix() < 0 {
+			return fmt.Errorf("turn event: %w", memory.Invalid(f.name, "%s is before 1970", f.at.UTC().Format(time.RFC3339)))
 		}
 	}
 	return nil

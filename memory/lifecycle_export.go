@@ -229,7 +229,7 @@ func CheckMemoryExport(x MemoryExport) *FieldError {
 		if l.SourceID == "" {
 			return &FieldError{Code: CodeMissingField, Field: p + ".source_id", Message: "must not be empty"}
 		}
-		if fe := checkTexts(p, "source_id", l.SourceID, "candidate_id", l.CandidateID); fe != nil {
+		if fe := checkFields([]Field{{Name: p + ".source_id", Value: l.SourceID}, {Name: p + ".candidate_id", Value: l.CandidateID}}); fe != nil {
 			return fe
 		}
 	}
@@ -251,15 +251,15 @@ func CheckMemoryExport(x MemoryExport) *FieldError {
 func checkMemoryEnums(m Memory) *FieldError {
 	switch {
 	case !m.Scope.Valid():
-		return Invalid("memory.scope", "unknown scope %q: want one of %v", truncateText(string(m.Scope), 32), Scopes())
+		return unknownValue("memory.scope", "scope", m.Scope, Scopes())
 	case !m.Type.Valid():
-		return Invalid("memory.type", "unknown type %q: want one of %v", truncateText(string(m.Type), 32), Types())
+		return unknownValue("memory.type", "type", m.Type, Types())
 	case !m.Category.Valid():
-		return Invalid("memory.category", "unknown category %q: want one of %v", truncateText(string(m.Category), 32), Categories())
+		return unknownValue("memory.category", "category", m.Category, Categories())
 	case !m.Status.Valid():
-		return Invalid("memory.status", "unknown status %q: want one of %v", truncateText(string(m.Status), 32), Statuses())
+		return unknownValue("memory.status", "status", m.Status, Statuses())
 	case !m.Source.Valid():
-		return Invalid("memory.source", "unknown source %q: want one of %v", truncateText(string(m.Source), 32), Sources())
+		return unknownValue("memory.source", "source", m.Source, Sources())
 	}
 	return nil
 }
@@ -287,7 +287,13 @@ func checkMemoryText(m Memory) *FieldError {
 	if fe := checkKey("memory.key", m.Key); fe != nil {
 		return fe
 	}
-	return checkTexts("memory", "extractor", m.Extractor, "extractor_version", m.ExtractorVersion, "model", m.Model)
+	return checkFields([]Field{{Name: "memory.extractor", Value: m.Extractor},
+		{Name: "memory.extractor_version", Value: m.ExtractorVersion}, {Name: "memory.model", Value: m.Model}})
+}
+
+// unknownValue is the error for v, not one of all (an enum field).
+func unknownValue[T ~string](field, what string, v T, all []T) *FieldError {
+	return Invalid(field, "unknown %s %q: want one of %v", what, truncateText(string(v), 32), all)
 }
 
 func checkVersionExport(p string, v Version) *FieldError {
@@ -295,11 +301,11 @@ func checkVersionExport(p string, v Version) *FieldError {
 	case v.Version < 1:
 		return Invalid(p+".version", "must be 1 or more")
 	case !v.Change.Valid():
-		return Invalid(p+".change", "unknown change %q: want one of %v", truncateText(string(v.Change), 32), Changes())
+		return unknownValue(p+".change", "change", v.Change, Changes())
 	case !v.Status.Valid():
-		return Invalid(p+".status", "unknown status %q: want one of %v", truncateText(string(v.Status), 32), Statuses())
+		return unknownValue(p+".status", "status", v.Status, Statuses())
 	case !v.Category.Valid():
-		return Invalid(p+".category", "unknown category %q: want one of %v", truncateText(string(v.Category), 32), Categories())
+		return unknownValue(p+".category", "category", v.Category, Categories())
 	case strings.TrimSpace(v.Actor) == "":
 		return &FieldError{Code: CodeMissingField, Field: p + ".actor", Message: "must not be empty"}
 	}
@@ -315,18 +321,8 @@ func checkVersionExport(p string, v Version) *FieldError {
 	if fe := checkKey(p+".key", v.Key); fe != nil {
 		return fe
 	}
-	return checkTexts(p, "content", v.Content, "old_content", v.OldContent, "reason", v.Reason, "actor", v.Actor,
-		"candidate_id", v.CandidateID)
-}
-
-// checkTexts runs CheckText on name/value pairs of the object at path p.
-func checkTexts(p string, pairs ...string) *FieldError {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if fe := CheckText(p+"."+pairs[i], pairs[i+1], 0); fe != nil {
-			return fe
-		}
-	}
-	return nil
+	return checkFields([]Field{{Name: p + ".content", Value: v.Content}, {Name: p + ".old_content", Value: v.OldContent},
+		{Name: p + ".reason", Value: v.Reason}, {Name: p + ".actor", Value: v.Actor}, {Name: p + ".candidate_id", Value: v.CandidateID}})
 }
 
 // checkKey: a key is stored as NULL when empty, else 1 to 200 characters.

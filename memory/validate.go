@@ -59,6 +59,14 @@ type Field struct {
 
 // CheckTexts returns the first field CheckText refuses, nil when all can be stored.
 func CheckTexts(fields ...Field) error {
+	if fe := checkFields(fields); fe != nil {
+		return fe
+	}
+	return nil // an untyped nil: a nil *FieldError would be a non-nil error
+}
+
+// checkFields is CheckTexts for callers that return a *FieldError.
+func checkFields(fields []Field) *FieldError {
 	for _, f := range fields {
 		if fe := CheckText(f.Name, f.Value, f.MaxBytes); fe != nil {
 			return fe
@@ -106,6 +114,12 @@ func CheckOccurredAt(field string, at, now time.Time, maxFutureSkew time.Duratio
 	if at.After(now.Add(maxFutureSkew)) {
 		return Invalid(field, "%s is more than %s in the future", at.UTC().Format(time.RFC3339), maxFutureSkew)
 	}
+	return CheckSince1970(field, at)
+}
+
+// CheckSince1970 is CheckOccurredAt's floor alone, for a consumer that leaves the
+// ceiling to the edge that set it.
+func CheckSince1970(field string, at time.Time) *FieldError {
 	if at.Unix() < 0 {
 		return Invalid(field, "%s is before 1970", at.UTC().Format(time.RFC3339))
 	}

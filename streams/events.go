@@ -83,8 +83,11 @@ func (ev TurnEvent) Validate() error {
 	// consumer's clock and settings may differ from the publisher's, so checking it
 	// again here would dead-letter turns the edge accepted.
 	for _, f := range []namedTime{{"turn.received_at", t.ReceivedAt}, {"turn.occurred_at", t.OccurredAt}} { // received_at first: occurred_at may be its copy
-		if !f.at.IsZero() && f.at.Unix() < 0 {
-			return fmt.Errorf("turn event: %w", memory.Invalid(f.name, "%s is before 1970", f.at.UTC().Format(time.RFC3339)))
+		if f.at.IsZero() {
+			continue
+		}
+		if fe := memory.CheckSince1970(f.name, f.at); fe != nil {
+			return fmt.Errorf("turn event: %w", fe)
 		}
 	}
 	return nil
@@ -168,9 +171,12 @@ func (ev CandidateEvent) Validate() error {
 	return nil
 }
 
-// subject is engram.candidates.<tenant>.<user>; candidates without a user (global or
-// agent scope) use "_" as the user token, which no encoded id can equal.
-func (ev CandidateEvent) subject() (string, error) {
+// Subject is the subject the event is published on: engram.candidates.<tenant>.<user>;
+// candidates without a user (global or agent scope) use "_" as the user token, which no
+// encoded id can equal. A consumer compares it with the subject a message arrived on:
+// erasure deletes by subject, so a body routed elsewhere would outlive its user's
+// erasure.
+func (ev CandidateEvent) Subject() (string, error) {
 	c := ev.Candidate
 	if c.UserID == "" {
 		tok, err := idToken("candidate.tenant", c.Tenant)
@@ -181,12 +187,6 @@ func (ev CandidateEvent) subject() (string, error) {
 	}
 	return CandidateSubject(c.Tenant, c.UserID)
 }
-
-// Subject is the subject the event is published on: engram.candidates.<tenant>.<user>,
-// "_" as the user token for a candidate without a user. A consumer compares it with the
-// subject a message arrived on: erasure deletes by subject, so a body routed elsewhere
-// would outlive its user's erasure.
-func (ev CandidateEvent) Subject() (string, error) { return ev.subject() }
 
 // msgID is the event's Nats-Msg-Id.
 func (ev CandidateEvent) msgID() string { return candidateMsgID(ev.Candidate.Tenant, ev.Candidate.ID) }
@@ -308,7 +308,7 @@ func (ev CandidateEvent) message() (*nats.Msg, error) {
 	if err := ev.Validate(); err != nil {
 		return nil, err
 	}
-	subj, err := ev.subject()
+	subj, err := ev.Subject()
 	if err != nil {
 		return nil, err
 	}

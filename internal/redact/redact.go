@@ -100,7 +100,8 @@ type Redactor struct {
 	// filler and cjkFiller are read-only after New; IsSecret ignores these words.
 	filler    map[string]bool
 	cjkFiller *strings.Replacer
-	// placeholders matches any Placeholder, so a second pass (Turn) leaves them be.
+	// placeholders matches any Placeholder, so a second pass leaves them be
+	// (outsidePlaceholders).
 	placeholders *regexp.Regexp
 }
 
@@ -500,6 +501,7 @@ func (r *Redactor) find(s string) []Finding {
 			cands = append(cands, candidate{Finding{Kind: ru.kind, Start: start, End: end}, prio})
 		}
 	}
+	cands = r.outsidePlaceholders(s, cands)
 	if len(cands) == 0 {
 		return nil
 	}
@@ -675,4 +677,25 @@ func (r *Redactor) RedactValue(v any) (any, []string) {
 		}
 	}
 	return walk(v), kinds
+}
+
+// outsidePlaceholders drops the candidates that lie inside a placeholder: a text
+// redacted already is redacted again downstream (a turn by ingest and by the TURNS
+// consumer, a candidate by the extractor), and the labelled rules read "password:
+// [REDACTED:password]" as a password, so a second pass would change the text
+// ("[REDACTED:secret]", "[REDACTED:password]]") and with it the turn's content hash. A
+// candidate that reaches past a placeholder stays: it may hold a live secret.
+func (r *Redactor) outsidePlaceholders(s string, cands []candidate) []candidate {
+	if !strings.Contains(s, placeholderPrefix) {
+		return cands
+	}
+	held := r.placeholders.FindAllStringIndex(s, -1)
+	return slices.DeleteFunc(cands, func(c candidate) bool {
+		for _, h := range held {
+			if c.Start >= h[0] && c.End <= h[1] {
+				return true
+			}
+		}
+		return false
+	})
 }
